@@ -1,0 +1,32 @@
+# Two entry points (README quick start): `make demo` and `make test`.
+# Each creates or refreshes .venv with Python 3.11 and installs what it needs.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+
+.PHONY: demo test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/pp-decomp demo --out demo-output
+
+test: $(STAMP)
+	$(BIN)/ruff check pp_decomp models tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check pp_decomp models tests benchmarks
+
+clean:
+	rm -rf $(VENV) demo-output

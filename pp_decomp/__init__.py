@@ -1,0 +1,27 @@
+"""pp_decomp: Bayesian optimisation with decomposed feedback, on PyMC.
+
+Each observed component ``f_j`` gets its own PyMC marginal GP with priors on its
+hyperparameters (:class:`ComponentGP`); the components are composed into a
+posterior for the objective ``f = g(f_1, ..., f_J)`` (:mod:`pp_decomp.composition`).
+"""
+
+from pp_decomp._threads import pin_threads
+
+pin_threads()
+
+from pp_decomp.components import ComponentGP, GPPosterior, HyperDraws, Priors  # noqa: E402
+from pp_decomp.composition import EntireGP, LinearComposition  # noqa: E402
+from pp_decomp.data import Observations  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ComponentGP",
+    "EntireGP",
+    "GPPosterior",
+    "HyperDraws",
+    "LinearComposition",
+    "Observations",
+    "Priors",
+    "__version__",
+]

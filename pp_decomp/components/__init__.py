@@ -1,0 +1,8 @@
+"""Component GPs: PyMC models, hyperparameter draws and the batched posterior."""
+
+from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.gp import ComponentGP
+from pp_decomp.components.posterior import GPPosterior, mixture_moments
+from pp_decomp.components.priors import Priors
+
+__all__ = ["ComponentGP", "GPPosterior", "HyperDraws", "Priors", "mixture_moments"]

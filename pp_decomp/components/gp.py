@@ -1,0 +1,335 @@
+"""``ComponentGP``: one observed component ``f_j`` as a PyMC marginal GP with priors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import arviz as az
+import numpy as np
+from scipy import optimize
+
+from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.posterior import JITTER, GPPosterior
+from pp_decomp.components.priors import Priors
+from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
+from pp_decomp.kernels import canonical_kernel
+from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.validate import check_choice, check_positive_int, check_X, check_y
+
+INFERENCE = ("map", "nuts")
+_MAP_LOCK = threading.Lock()
+
+
+class ComponentGP:
+    """A PyMC ``pm.gp.Marginal`` model of one component with a hyperparameter posterior.
+
+    The model (:func:`pp_decomp.components.model.build_model`) is
+
+    ``ℓ_d ~ InverseGamma``, ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
+    ``ỹ ~ MvNormal(0, η² k_ℓ(X̃, X̃) + (σ² + 10⁻⁶) I)``
+
+    on unit-scaled inputs ``X̃ = (X - lower) / (upper - lower)`` and standardised
+    outputs ``ỹ = (y - ȳ) / s_y``. Predictions are returned in the original units.
+
+    Parameters
+    ----------
+    kernel : {"se", "matern52", "matern32", "rq"}
+        Covariance family (aliases ``"expquad"``, ``"matern"``, ``"ratquad"``).
+    input_dim : int
+        Number of input dimensions ``d`` (one ARD lengthscale each).
+    priors : Priors, optional
+        Hyperparameter priors on the scaled/standardised problem.
+    bounds : (2, d) array, optional
+        Lower and upper input bounds used to scale inputs to the unit box. When
+        omitted, inputs are used as given, so the default priors assume they
+        span roughly a unit range.
+    standardize : bool
+        Standardise ``y`` before fitting (default). With ``False`` the GP has
+        prior mean 0 in the original units, as in the papers' known-kernel studies.
+    name : str
+        Component name used in warnings and labels.
+    max_draws : int
+        Hyperparameter draws kept for prediction (evenly thinned from the
+        posterior); the full posterior stays in :attr:`idata`.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        The last fit's posterior (one draw for ``"map"``).
+    draws : HyperDraws
+        The draws used for prediction.
+    diagnostics : FitDiagnostics
+        Convergence summary of the last fit.
+    """
+
+    def __init__(
+        self,
+        kernel: str = "se",
+        input_dim: int = 1,
+        *,
+        priors: Priors | None = None,
+        bounds=None,
+        standardize: bool = True,
+        name: str = "f",
+        max_draws: int = 256,
+    ):
+        self.kernel = canonical_kernel(kernel)
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.priors = priors if priors is not None else Priors()
+        if not isinstance(self.priors, Priors):
+            raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+        self.bounds = None if bounds is None else _check_bounds(bounds, self.input_dim)
+        self.standardize = bool(standardize)
+        self.name = str(name)
+        self.max_draws = check_positive_int(max_draws, "max_draws")
+        self.idata = None
+        self.draws: HyperDraws | None = None
+        self.diagnostics: FitDiagnostics | None = None
+        self._posterior: GPPosterior | None = None
+
+    # ----------------------------------------------------------------- scaling
+    def scale_X(self, X: np.ndarray) -> np.ndarray:
+        """Inputs on the model's unit scale."""
+        if self.bounds is None:
+            return X
+        return (X - self.bounds[0]) / (self.bounds[1] - self.bounds[0])
+
+    def _set_data(self, X, y):
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
+        y = check_y(y, "y", n=X.shape[0])
+        if self.standardize:
+            self.y_mean = float(y.mean())
+            sd = float(y.std())
+            self.y_std = sd if sd > 1e-12 * max(1.0, abs(self.y_mean)) else 1.0
+        else:
+            self.y_mean, self.y_std = 0.0, 1.0
+        self.X_train, self.y_train = X, y
+        return self.scale_X(X), (y - self.y_mean) / self.y_std
+
+    # ----------------------------------------------------------------- fitting
+    def fit(
+        self,
+        X,
+        y,
+        inference: str = "map",
+        *,
+        draws: int = 500,
+        tune: int = 500,
+        chains: int = 2,
+        restarts: int = 3,
+        seed: SeedLike = None,
+    ) -> ComponentGP:
+        """Infer the hyperparameters from ``(X, y)`` and condition the GP on them.
+
+        Parameters
+        ----------
+        X : (n, d) array, n >= 2
+        y : (n,) array
+        inference : {"map", "nuts"}
+            ``"map"``: posterior mode by L-BFGS-B from ``restarts`` starts (one at
+            the prior mean, the rest drawn from the prior). ``"nuts"``: full
+            posterior by nutpie on the structure's shared compiled model.
+        draws, tune, chains : int
+            NUTS settings.
+        seed : int or Generator
+        """
+        check_choice(inference, "inference", INFERENCE)
+        check_positive_int(draws, "draws")
+        check_positive_int(tune, "tune", minimum=0)
+        check_positive_int(chains, "chains")
+        check_positive_int(restarts, "restarts")
+        Xs, ys = self._set_data(X, y)
+        rng = as_generator(seed)
+        start = time.perf_counter()
+        if inference == "map":
+            hyper, info = self._fit_map(Xs, ys, restarts, rng)
+            self.idata = _map_idata(hyper, info)
+            self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
+        else:
+            self.idata = self._fit_nuts(Xs, ys, draws, tune, chains, rng)
+            hyper = HyperDraws.from_posterior(self.idata.posterior, self.kernel == "rq")
+            names = ["ls", "eta", "sigma"] + (["alpha"] if self.kernel == "rq" else [])
+            self.diagnostics = summarize_nuts(self.idata, names, time.perf_counter() - start)
+            warn_if_bad(self.diagnostics, self.name)
+        self.draws = hyper.thin(self.max_draws)
+        self._posterior = GPPosterior(self.kernel, Xs, ys, self.draws, JITTER)
+        return self
+
+    def condition(self, X, y, draws: HyperDraws) -> ComponentGP:
+        """Condition on ``(X, y)`` with given hyperparameter draws (no inference).
+
+        ``draws`` are on the model's scale (unit-scaled inputs, standardised
+        outputs, or the original units when ``bounds=None, standardize=False``).
+        """
+        if not isinstance(draws, HyperDraws):
+            raise TypeError(f"draws must be a HyperDraws; got {type(draws).__name__}")
+        if draws.input_dim != self.input_dim:
+            raise ValueError(
+                f"draws.ls has {draws.input_dim} column(s) but input_dim is {self.input_dim}"
+            )
+        if (draws.alpha is None) != (self.kernel != "rq"):
+            raise ValueError(
+                f"draws.alpha must be given exactly for kernel 'rq'; kernel is "
+                f"{self.kernel!r} and alpha is {draws.alpha!r}"
+            )
+        Xs, ys = self._set_data(X, y)
+        self.draws = draws
+        self.idata = None
+        self.diagnostics = FitDiagnostics("fixed", draws.n_draws)
+        self._posterior = GPPosterior(self.kernel, Xs, ys, draws, JITTER)
+        return self
+
+    def _fit_map(self, Xs, ys, restarts, rng):
+        from pp_decomp.components.model import compiled_model  # PyMC loads only when fitting
+
+        cm = compiled_model(self.kernel, self.input_dim, self.priors)
+        p = self.priors
+        names = cm.value_names
+        center = {
+            "ls_log__": np.full(self.input_dim, np.log(p.ls_beta / (p.ls_alpha - 1.0)))
+            if p.ls_alpha > 1
+            else np.zeros(self.input_dim),
+            "eta_log__": np.array([np.log(p.eta_alpha / p.eta_beta)]),
+            "sigma_log__": np.array([np.log(p.sigma_alpha / p.sigma_beta)]),
+            "alpha_log__": np.array([np.log(p.alpha_alpha / p.alpha_beta)]),
+        }
+        starts = [np.concatenate([center[n] for n in names])]
+        for _ in range(restarts - 1):
+            draw = {
+                "ls_log__": np.log(p.ls_beta / rng.gamma(p.ls_alpha, size=self.input_dim)),
+                "eta_log__": np.log([rng.gamma(p.eta_alpha) / p.eta_beta]),
+                "sigma_log__": np.log([rng.gamma(p.sigma_alpha) / p.sigma_beta]),
+                "alpha_log__": np.log([rng.gamma(p.alpha_alpha) / p.alpha_beta]),
+            }
+            starts.append(np.concatenate([draw[n] for n in names]))
+        best = None
+        with _MAP_LOCK:  # the compiled model's data are shared state
+            f = cm.logp_and_grad(Xs, ys)
+            for z0 in starts:
+                res = optimize.minimize(
+                    f, z0, jac=True, method="L-BFGS-B", bounds=[(-12.0, 8.0)] * len(z0)
+                )
+                if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
+                    best = res
+        if best is None:
+            raise RuntimeError(f"component {self.name!r}: MAP optimisation failed from all starts")
+        values = dict(zip(names, np.split(np.exp(best.x), np.cumsum(cm.sizes())[:-1]), strict=True))
+        hyper = HyperDraws(
+            ls=values["ls_log__"][None, :],
+            eta=values["eta_log__"],
+            sigma=values["sigma_log__"],
+            alpha=values.get("alpha_log__"),
+        )
+        return hyper, {"logp": -float(best.fun), "converged": bool(best.success)}
+
+    def _fit_nuts(self, Xs, ys, draws, tune, chains, rng):
+        import nutpie
+
+        from pp_decomp.components.model import compiled_model
+
+        cm = compiled_model(self.kernel, self.input_dim, self.priors)
+        model = cm.nutpie_model.with_data(X=Xs, y=ys)
+        return nutpie.sample(
+            model,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, 2),
+            seed=int_seed(rng),
+            progress_bar=False,
+        )
+
+    # -------------------------------------------------------------- prediction
+    @property
+    def posterior(self) -> GPPosterior:
+        """The batched posterior on the model's scale (after :meth:`fit` or :meth:`condition`)."""
+        if self._posterior is None:
+            raise RuntimeError(f"component {self.name!r} is not fitted; call fit() first")
+        return self._posterior
+
+    def _Xnew(self, Xnew):
+        return self.scale_X(check_X(Xnew, "Xnew", input_dim=self.input_dim))
+
+    def predict_per_draw(self, Xnew, pred_noise: bool = False):
+        """Per-draw means and variances at ``Xnew`` in original units: (S, m), (S, m)."""
+        mean, var = self.posterior.mean_var_per_draw(self._Xnew(Xnew))
+        if pred_noise:
+            var = var + (self.draws.sigma**2)[:, None]
+        return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture posterior mean and variance at ``Xnew`` (m, d) in original units.
+
+        Returns
+        -------
+        mean, var : (m,) arrays; ``var = E_s σ_s² + Var_s μ_s`` (plus noise if ``pred_noise``).
+        """
+        mean_s, var_s = self.predict_per_draw(Xnew, pred_noise)
+        return mean_s.mean(0), var_s.mean(0) + mean_s.var(0)
+
+    def sample(
+        self,
+        Xnew,
+        n_samples: int,
+        seed: SeedLike = None,
+        joint: bool = False,
+        pred_noise: bool = False,
+    ) -> np.ndarray:
+        """Posterior samples at ``Xnew`` in original units: (n_samples, m).
+
+        Samples span the hyperparameter posterior (a draw index is picked per sample).
+        """
+        check_positive_int(n_samples, "n_samples")
+        z = self.posterior.sample(
+            self._Xnew(Xnew), n_samples, as_generator(seed), joint, pred_noise
+        )
+        return self.y_mean + self.y_std * z
+
+    def prior_cov(self, X1, X2) -> np.ndarray:
+        """Prior covariance per draw in original units: (S, n1, n2)."""
+        X1 = self.scale_X(check_X(X1, "X1", input_dim=self.input_dim))
+        X2 = self.scale_X(check_X(X2, "X2", input_dim=self.input_dim))
+        return self.y_std**2 * self.posterior.prior_cov(X1, X2)
+
+    @property
+    def prior_var(self) -> np.ndarray:
+        """Prior variance ``k(x, x) = s_y² η²`` per draw in original units (stationary): (S,)."""
+        return self.y_std**2 * self.draws.eta**2
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation-noise variance per draw in original units, jitter included: (S,)."""
+        return self.y_std**2 * (self.draws.sigma**2 + JITTER)
+
+    def summary(self):
+        """ArviZ summary table of the last NUTS/MAP fit."""
+        if self.idata is None:
+            raise RuntimeError(
+                f"component {self.name!r} has no InferenceData (not fitted by fit())"
+            )
+        names = ["ls", "eta", "sigma"] + (["alpha"] if self.kernel == "rq" else [])
+        kind = "all" if self.diagnostics.inference == "nuts" else "stats"
+        return az.summary(self.idata, var_names=names, kind=kind)
+
+    def __repr__(self) -> str:
+        fitted = "unfitted" if self._posterior is None else f"S={self.draws.n_draws}"
+        return f"ComponentGP({self.name!r}, kernel={self.kernel!r}, d={self.input_dim}, {fitted})"
+
+
+def _check_bounds(bounds, input_dim: int) -> np.ndarray:
+    b = np.asarray(bounds, dtype=float)
+    if b.shape != (2, input_dim):
+        raise ValueError(f"bounds must have shape (2, {input_dim}); got shape {b.shape}")
+    if not np.all(np.isfinite(b)) or np.any(b[1] <= b[0]):
+        raise ValueError(f"bounds must be finite with upper > lower in every dim; got {b.tolist()}")
+    return b
+
+
+def _map_idata(hyper: HyperDraws, info: dict):
+    post = {"ls": hyper.ls[None], "eta": hyper.eta[None], "sigma": hyper.sigma[None]}
+    if hyper.alpha is not None:
+        post["alpha"] = hyper.alpha[None]
+    idata = az.from_dict(posterior=post)
+    idata.posterior.attrs.update(inference="map", **{k: str(v) for k, v in info.items()})
+    return idata

@@ -1,0 +1,106 @@
+"""Input validation shared by every public entry point.
+
+Each check raises ``ValueError`` (or ``TypeError``) naming the argument and the
+offending value, before any expensive work is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def _describe(a: np.ndarray) -> str:
+    bad = ~np.isfinite(a)
+    idx = np.argwhere(bad)
+    first = tuple(int(i) for i in idx[0]) if idx.size else ()
+    return f"{int(bad.sum())} non-finite value(s), first at index {first}: {a[first]!r}"
+
+
+def as_float_array(value, name: str) -> np.ndarray:
+    """Convert ``value`` to a float64 array or raise naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be numeric array-like, got {type(value).__name__}") from err
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str) -> np.ndarray:
+    """Raise if ``arr`` holds NaN or inf."""
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; found {_describe(arr)}")
+    return arr
+
+
+def check_X(X, name: str = "X", input_dim: int | None = None, min_rows: int = 1) -> np.ndarray:
+    """Validate an input matrix of shape ``(n, d)``; a 1-D array is read as ``(n, 1)``."""
+    arr = as_float_array(X, name)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must have shape (n, d); got shape {arr.shape}")
+    if input_dim is not None and arr.shape[1] != input_dim:
+        raise ValueError(
+            f"{name} must have {input_dim} column(s) (input_dim); got shape {arr.shape}"
+        )
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} row(s); got shape {arr.shape}")
+    return check_finite(arr, name)
+
+
+def check_y(y, name: str = "y", n: int | None = None) -> np.ndarray:
+    """Validate a vector of observations of shape ``(n,)``."""
+    arr = as_float_array(y, name)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must have shape (n,); got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} value(s) but X has {n} row(s)")
+    return check_finite(arr, name)
+
+
+def check_Y(Y, name: str = "Y", n: int | None = None, n_components: int | None = None):
+    """Validate a matrix of component observations of shape ``(n, J)``."""
+    arr = as_float_array(Y, name)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must have shape (n, J); got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} row(s) but X has {n} row(s)")
+    if n_components is not None and arr.shape[1] != n_components:
+        raise ValueError(
+            f"{name} must have {n_components} column(s), one per component; got shape {arr.shape}"
+        )
+    return check_finite(arr, name)
+
+
+def check_positive_int(value, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int ``>= minimum`` or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def check_positive(value, name: str) -> float:
+    """Return ``value`` as a finite float ``> 0`` or raise naming ``name``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a positive number; got {value!r}") from err
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return v
+
+
+def check_choice(value, name: str, choices: Iterable[str]) -> str:
+    """Raise unless ``value`` is one of ``choices``."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+    return value

@@ -1,0 +1,79 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from pp_decomp import ComponentGP
+from pp_decomp.components.model import compiled_model
+from pp_decomp.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
+
+
+def _data(rng, n=25, d=2, noise=0.05):
+    X = rng.uniform(size=(n, d))
+    f = np.sin(5 * X[:, 0]) + (X[:, 1] if d > 1 else 0.0)
+    return X, f + noise * rng.standard_normal(n), f
+
+
+def test_map_fit_predicts_and_is_reproducible(rng):
+    X, y, _ = _data(rng)
+    gp = ComponentGP("matern52", 2, name="temp").fit(X, y, "map", seed=0)
+    again = ComponentGP("matern52", 2).fit(X, y, "map", seed=0)
+    np.testing.assert_array_equal(gp.draws.ls, again.draws.ls)
+    assert gp.draws.n_draws == 1 and gp.diagnostics.inference == "map"
+    Xt = rng.uniform(size=(200, 2))
+    mean, var = gp.predict(Xt)
+    truth = np.sin(5 * Xt[:, 0]) + Xt[:, 1]
+    assert np.sqrt(np.mean((mean - truth) ** 2)) < 0.15
+    assert np.all(var > 0)
+    # The noise prior keeps σ away from zero (DESIGN.md §5).
+    assert gp.draws.sigma[0] > 1e-3
+    assert "sigma" in gp.idata.posterior
+
+
+def test_map_fit_respects_bounds_scaling(rng):
+    X, y, _ = _data(rng, d=1)
+    unit = ComponentGP("se", 1).fit(X, y, seed=0)
+    shifted = ComponentGP("se", 1, bounds=[[10.0], [20.0]]).fit(10 + 10 * X, y, seed=0)
+    Xt = np.linspace(0, 1, 11)[:, None]
+    np.testing.assert_allclose(unit.predict(Xt)[0], shifted.predict(10 + 10 * Xt)[0], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_nuts_fit_reuses_compiled_model_and_reports_diagnostics(rng):
+    X, y, _ = _data(rng, n=20, d=1)
+    gp = ComponentGP("se", 1, name="humidity", max_draws=64)
+    gp.fit(X, y, "nuts", draws=200, tune=200, chains=2, seed=1)
+    cm = compiled_model("se", 1, gp.priors)
+    first = cm.nutpie_model
+    X2, y2, _ = _data(rng, n=23, d=1)  # a different number of points: data swap, no recompile
+    gp.fit(X2, y2, "nuts", draws=200, tune=200, chains=2, seed=2)
+    assert cm.nutpie_model is first
+    d = gp.diagnostics
+    assert d.inference == "nuts" and d.n_draws == 400
+    assert np.isfinite(d.rhat_max) and d.rhat_max < 1.1
+    assert d.ess_bulk_min > 50 and d.divergences >= 0
+    assert gp.draws.n_draws == 64
+    assert gp.idata.posterior.sizes["draw"] == 200
+    summary = gp.summary()
+    assert {"r_hat", "ess_bulk"} <= set(summary.columns)
+    mean, var = gp.predict(X2[:3])
+    np.testing.assert_allclose(mean, y2[:3], atol=0.3)
+
+
+def test_bad_diagnostics_warn_with_component_name():
+    bad = FitDiagnostics(
+        "nuts", 100, rhat_max=1.3, ess_bulk_min=12, ess_tail_min=300, divergences=4
+    )
+    with pytest.warns(DiagnosticsWarning, match="component 'wind'.*r-hat 1.300.*4 divergent"):
+        warn_if_bad(bad, "wind")
+    good = FitDiagnostics("nuts", 1000, rhat_max=1.001, ess_bulk_min=800, ess_tail_min=700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_bad(good, "wind")
+
+
+def test_constant_output_does_not_divide_by_zero(rng):
+    X = rng.uniform(size=(5, 1))
+    gp = ComponentGP("se", 1).fit(X, np.full(5, 3.0), seed=0)
+    mean, _ = gp.predict([[0.5]])
+    np.testing.assert_allclose(mean, 3.0, atol=1e-6)

@@ -1,0 +1,98 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pp_decomp import ComponentGP, EntireGP, HyperDraws, LinearComposition
+from pp_decomp.kernels import KERNELS
+
+
+def _components(rng, J, d, kinds, X, Y, standardize=False):
+    comps = []
+    for j in range(J):
+        kind = kinds[j % len(kinds)]
+        draws = HyperDraws(
+            ls=rng.uniform(0.05, 1.0, (1, d)),
+            eta=rng.uniform(0.3, 2.0, 1),
+            sigma=rng.uniform(0.01, 0.5, 1),
+            alpha=rng.uniform(0.5, 4.0, 1) if kind == "rq" else None,
+        )
+        gp = ComponentGP(kind, d, standardize=standardize, name=f"f{j}")
+        comps.append(gp.condition(X, Y[:, j], draws))
+    return comps
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    J=st.integers(1, 5),
+    d=st.integers(1, 3),
+    n=st.integers(2, 25),
+    kinds=st.lists(st.sampled_from(KERNELS), min_size=1, max_size=3),
+    standardize=st.booleans(),
+)
+def test_theorem6_decomposed_variance_never_exceeds_entire(seed, J, d, n, kinds, standardize):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    Y = rng.normal(size=(n, J)) * rng.uniform(0.1, 5, J)
+    w = rng.normal(size=(J, d + 1))
+    comp = LinearComposition(lambda Z: np.c_[Z, np.ones(len(Z))] @ w.T, n_components=J)
+    comps = _components(rng, J, d, kinds, X, Y, standardize)
+    Xnew = np.vstack([rng.uniform(-0.2, 1.2, size=(40, d)), X])
+    dec = comp.posterior(comps, Xnew)
+    ent = EntireGP(comps, comp).fit(X, Y).posterior(Xnew)
+    scale = 1.0 + ent["variance"].values.max()
+    assert np.all(dec["variance"].values <= ent["variance"].values + 1e-9 * scale)
+
+
+def test_entire_gp_equals_direct_formula(rng):
+    J, n, d = 3, 12, 2
+    X, Y = rng.uniform(size=(n, d)), rng.normal(size=(n, J))
+    comps = _components(rng, J, d, ["se", "matern52", "rq"], X, Y, standardize=True)
+    G = rng.normal(size=J)
+    comp = LinearComposition(G)
+    Xnew = rng.uniform(size=(5, d))
+    mean, var = EntireGP(comps, comp).fit(X, Y).predict(Xnew)
+    # Alg. 1 written out: one GP with kernel Σ g_j k_j g_j and prior mean Σ g_j m_j.
+    K = sum(g**2 * c.prior_cov(X, X)[0] for g, c in zip(G, comps, strict=True))
+    K += np.diag(np.full(n, sum(g**2 * c.noise_var[0] for g, c in zip(G, comps, strict=True))))
+    Ks = sum(g**2 * c.prior_cov(X, Xnew)[0] for g, c in zip(G, comps, strict=True))
+    Kss = sum(g**2 * c.prior_cov(Xnew, Xnew)[0] for g, c in zip(G, comps, strict=True))
+    m0 = sum(g * c.y_mean for g, c in zip(G, comps, strict=True))
+    y = Y @ G
+    expected_mean = m0 + Ks.T @ np.linalg.solve(K, y - m0)
+    expected_var = np.diag(Kss - Ks.T @ np.linalg.solve(K, Ks))
+    np.testing.assert_allclose(mean, expected_mean, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(var, expected_var, rtol=1e-7, atol=1e-9)
+
+
+def test_linear_composition_analytic_matches_monte_carlo(rng):
+    J, n = 3, 10
+    X, Y = rng.uniform(size=(n, 1)), rng.normal(size=(n, J))
+    comps = []
+    for j in range(J):  # several hyperparameter draws each: the mixture case
+        draws = HyperDraws(
+            ls=rng.uniform(0.1, 0.6, (4, 1)), eta=rng.uniform(0.5, 2, 4), sigma=np.full(4, 0.1)
+        )
+        comps.append(ComponentGP("se", 1, name=f"f{j}").condition(X, Y[:, j], draws))
+    comp = LinearComposition(
+        lambda Z: np.c_[np.ones(len(Z)), Z[:, 0], -2 * Z[:, 0]], n_components=J
+    )
+    Xnew = np.linspace(0, 1.2, 7)[:, None]
+    ana = comp.posterior(comps, Xnew)
+    mc = comp.sample(comps, Xnew, 200_000, seed=9)
+    assert mc.dims == ("sample", "point")
+    sd = np.sqrt(ana["variance"].values)
+    assert np.all(np.abs(mc.mean("sample").values - ana["mean"].values) < 5 * sd / np.sqrt(2e5))
+    np.testing.assert_allclose(mc.var("sample").values, ana["variance"].values, rtol=0.03)
+
+
+def test_composition_dataset_has_named_dims(rng):
+    X, Y = rng.uniform(size=(5, 1)), rng.normal(size=(5, 2))
+    comps = _components(rng, 2, 1, ["se"], X, Y)
+    ds = LinearComposition.ones(2).posterior(comps, rng.uniform(size=(4, 1)))
+    assert ds["component_mean"].dims == ("point", "component")
+    assert list(ds["component"].values) == ["f0", "f1"]
+    np.testing.assert_allclose(ds["mean"], ds["component_mean"].sum("component"))
+    with pytest.raises(ValueError, match=r"components has 2 GP\(s\) but the composition has 3"):
+        LinearComposition.ones(3).posterior(comps, X)

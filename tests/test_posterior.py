@@ -1,0 +1,103 @@
+"""The batched numpy posterior against PyMC's own ``Marginal.conditional``."""
+
+import numpy as np
+import pymc as pm
+import pytest
+
+from pp_decomp import ComponentGP, HyperDraws
+from pp_decomp.components import GPPosterior, mixture_moments
+from pp_decomp.kernels import KERNELS, kernel_matrix, pymc_cov
+
+
+def _pymc_conditional(kind, X, y, ls, eta, sigma, alpha, Xnew):
+    """Mean and covariance of PyMC's conditional distribution at ``Xnew``."""
+    with pm.Model():
+        gp = pm.gp.Marginal(cov_func=pymc_cov(kind, X.shape[1], ls, eta, alpha))
+        gp.marginal_likelihood("y", X=X, y=y, sigma=sigma)
+        fnew = gp.conditional("fnew", Xnew)
+    mvn = fnew.owner.inputs
+    mu, cov = mvn[-2].eval(), mvn[-1].eval()
+    return mu, cov - 1e-6 * np.eye(len(Xnew))  # conditional adds its jitter for sampling
+
+
+@pytest.mark.parametrize("kind", KERNELS)
+def test_kernels_match_pymc(kind, rng):
+    X1, X2 = rng.uniform(size=(7, 3)), rng.uniform(size=(5, 3))
+    ls, eta, alpha = np.array([0.3, 0.7, 1.4]), 1.7, 2.5
+    ours = kernel_matrix(kind, X1, X2, ls[None], np.array([eta]), np.array([alpha]))[0]
+    theirs = pymc_cov(kind, 3, ls, eta, alpha)(X1, X2).eval()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", KERNELS)
+def test_batched_posterior_matches_pymc_conditional(kind, rng):
+    X = rng.uniform(size=(15, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    Xnew = rng.uniform(size=(9, 2))
+    draws = HyperDraws(
+        ls=[[0.3, 0.5], [0.8, 0.2], [0.25, 1.1]],
+        eta=[1.0, 0.6, 1.8],
+        sigma=[0.05, 0.2, 0.01],
+        alpha=[2.0, 0.7, 5.0] if kind == "rq" else None,
+    )
+    post = GPPosterior(kind, X, y, draws)
+    mean_s, var_s = post.mean_var_per_draw(Xnew)
+    mean_j, cov_j = post.joint_per_draw(Xnew)
+    for s in range(draws.n_draws):
+        alpha = None if draws.alpha is None else draws.alpha[s]
+        mu, cov = _pymc_conditional(
+            kind, X, y, draws.ls[s], draws.eta[s], draws.sigma[s], alpha, Xnew
+        )
+        np.testing.assert_allclose(mean_s[s], mu, atol=1e-8, rtol=0)
+        np.testing.assert_allclose(var_s[s], np.diag(cov), atol=1e-8, rtol=0)
+        np.testing.assert_allclose(mean_j[s], mu, atol=1e-8, rtol=0)
+        np.testing.assert_allclose(cov_j[s], cov, atol=1e-8, rtol=0)
+
+
+def test_chunking_does_not_change_results(rng, monkeypatch):
+    import pp_decomp.components.posterior as posterior
+
+    X, y, Xnew = rng.uniform(size=(12, 1)), rng.normal(size=12), rng.uniform(size=(50, 1))
+    draws = HyperDraws(ls=rng.uniform(0.1, 1, (4, 1)), eta=np.ones(4), sigma=np.full(4, 0.1))
+    whole = GPPosterior("matern32", X, y, draws).mean_var_per_draw(Xnew)
+    monkeypatch.setattr(posterior, "_MAX_BYTES", 8 * 4 * 12 * 3 * 7)  # 7 points per chunk
+    chunked = GPPosterior("matern32", X, y, draws).mean_var_per_draw(Xnew)
+    np.testing.assert_allclose(whole[0], chunked[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(whole[1], chunked[1], rtol=1e-12, atol=1e-14)
+
+
+def test_mixture_moments_match_samples(rng):
+    X = rng.uniform(size=(10, 1))
+    y = np.cos(6 * X[:, 0])
+    draws = HyperDraws(ls=[[0.1], [0.5]], eta=[1.0, 2.0], sigma=[0.1, 0.3])
+    gp = ComponentGP("se", 1, standardize=False).condition(X, y, draws)
+    Xnew = np.array([[0.05], [0.5], [2.0]])
+    mean, var = gp.predict(Xnew)
+    mean_s, var_s = gp.predict_per_draw(Xnew)
+    np.testing.assert_allclose((mean, var), mixture_moments(mean_s, var_s))
+    # The mixture variance exceeds the average within-draw variance when the means differ.
+    assert np.all(var >= var_s.mean(0) - 1e-15)
+    for joint in (False, True):
+        z = gp.sample(Xnew, 200_000, seed=1, joint=joint)
+        se_mean = np.sqrt(var / z.shape[0])
+        assert np.all(np.abs(z.mean(0) - mean) < 5 * se_mean)
+        np.testing.assert_allclose(z.var(0), var, rtol=0.03)
+
+
+def test_joint_samples_have_posterior_covariance(rng):
+    X = rng.uniform(size=(6, 1))
+    y = rng.normal(size=6)
+    draws = HyperDraws(ls=[[0.3]], eta=[1.0], sigma=[0.1])
+    gp = ComponentGP("se", 1, standardize=False).condition(X, y, draws)
+    Xnew = np.array([[0.2], [0.25], [0.9]])
+    z = gp.sample(Xnew, 100_000, seed=3, joint=True)
+    _, cov = gp.posterior.joint_per_draw(Xnew)
+    np.testing.assert_allclose(np.cov(z.T), cov[0], atol=0.01)
+
+
+def test_pred_noise_adds_noise_variance(rng):
+    X, y = rng.uniform(size=(8, 1)), rng.normal(size=8)
+    gp = ComponentGP("se", 1, standardize=False).condition(X, y, HyperDraws([[0.3]], [1.0], [0.2]))
+    _, v = gp.predict([[0.5]])
+    _, vn = gp.predict([[0.5]], pred_noise=True)
+    np.testing.assert_allclose(vn - v, 0.04)

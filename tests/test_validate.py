@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+
+from pp_decomp import ComponentGP, HyperDraws, LinearComposition, Observations, Priors
+
+
+def test_observations_rejects_nan_in_X():
+    with pytest.raises(ValueError, match=r"X must be finite.*index \(1, 0\)"):
+        Observations(np.array([[0.0], [np.nan]]), np.zeros((2, 2)))
+
+
+def test_observations_rejects_inf_in_Y():
+    with pytest.raises(ValueError, match="Y must be finite"):
+        Observations(np.zeros((2, 1)), np.array([[0.0, np.inf], [1.0, 2.0]]))
+
+
+def test_observations_rejects_row_mismatch():
+    with pytest.raises(ValueError, match=r"Y has 3 row\(s\) but X has 2"):
+        Observations(np.zeros((2, 1)), np.zeros((3, 2)))
+
+
+def test_observations_append_checks_component_count():
+    obs = Observations(np.zeros((2, 1)), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"y must have 3 column\(s\)"):
+        obs.append([[0.5]], [[1.0, 2.0]])
+    grown = obs.append([[0.5]], [[1.0, 2.0, 3.0]])
+    assert grown.n == 3 and obs.n == 2  # the original is untouched
+
+
+def test_observations_are_read_only():
+    obs = Observations(np.zeros((2, 1)), np.zeros((2, 1)))
+    with pytest.raises(ValueError):
+        obs.X[0, 0] = 1.0
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "match"),
+    [
+        (np.zeros((1, 1)), np.zeros(1), r"X needs at least 2 row\(s\)"),
+        (np.array([[0.0], [np.nan]]), np.zeros(2), "X must be finite"),
+        (np.zeros((3, 1)), np.array([0.0, np.inf, 1.0]), "y must be finite"),
+        (np.zeros((3, 1)), np.zeros(4), r"y has 4 value\(s\) but X has 3"),
+        (np.zeros((3, 2)), np.zeros(3), r"X must have 1 column\(s\)"),
+        (np.zeros((3, 1, 1)), np.zeros(3), r"X must have shape \(n, d\)"),
+    ],
+)
+def test_component_fit_rejects_bad_data_before_work(X, y, match):
+    gp = ComponentGP("se", 1)
+    with pytest.raises(ValueError, match=match):
+        gp.fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        gp.condition(X, y, HyperDraws([[0.3]], [1.0], [0.1]))
+
+
+def test_component_rejects_bad_settings():
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        ComponentGP("cubic", 1)
+    with pytest.raises(ValueError, match="input_dim must be >= 1"):
+        ComponentGP("se", 0)
+    with pytest.raises(ValueError, match=r"bounds must have shape \(2, 2\)"):
+        ComponentGP("se", 2, bounds=[0, 1])
+    with pytest.raises(ValueError, match="upper > lower"):
+        ComponentGP("se", 1, bounds=[[1.0], [0.0]])
+    with pytest.raises(ValueError, match="Priors.sigma_beta must be"):
+        Priors(sigma_beta=-1.0)
+    with pytest.raises(ValueError, match="inference must be one of"):
+        ComponentGP("se", 1).fit(np.zeros((3, 1)), np.zeros(3), inference="vi")
+
+
+def test_predict_before_fit_names_component():
+    with pytest.raises(RuntimeError, match="component 'temp' is not fitted"):
+        ComponentGP("se", 1, name="temp").predict(np.zeros((2, 1)))
+
+
+def test_hyperdraws_validation():
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        HyperDraws([[0.3]], [1.0], [0.0])
+    with pytest.raises(ValueError, match=r"eta must hold one value per draw \(S=2\)"):
+        HyperDraws([[0.3], [0.2]], [1.0], [0.1, 0.1])
+
+
+def test_linear_composition_validation():
+    with pytest.raises(ValueError, match="weights must be finite"):
+        LinearComposition([1.0, np.nan])
+    comp = LinearComposition(lambda X: np.ones((X.shape[0], 3)), n_components=2)
+    with pytest.raises(ValueError, match=r"weights\(X\) must return shape \(4, 2\)"):
+        comp.weights(np.zeros((4, 1)))
+    with pytest.raises(ValueError, match="n_components is required"):
+        LinearComposition(lambda X: X)
