@@ -22,11 +22,11 @@ demo: $(STAMP)
 	$(BIN)/pp-decomp demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/ruff check pp_decomp models tests benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check pp_decomp models tests benchmarks
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf $(VENV) demo-output
