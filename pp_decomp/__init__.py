@@ -12,10 +12,17 @@ pin_threads()
 from pp_decomp.components import ComponentGP, GPPosterior, HyperDraws, Priors  # noqa: E402
 from pp_decomp.composition import EntireGP, LinearComposition  # noqa: E402
 from pp_decomp.data import Observations  # noqa: E402
+from pp_decomp.loop import Optimizer  # noqa: E402
+from pp_decomp.problem import Problem  # noqa: E402
+from pp_decomp.space import Box, CandidateSet  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Box",
+    "CandidateSet",
+    "Optimizer",
+    "Problem",
     "ComponentGP",
     "EntireGP",
     "GPPosterior",

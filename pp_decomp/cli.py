@@ -50,6 +50,75 @@ def _print_regression(ds) -> None:
     )
 
 
+def _cmd_run(args) -> int:
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.models import get_problem
+    from pp_decomp.results import plot_run
+
+    problem = get_problem(args.problem, seed=args.problem_seed)
+    out = Path(args.out)
+    if args.resume and out.exists():
+        opt = Optimizer.resume(out, problem)
+        print(f"resuming {out}: {opt.n} evaluation(s) kept")
+    else:
+        if out.exists() and not args.overwrite:
+            raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
+        opt = Optimizer(
+            problem,
+            args.strategy,
+            n_init=args.init,
+            inference=args.inference,
+            refit_every=args.refit_every,
+            kernel=args.kernel,
+            seed=args.seed,
+            checkpoint=out,
+        )
+    ds = opt.run(args.iterations, progress=not args.quiet)
+    if args.plot:
+        plot_run(ds, out.with_suffix(".png"))
+    msg = f"{problem.name}/{opt.strategy.name}: {opt.n} evaluations, best objective "
+    best = ds["objective"].max() if problem.maximize else ds["objective"].min()
+    msg += f"{float(best):.6g}"
+    if "cumulative_regret" in ds:
+        msg += (
+            f", cumulative regret {float(ds.cumulative_regret[-1]):.4g}, "
+            f"simple regret {float(ds.simple_regret[-1]):.4g}"
+        )
+    print(msg + f"\nresults: {out}")
+    return 0
+
+
+def _cmd_problems(args) -> int:
+    from pp_decomp.models import PROBLEMS
+
+    for name, entry in PROBLEMS.items():
+        print(f"{name:<24} {entry.summary}")
+    return 0
+
+
+def _cmd_strategies(args) -> int:
+    from pp_decomp.strategies import STRATEGIES
+
+    for name, s in STRATEGIES.items():
+        print(f"{name:<20} [{s.surrogate}] {s.description}")
+    return 0
+
+
+def _cmd_plot(args) -> int:
+    import xarray as xr
+
+    from pp_decomp.results import plot_run
+
+    path = Path(args.file)
+    if not path.exists():
+        raise ValueError(f"file {path} does not exist")
+    ds = xr.load_dataset(path)
+    out = Path(args.out) if args.out else path.with_suffix(".png")
+    plot_run(ds, out)
+    print(f"plot: {out}")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +161,30 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="regression.nc")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_regression)
+
+    u = sub.add_parser("run", help="run one strategy on one problem (ask/tell loop, checkpointed)")
+    u.add_argument("--problem", required=True)
+    u.add_argument("--problem-seed", type=int, default=0, help="instance of a random problem")
+    u.add_argument("--strategy", default="d-gpucb")
+    u.add_argument("--iterations", type=int, default=50, help="total evaluations incl. --init")
+    u.add_argument("--init", type=int, default=5)
+    u.add_argument("--inference", default="map", choices=["map", "nuts"])
+    u.add_argument("--refit-every", type=int, default=1)
+    u.add_argument("--kernel", default="se")
+    u.add_argument("--seed", type=int, default=0)
+    u.add_argument("--out", required=True, help="results netCDF, also the checkpoint")
+    u.add_argument("--resume", action="store_true", help="continue the run in --out")
+    u.add_argument("--overwrite", action="store_true", help="start afresh even if --out exists")
+    u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
+    u.add_argument("--quiet", action="store_true")
+    u.set_defaults(func=_cmd_run)
+
+    sub.add_parser("problems", help="list problems").set_defaults(func=_cmd_problems)
+    sub.add_parser("strategies", help="list strategies").set_defaults(func=_cmd_strategies)
+    pl = sub.add_parser("plot", help="plot a finished run")
+    pl.add_argument("file")
+    pl.add_argument("--out", default=None)
+    pl.set_defaults(func=_cmd_plot)
 
     d = sub.add_parser("demo", help="the main job on embedded defaults")
     d.add_argument("--out", default="demo-output", help="folder for results and plots")

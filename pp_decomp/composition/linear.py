@@ -67,6 +67,13 @@ class LinearComposition:
             )
         return check_finite(G, "weights(X)")
 
+    def weights_nd(self, X) -> np.ndarray:
+        """``g_j(x)`` for ``X (..., d)`` with any leading axes: (..., J)."""
+        X = np.asarray(X, dtype=float)
+        lead = X.shape[:-1]
+        G = self.weights(X.reshape(-1, X.shape[-1]))
+        return np.asarray(G).reshape(lead + (self.n_components,))
+
     def combine(self, Y, X) -> np.ndarray:
         """The composed observation ``y = Σ_j g_j(x) y_j`` for rows of ``Y (n, J)``: (n,)."""
         return np.einsum("nj,nj->n", self.weights(X), np.asarray(Y, dtype=float))

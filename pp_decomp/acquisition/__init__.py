@@ -1,0 +1,31 @@
+"""Acquisition rules (one small class each) and exploration schedules."""
+
+from pp_decomp.acquisition.beta import (
+    BetaConstant,
+    BetaContinuous,
+    BetaDiscrete,
+    BetaKandasamy,
+    BetaRolland,
+)
+from pp_decomp.acquisition.gpmi import GPMI
+from pp_decomp.acquisition.improvement import ExpectedImprovement, ProbabilityOfImprovement
+from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.acquisition.ucb import DGPUCB, UCB, LipschitzUCB, MonteCarloUCB, numeric_lipschitz
+
+__all__ = [
+    "DGPUCB",
+    "GPMI",
+    "UCB",
+    "BetaConstant",
+    "BetaContinuous",
+    "BetaDiscrete",
+    "BetaKandasamy",
+    "BetaRolland",
+    "ComposedSurrogate",
+    "DecomposedSurrogate",
+    "ExpectedImprovement",
+    "LipschitzUCB",
+    "MonteCarloUCB",
+    "ProbabilityOfImprovement",
+    "numeric_lipschitz",
+]

@@ -1,0 +1,79 @@
+"""What acquisitions see: fitted GPs in the loop's maximisation convention.
+
+The loop always maximises ``h = sign · f`` (``sign = -1`` when the problem
+minimises), so every acquisition is written once, for maximisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pp_decomp.components import ComponentGP
+
+
+class DecomposedSurrogate:
+    """Component posteriors ``f_j`` and the signed composition ``h = sign · g(f; x)``.
+
+    Parameters
+    ----------
+    components : sequence of fitted ComponentGP, one per component
+    problem : pp_decomp.problem.Problem
+    """
+
+    def __init__(self, components: Sequence[ComponentGP], problem):
+        self.components = list(components)
+        self.problem = problem
+        self.sign = problem.sign
+
+    @property
+    def linear(self):
+        return self.problem.linear
+
+    def moments(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture means and variances of every component: (m, J), (m, J)."""
+        out = [c.predict(X) for c in self.components]
+        return np.stack([m for m, _ in out], 1), np.stack([v for _, v in out], 1)
+
+    def per_draw(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per-draw means and variances of each component: J pairs of (S_j, m) arrays."""
+        return [c.predict_per_draw(X) for c in self.components]
+
+    def h(self, F, X) -> np.ndarray:
+        """Signed composition ``sign · g(F; X)`` for ``F (..., m, J)``, ``X (m, d)``."""
+        return self.sign * self.problem.compose(F, X)
+
+    def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """Pointwise posterior-predictive samples of the components: (n, m, J).
+
+        ``draw_idx (n, J)`` picks a hyperparameter draw per sample and component
+        (taken modulo each component's number of draws) and ``z (n, J)`` are
+        standard normals; reusing both across candidates (common random numbers)
+        makes the Monte Carlo acquisition a smooth function of ``x``.
+        """
+        cols = []
+        for j, (mean_s, var_s) in enumerate(self.per_draw(X)):
+            s = draw_idx[:, j] % mean_s.shape[0]
+            cols.append(mean_s[s] + np.sqrt(var_s[s]) * z[:, j : j + 1])
+        return np.stack(cols, axis=-1)
+
+    def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
+        """One joint sample of every component over the rows of ``X``: (m, J)."""
+        return np.stack([c.sample(X, 1, seed=rng, joint=True)[0] for c in self.components], 1)
+
+
+class ComposedSurrogate:
+    """One GP on the signed composed observations ``sign · g(y; x)`` (GP-UCB, EI, PI, GP-MI)."""
+
+    def __init__(self, gp: ComponentGP):
+        self.gp = gp
+
+    def per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self.gp.predict_per_draw(X)
+
+    def moments(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self.gp.predict(X)
+
+    def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
+        return self.gp.sample(X, 1, seed=rng, joint=True)[0]

@@ -1,0 +1,375 @@
+"""``Optimizer``: the ask/tell loop with refit schedule and atomic checkpoints.
+
+Every random choice at step ``t`` draws from ``SeedSequence(seed, spawn_key=(t, k))``,
+and the hyperparameter draws in use are part of the checkpoint, so a run
+resumed from its file makes exactly the choices the uninterrupted run makes.
+The checkpoint is the results file itself, rewritten atomically (write to a
+temporary file, then ``os.replace``) after every ``tell``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.acquisition import (
+    BetaContinuous,
+    BetaDiscrete,
+    ComposedSurrogate,
+    DecomposedSurrogate,
+)
+from pp_decomp.components import ComponentGP, HyperDraws, Priors
+from pp_decomp.problem import Problem
+from pp_decomp.results import build_dataset
+from pp_decomp.space import CandidateSet
+from pp_decomp.strategies import Context, get_strategy
+from pp_decomp.validate import check_choice, check_positive_int, check_X, check_Y
+
+# spawn-key streams of one step
+_INIT, _FIT, _ACQ, _NOISE = 0, 1, 2, 3
+
+
+class Optimizer:
+    """Bayesian optimisation with decomposed feedback, one evaluation at a time.
+
+    Parameters
+    ----------
+    problem : Problem
+    strategy : str
+        A name from :data:`pp_decomp.strategies.STRATEGIES`.
+    n_init : int
+        Space-filling initial design size (shared by all strategies for a seed).
+    inference : {"map", "nuts"}
+        Hyperparameter inference at each refit.
+    refit_every : int
+        Refit hyperparameters every this many new observations; in between the
+        last draws are conditioned on the new data.
+    kernel : str
+        Kernel family of every GP.
+    priors : Priors, optional
+    beta : callable ``t -> β_t``, optional
+        Defaults to :class:`BetaDiscrete` (finite domains; ``J`` counted for a
+        nonlinear ``g``) or :class:`BetaContinuous`, both scaled by 1/5 as in the papers.
+    seed : int
+        Root seed of every random choice.
+    checkpoint : path, optional
+        Results file rewritten atomically after every ``tell``.
+    nuts_kwargs : dict, optional
+        ``draws``, ``tune``, ``chains`` for NUTS refits.
+    max_draws : int
+        Hyperparameter draws kept per GP for prediction.
+    mc_samples : int
+        Posterior-predictive draws for Monte Carlo acquisitions.
+    acq_method : {"auto", "lbfgs", "direct"}
+        Maximiser on continuous boxes.
+    """
+
+    def __init__(
+        self,
+        problem: Problem,
+        strategy: str = "d-gpucb",
+        *,
+        n_init: int = 5,
+        inference: str = "map",
+        refit_every: int = 1,
+        kernel: str = "se",
+        priors: Priors | None = None,
+        beta=None,
+        seed: int = 0,
+        checkpoint=None,
+        nuts_kwargs: dict | None = None,
+        max_draws: int = 256,
+        mc_samples: int = 512,
+        acq_method: str = "auto",
+    ):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
+        self.problem = problem
+        self.strategy = get_strategy(strategy)
+        self.n_init = check_positive_int(n_init, "n_init", minimum=2)
+        self.inference = check_choice(inference, "inference", ("map", "nuts"))
+        self.refit_every = check_positive_int(refit_every, "refit_every")
+        self.kernel = kernel
+        self.priors = priors or Priors()
+        self.seed = check_positive_int(seed, "seed", minimum=0)
+        self.nuts_kwargs = {"draws": 500, "tune": 500, "chains": 2, **(nuts_kwargs or {})}
+        self.max_draws = check_positive_int(max_draws, "max_draws")
+        self.mc_samples = check_positive_int(mc_samples, "mc_samples")
+        self.acq_method = check_choice(acq_method, "acq_method", ("auto", "lbfgs", "direct"))
+        ComponentGP(kernel, problem.dim)  # validates the kernel name before any work
+        if beta is None:
+            if isinstance(problem.domain, CandidateSet):
+                J = 1 if problem.linear is not None else problem.n_components
+                beta = BetaDiscrete(problem.domain.size, n_components=J)
+            else:
+                beta = BetaContinuous(problem.dim)
+        if not callable(beta):
+            raise TypeError("beta must be a callable t -> beta_t")
+        self.beta = beta
+        self.checkpoint = None if checkpoint is None else Path(checkpoint)
+        d, J = problem.dim, problem.n_components
+        self.X = np.empty((0, d))
+        self.Y = np.empty((0, J))
+        self.records: list[dict] = []
+        self.draws: dict[str, HyperDraws] = {}
+        self.gamma = 0.0
+        self._pending: tuple[np.ndarray, dict] | None = None
+        self._init_design = problem.domain.sample(self.n_init, seed=self._rng(0, _INIT))
+
+    # ------------------------------------------------------------------ helpers
+    def _rng(self, t: int, stream: int) -> np.random.Generator:
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(t, stream)))
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def model_names(self) -> list[str]:
+        if self.strategy.surrogate == "decomposed":
+            return list(self.problem.component_names)
+        if self.strategy.surrogate == "composed":
+            return ["composed"]
+        return []
+
+    def signed_objective(self) -> np.ndarray:
+        """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
+        return self.problem.sign * self.problem.compose(self.Y, self.X)
+
+    def _targets(self) -> dict[str, np.ndarray]:
+        if self.strategy.surrogate == "decomposed":
+            return {name: self.Y[:, j] for j, name in enumerate(self.problem.component_names)}
+        return {"composed": self.signed_objective()}
+
+    def _fit(self, t: int) -> tuple[dict, dict]:
+        refit = not self.draws or (self.n - self.n_init) % self.refit_every == 0
+        rng = self._rng(t, _FIT)
+        gps, diags = {}, {}
+        for name, y in self._targets().items():
+            gp = ComponentGP(
+                self.kernel,
+                self.problem.dim,
+                priors=self.priors,
+                bounds=self.problem.domain.bounds,
+                name=name,
+                max_draws=self.max_draws,
+            )
+            if refit:
+                kw = self.nuts_kwargs if self.inference == "nuts" else {}
+                gp.fit(self.X, y, self.inference, seed=rng, **kw)
+                self.draws[name] = gp.draws
+                diags[name] = gp
+            else:
+                gp.condition(self.X, y, self.draws[name])
+            gps[name] = gp
+        return gps, diags
+
+    # ------------------------------------------------------------------ ask/tell
+    def ask(self) -> np.ndarray:
+        """The next input to evaluate, ``(d,)``. Repeated calls return the same input."""
+        if self._pending is not None:
+            return self._pending[0].copy()
+        t = self.n + 1
+        start = time.perf_counter()
+        rec = {
+            "phase": "init",
+            "beta": np.nan,
+            "acq_value": np.nan,
+            "fit_seconds": 0.0,
+            "gamma_next": self.gamma,
+            "refit": {},
+        }
+        if self.n < self.n_init:
+            x = self._init_design[self.n]
+        elif self.strategy.surrogate == "none":
+            x, _ = self.strategy.choose(self._context(t, None, None))
+            rec["phase"] = "acquisition"
+        else:
+            gps, fitted = self._fit(t)
+            rec["fit_seconds"] = time.perf_counter() - start
+            rec["refit"] = {name: _fit_summary(gp) for name, gp in fitted.items()}
+            dec = com = None
+            if self.strategy.surrogate == "decomposed":
+                dec = DecomposedSurrogate([gps[n] for n in self.model_names], self.problem)
+            else:
+                com = ComposedSurrogate(gps["composed"])
+            ctx = self._context(t, dec, com)
+            x, value = self.strategy.choose(ctx)
+            rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
+            if self.strategy.name == "gp-mi":
+                rec["gamma_next"] = self.strategy.build(ctx).updated_gamma(x)
+        rec["ask_seconds"] = time.perf_counter() - start
+        self._pending = (np.asarray(x, dtype=float), rec)
+        return self._pending[0].copy()
+
+    def _context(self, t, dec, com) -> Context:
+        best = float(np.max(self.signed_objective())) if self.n else -np.inf
+        return Context(
+            self.problem,
+            t,
+            float(self.beta(t)),
+            self._rng(t, _ACQ),
+            dec,
+            com,
+            best,
+            self.gamma,
+            self.mc_samples,
+            self.acq_method,
+        )
+
+    def tell(self, x, y) -> None:
+        """Record the system's components ``y (J,)`` observed at ``x (d,)``; checkpoint."""
+        x = check_X(np.atleast_2d(x), "x", input_dim=self.problem.dim)
+        y = check_Y(np.atleast_2d(y), "y", n=1, n_components=self.problem.n_components)
+        if not self.problem.domain.contains(x)[0]:
+            raise ValueError(f"x={x[0].tolist()} is outside the problem's domain")
+        if self._pending is not None and np.allclose(x[0], self._pending[0], rtol=0, atol=1e-12):
+            rec = self._pending[1]
+        else:  # evaluated somewhere the loop did not ask for: keep it, without acquisition info
+            rec = {
+                "phase": "user",
+                "beta": np.nan,
+                "acq_value": np.nan,
+                "fit_seconds": 0.0,
+                "ask_seconds": 0.0,
+                "gamma_next": self.gamma,
+                "refit": {},
+            }
+        self.X = np.vstack([self.X, x])
+        self.Y = np.vstack([self.Y, y])
+        self.gamma = float(rec["gamma_next"])
+        self.records.append(rec)
+        self._pending = None
+        if self.checkpoint is not None:
+            self.save(self.checkpoint)
+
+    def run(self, n_iter: int, progress: bool = False) -> xr.Dataset:
+        """Evaluate the problem until ``n_iter`` evaluations exist (initial design included)."""
+        n_iter = check_positive_int(n_iter, "n_iter")
+        steps = range(self.n, n_iter)
+        if progress:
+            from tqdm.auto import tqdm
+
+            steps = tqdm(
+                steps,
+                desc=f"{self.problem.name}/{self.strategy.name}",
+                unit="eval",
+                initial=self.n,
+                total=n_iter,
+            )
+        for _ in steps:
+            x = self.ask()
+            t = self.n + 1
+            self.tell(x, self.problem.evaluate(x[None, :], seed=self._rng(t, _NOISE))[0])
+        return self.results()
+
+    # ------------------------------------------------------------------ results & I/O
+    def settings(self) -> dict:
+        beta = self.beta.describe() if hasattr(self.beta, "describe") else {"name": repr(self.beta)}
+        return {
+            "problem": self.problem.name,
+            "strategy": self.strategy.name,
+            "seed": self.seed,
+            "n_init": self.n_init,
+            "inference": self.inference,
+            "refit_every": self.refit_every,
+            "kernel": self.kernel,
+            "priors": vars(self.priors),
+            "beta_schedule": beta,
+            "nuts_kwargs": self.nuts_kwargs,
+            "max_draws": self.max_draws,
+            "mc_samples": self.mc_samples,
+            "acq_method": self.acq_method,
+            "maximize": self.problem.maximize,
+        }
+
+    def _state(self) -> dict:
+        return {
+            "gamma": self.gamma,
+            "draws": {
+                name: {
+                    k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(d).items()
+                }
+                for name, d in self.draws.items()
+            },
+            "records": [_jsonable(r) for r in self.records],
+        }
+
+    def results(self) -> xr.Dataset:
+        """The run so far as an xarray Dataset (see :func:`pp_decomp.results.build_dataset`)."""
+        ds = build_dataset(self.problem, self.X, self.Y, self.records, self.settings())
+        ds.attrs["checkpoint_state"] = json.dumps(self._state())
+        return ds
+
+    def save(self, path) -> None:
+        """Write the results atomically: a temporary file, fsync, then ``os.replace``."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        self.results().to_netcdf(tmp, engine="h5netcdf")
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def resume(cls, path, problem: Problem, **overrides) -> Optimizer:
+        """Rebuild an optimiser from its checkpoint; no evaluation is lost or repeated."""
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            ds = ds.load()
+        s = json.loads(ds.attrs["settings"])
+        if s["problem"] != problem.name:
+            raise ValueError(f"checkpoint is for problem {s['problem']!r}, not {problem.name!r}")
+        kwargs = dict(
+            strategy=s["strategy"],
+            n_init=s["n_init"],
+            inference=s["inference"],
+            refit_every=s["refit_every"],
+            kernel=s["kernel"],
+            priors=Priors(**s["priors"]),
+            seed=s["seed"],
+            nuts_kwargs=s["nuts_kwargs"],
+            max_draws=s["max_draws"],
+            mc_samples=s["mc_samples"],
+            acq_method=s["acq_method"],
+            checkpoint=path,
+        )
+        kwargs.update(overrides)
+        opt = cls(problem, **kwargs)
+        state = json.loads(ds.attrs["checkpoint_state"])
+        opt.X = np.asarray(ds["x"].values, dtype=float).reshape(-1, problem.dim)
+        opt.Y = np.asarray(ds["y"].values, dtype=float).reshape(-1, problem.n_components)
+        opt.gamma = float(state["gamma"])
+        opt.draws = {
+            name: HyperDraws(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
+            for name, d in state["draws"].items()
+        }
+        opt.records = state["records"]
+        return opt
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _fit_summary(gp: ComponentGP) -> dict:
+    d = gp.diagnostics
+    return {
+        "ls_mean": gp.draws.ls.mean(0),
+        "eta_mean": float(gp.draws.eta.mean()),
+        "sigma_mean": float(gp.draws.sigma.mean()),
+        "rhat_max": d.rhat_max,
+        "ess_bulk_min": d.ess_bulk_min,
+        "divergences": d.divergences,
+        "fit_seconds": d.seconds,
+    }

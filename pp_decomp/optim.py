@@ -1,0 +1,119 @@
+"""Acquisition maximisers: exhaustive over candidate sets, multi-start or DIRECT on boxes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import optimize
+
+from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.space import Box, CandidateSet
+from pp_decomp.validate import check_choice, check_positive_int
+
+CHUNK = 2048
+METHODS = ("auto", "lbfgs", "direct")
+
+
+def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):
+    """Exhaustive maximisation over candidates ``X (N, d)``, evaluated in chunks.
+
+    Chunks bound memory: acquisitions build ``(S, chunk, n)`` arrays, so 10⁵
+    candidates fit as easily as 10³.
+
+    Returns
+    -------
+    x : (d,) array, value : float, index : int
+    """
+    chunk = check_positive_int(chunk, "chunk")
+    best_i, best_v = -1, -np.inf
+    for start in range(0, len(X), chunk):
+        vals = np.asarray(acq(X[start : start + chunk]), dtype=float)
+        vals = np.where(np.isfinite(vals), vals, -np.inf)
+        i = int(np.argmax(vals))
+        if vals[i] > best_v or best_i < 0:
+            best_i, best_v = start + i, float(vals[i])
+    return X[best_i].copy(), best_v, best_i
+
+
+def maximize_box(
+    acq: Callable,
+    box: Box,
+    seed: SeedLike = None,
+    method: str = "auto",
+    n_raw: int = 1024,
+    n_starts: int = 8,
+    maxiter: int = 200,
+):
+    """Maximise ``acq`` over a box with optional linear constraints ``A x <= b``.
+
+    ``"lbfgs"``: score ``n_raw`` scrambled-Sobol feasible points, start local
+    searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
+    them; finite-difference gradients) and keep the best feasible result.
+    ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
+    penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
+
+    Returns
+    -------
+    x : (d,) array, value : float
+    """
+    check_choice(method, "method", METHODS)
+    rng = as_generator(seed)
+    lo, hi = box.lower, box.upper
+    scale = hi - lo
+
+    def neg(u):  # search in the unit cube for well-conditioned steps
+        return -float(acq((lo + u * scale)[None, :])[0])
+
+    raw = box.sample(n_raw, seed=int_seed(rng))
+    vals = np.asarray(acq(raw), dtype=float)
+    vals = np.where(np.isfinite(vals), vals, -np.inf)
+    best_x, best_v = raw[int(np.argmax(vals))].copy(), float(np.max(vals))
+    starts = raw[np.argsort(-vals)[:n_starts]]
+    if method == "direct":
+
+        def penalised(u):
+            x = lo + u * scale
+            if box.A is not None:
+                viol = np.maximum(box.A @ x - box.b, 0.0).sum()
+                if viol > 0:
+                    return abs(best_v) + 1e3 * (1.0 + viol)
+            return neg(u)
+
+        res = optimize.direct(penalised, [(0.0, 1.0)] * box.dim, maxfun=2000 * box.dim)
+        x = lo + res.x * scale
+        if box.contains(x[None])[0] and -res.fun > best_v:
+            best_x, best_v = x, float(-res.fun)
+        starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
+    bounds = [(0.0, 1.0)] * box.dim
+    cons = []
+    if box.A is not None:
+        A_u, b_u = box.A * scale, box.b - box.A @ lo
+        cons = [{"type": "ineq", "fun": lambda u: b_u - A_u @ u, "jac": lambda u: -A_u}]
+    for x0 in starts:
+        u0 = (x0 - lo) / scale
+        if cons:
+            res = optimize.minimize(
+                neg,
+                u0,
+                method="SLSQP",
+                bounds=bounds,
+                constraints=cons,
+                options={"maxiter": maxiter},
+            )
+        else:
+            res = optimize.minimize(
+                neg, u0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+            )
+        x = lo + np.clip(res.x, 0.0, 1.0) * scale
+        if np.isfinite(res.fun) and box.contains(x[None])[0] and -res.fun > best_v:
+            best_x, best_v = x, float(-res.fun)
+    return best_x, best_v
+
+
+def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto"):
+    """Maximise ``acq`` over a :class:`CandidateSet` (exhaustive) or a :class:`Box`."""
+    if isinstance(domain, CandidateSet):
+        x, v, _ = maximize_candidates(acq, domain.X)
+        return x, v
+    return maximize_box(acq, domain, seed=seed, method=method)

@@ -1,0 +1,144 @@
+import numpy as np
+import pytest
+
+from pp_decomp import Box, CandidateSet, ComponentGP, HyperDraws, Problem
+from pp_decomp import acquisition as acq
+from pp_decomp.acquisition.beta import BetaContinuous, BetaDiscrete, BetaKandasamy, BetaRolland
+from pp_decomp.optim import maximize_box, maximize_candidates
+
+
+def _fitted(problem, X, rng, draws_per=1):
+    Y = problem.evaluate(X, seed=rng)
+    comps = []
+    for j in range(problem.n_components):
+        d = HyperDraws(
+            ls=rng.uniform(0.15, 0.4, (draws_per, problem.dim)),
+            eta=rng.uniform(0.7, 1.3, draws_per),
+            sigma=np.full(draws_per, 0.05),
+        )
+        comps.append(ComponentGP("se", problem.dim, name=f"f{j}").condition(X, Y[:, j], d))
+    return acq.DecomposedSurrogate(comps, problem)
+
+
+def _grid_problem(g=None, weights=None, maximize=True):
+    grid = np.linspace(0, 1, 200)[:, None]
+    return Problem(
+        CandidateSet(grid),
+        lambda X: np.c_[np.sin(6 * X[:, 0]), np.cos(4 * X[:, 0]), X[:, 0] ** 2],
+        3,
+        g=g,
+        weights=weights,
+        maximize=maximize,
+        noise_sd=0.01,
+    )
+
+
+def test_mc_ucb_agrees_with_dgpucb_for_linear_g(rng):
+    problem = _grid_problem(weights=[1.0, -0.5, 2.0])
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
+    X = problem.domain.X
+    beta = 2.0
+    exact = acq.DGPUCB(model, beta)(X)
+    mc = acq.MonteCarloUCB(model, beta, n_samples=40_000, seed=1)(X)
+    np.testing.assert_allclose(mc, exact, atol=0.03 * np.ptp(exact))
+    assert (
+        maximize_candidates(acq.MonteCarloUCB(model, beta, 40_000, seed=2), X)[2]
+        == maximize_candidates(acq.DGPUCB(model, beta), X)[2]
+    )
+
+
+def test_lipschitz_bound_never_below_mc_quantile(rng):
+    # perceived-temperature-like nonlinear g: product plus a smooth saturation
+    def g(F, X):
+        return F[..., 0] * (1 + 0.3 * np.tanh(F[..., 1])) - 0.5 * F[..., 2] ** 2
+
+    problem = _grid_problem(g=g)
+    X = problem.domain.X
+    for draws_per in (1, 8):
+        model = _fitted(problem, rng.uniform(size=(5, 1)), rng, draws_per)
+        for beta in (1.0, 4.0, 9.0):
+            lip = acq.LipschitzUCB(model, beta, None, X)(X)
+            mc = acq.MonteCarloUCB(model, beta, n_samples=20_000, seed=3)(X)
+            assert np.all(lip >= mc - 1e-9)
+
+
+def test_numeric_lipschitz_recovers_linear_weights(rng):
+    problem = _grid_problem(weights=[1.0, -0.5, 2.0])
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
+    B = acq.numeric_lipschitz(model, problem.domain.X)
+    np.testing.assert_allclose(B, 1.1 * np.array([1.0, 0.5, 2.0]), rtol=1e-6)
+
+
+def test_minimisation_flips_the_sign(rng):
+    up = _grid_problem(weights=[1.0, 1.0, 1.0])
+    down = _grid_problem(weights=[1.0, 1.0, 1.0], maximize=False)
+    X = rng.uniform(size=(6, 1))
+    m_up, m_down = (
+        _fitted(up, X, np.random.default_rng(0)),
+        _fitted(down, X, np.random.default_rng(0)),
+    )
+    a_up = acq.DGPUCB(m_up, 0.0)(up.domain.X)
+    a_down = acq.DGPUCB(m_down, 0.0)(down.domain.X)
+    np.testing.assert_allclose(a_up, -a_down)
+
+
+def test_ei_closed_form_matches_monte_carlo(rng):
+    lin = _grid_problem(weights=[1.0, 1.0, 1.0])
+    nonlin = _grid_problem(g=lambda F, X: F.sum(-1))  # same g, taken as general: Monte Carlo
+    X = rng.uniform(size=(6, 1))
+    m_lin = _fitted(lin, X, np.random.default_rng(5))
+    m_mc = _fitted(nonlin, X, np.random.default_rng(5))
+    Xc = lin.domain.X[::10]
+    best = 1.0
+    for cls in (acq.ExpectedImprovement, acq.ProbabilityOfImprovement):
+        exact = cls(m_lin, best)(Xc)
+        mc = cls(m_mc, best, n_samples=100_000, seed=4)(Xc)
+        np.testing.assert_allclose(mc, exact, atol=0.01)
+
+
+def test_gpmi_formula_and_gamma_update(rng):
+    X = rng.uniform(size=(5, 1))
+    gp = ComponentGP("se", 1).condition(X, np.sin(X[:, 0]), HyperDraws([[0.3]], [1.0], [0.1]))
+    a = acq.GPMI(acq.ComposedSurrogate(gp), gamma=0.5, delta=0.1)
+    Xc = np.linspace(0, 1, 7)[:, None]
+    mu, var = gp.predict(Xc)
+    expected = mu + np.sqrt(np.log(20)) * (np.sqrt(var + 0.5) - np.sqrt(0.5))
+    np.testing.assert_allclose(a(Xc), expected)
+    assert a.updated_gamma(Xc[3]) == pytest.approx(0.5 + var[3])
+
+
+def test_beta_schedules():
+    b = BetaDiscrete(1000, delta=0.05, n_components=1, scale=0.2)
+    assert b(1) == pytest.approx(0.2 * 2 * np.log(1000 * np.pi**2 / (6 * 0.05)))
+    assert BetaDiscrete(1000, n_components=3)(5) > b(5)
+    assert BetaKandasamy(4)(10) == pytest.approx(0.2 * 4 * np.log(20))
+    assert BetaRolland()(3) == pytest.approx(0.5 * np.log(6))
+    c = BetaContinuous(2)
+    assert c(10) > c(2) > 0
+
+
+def test_maximize_candidates_is_chunked_and_exact(rng):
+    X = rng.uniform(size=(100_000, 2))
+    calls = []
+
+    def f(Z):
+        calls.append(len(Z))
+        return -np.sum((Z - 0.3) ** 2, 1)
+
+    x, v, i = maximize_candidates(f, X, chunk=8192)
+    assert i == int(np.argmax(f(X))) and max(calls[:-1]) <= 8192
+
+
+@pytest.mark.parametrize("method", ["lbfgs", "direct"])
+def test_maximize_box_with_budget_constraint(method):
+    box = Box([0, 0, 0], [1, 1, 1], A=[[1, 1, 1]], b=[1.0])
+    target = np.array([0.6, 0.6, 0.2])  # infeasible: the optimum sits on the budget face
+
+    def f(Z):
+        return -np.sum((Z - target) ** 2, 1)
+
+    x, _ = maximize_box(f, box, seed=0, method=method)
+    assert x.sum() <= 1.0 + 1e-9
+    np.testing.assert_allclose(
+        x, [0.4667, 0.4667, 0.0667], atol=0.02 if method == "direct" else 1e-3
+    )

@@ -1,0 +1,150 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+from pp_decomp.models import get_problem
+
+from pp_decomp import Box, Optimizer, Problem
+from pp_decomp.strategies import STRATEGIES
+
+
+@pytest.fixture(scope="module")
+def small_synthetic():
+    return get_problem("synthetic", seed=3, n_components=3, n_points=150)
+
+
+def test_run_records_history_and_regret(small_synthetic, tmp_path):
+    opt = Optimizer(small_synthetic, "d-gpucb", n_init=4, seed=1, checkpoint=tmp_path / "r.nc")
+    ds = opt.run(10)
+    assert ds["x"].dims == ("iteration", "dim") and ds.sizes["iteration"] == 10
+    assert ds["y"].dims == ("iteration", "component") and ds.sizes["component"] == 3
+    assert list(ds["phase"].values[:4]) == ["init"] * 4
+    assert np.all(np.isfinite(ds["beta"].values[4:])) and np.all(np.isnan(ds["beta"].values[:4]))
+    assert np.all(ds["regret"] >= -1e-12)
+    np.testing.assert_allclose(ds["cumulative_regret"], np.cumsum(ds["regret"]))
+    assert np.all(np.diff(ds["simple_regret"]) <= 0)
+    assert ds["ls_mean"].dims == ("iteration", "model", "dim")
+    assert np.all(np.isfinite(ds["eta_mean"].values[4:]))
+    assert ds.attrs["strategy"] == "d-gpucb" and "pymc" in ds.attrs["versions"]
+    on_disk = xr.load_dataset(tmp_path / "r.nc")
+    np.testing.assert_array_equal(on_disk["x"], ds["x"])
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy_runs(strategy, small_synthetic):
+    ds = Optimizer(small_synthetic, strategy, n_init=3, seed=0, mc_samples=64).run(6)
+    assert ds.sizes["iteration"] == 6
+    assert np.all(small_synthetic.domain.contains(ds["x"].values))
+
+
+def test_same_seed_same_choices_and_shared_initial_design(small_synthetic):
+    a = Optimizer(small_synthetic, "gp-ucb", n_init=4, seed=7).run(8)
+    b = Optimizer(small_synthetic, "gp-ucb", n_init=4, seed=7).run(8)
+    c = Optimizer(small_synthetic, "d-gpucb", n_init=4, seed=7).run(8)
+    np.testing.assert_array_equal(a["x"], b["x"])
+    np.testing.assert_array_equal(a["x"][:4], c["x"][:4])
+
+
+def test_resume_in_process_matches_uninterrupted(small_synthetic, tmp_path):
+    full = Optimizer(small_synthetic, "gp-mi", n_init=3, seed=2, refit_every=2).run(9)
+    path = tmp_path / "ck.nc"
+    Optimizer(small_synthetic, "gp-mi", n_init=3, seed=2, refit_every=2, checkpoint=path).run(6)
+    resumed = Optimizer.resume(path, small_synthetic)
+    assert resumed.n == 6 and resumed.gamma > 0
+    ds = resumed.run(9)
+    np.testing.assert_array_equal(ds["x"], full["x"])
+    np.testing.assert_array_equal(ds["y"], full["y"])
+    np.testing.assert_allclose(ds["eta_mean"], full["eta_mean"])  # refit history kept
+
+
+def test_ask_is_idempotent_and_tell_validates(small_synthetic):
+    opt = Optimizer(small_synthetic, "d-gpucb", n_init=2, seed=0)
+    x = opt.ask()
+    np.testing.assert_array_equal(opt.ask(), x)
+    with pytest.raises(ValueError, match=r"y must have 3 column\(s\)"):
+        opt.tell(x, [1.0, 2.0])
+    with pytest.raises(ValueError, match="y must be finite"):
+        opt.tell(x, [1.0, np.nan, 2.0])
+    with pytest.raises(ValueError, match="outside the problem's domain"):
+        opt.tell([0.1234567], [1.0, 2.0, 3.0])
+    assert opt.n == 0  # rejected tells leave the history untouched
+    opt.tell(x, [1.0, 2.0, 3.0])
+    other = small_synthetic.domain.X[17]
+    opt.tell(other, [0.0, 0.0, 0.0])  # user-chosen evaluation is kept
+    assert opt.results()["phase"].values.tolist() == ["init", "user"]
+
+
+def test_optimizer_rejects_bad_settings(small_synthetic):
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        Optimizer(small_synthetic, "ucb2")
+    with pytest.raises(ValueError, match="inference must be one of"):
+        Optimizer(small_synthetic, inference="vi")
+    with pytest.raises(ValueError, match="n_init must be >= 2"):
+        Optimizer(small_synthetic, n_init=1)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        Optimizer(small_synthetic, kernel="linear")
+
+
+def test_continuous_box_with_budget_and_minimisation():
+    problem = Problem(
+        Box([0, 0], [1, 1], A=[[1, 1]], b=[1.2]),
+        lambda X: np.c_[(X[:, 0] - 0.7) ** 2, (X[:, 1] - 0.8) ** 2],
+        2,
+        g=lambda F, X: np.sqrt(np.abs(F[..., 0] + F[..., 1]) + 0.01),
+        maximize=False,
+        optimum=float(np.sqrt(0.15**2 * 2 + 0.01)),
+        name="bowl",
+    )
+    for strategy in ("d-gpucb-lipschitz", "d-gpucb-mc"):
+        ds = Optimizer(problem, strategy, n_init=5, seed=0, mc_samples=128).run(14)
+        assert np.all(ds["x"].values.sum(1) <= 1.2 + 1e-9)
+        assert float(ds["simple_regret"][-1]) < 0.1
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_loses_nothing(tmp_path):
+    args = [
+        "--problem",
+        "synthetic",
+        "--strategy",
+        "d-gpucb",
+        "--iterations",
+        "14",
+        "--init",
+        "4",
+        "--seed",
+        "5",
+        "--quiet",
+    ]
+    cmd = [sys.executable, "-m", "pp_decomp.cli", "run"]
+    ref = tmp_path / "ref.nc"
+    subprocess.run(cmd + args + ["--out", str(ref)], check=True, capture_output=True)
+    out = tmp_path / "killed.nc"
+    proc = subprocess.Popen(
+        cmd + args + ["--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 300
+    n_seen = 0
+    while time.time() < deadline and proc.poll() is None:
+        if out.exists():
+            try:
+                n_seen = xr.load_dataset(out).sizes["iteration"]
+            except OSError:  # never a torn file: os.replace is atomic, but be explicit
+                n_seen = 0
+            if n_seen >= 8:
+                break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = xr.load_dataset(out)
+    assert 8 <= kept.sizes["iteration"] < 14
+    subprocess.run(cmd + args + ["--out", str(out), "--resume"], check=True, capture_output=True)
+    resumed, reference = xr.load_dataset(out), xr.load_dataset(ref)
+    np.testing.assert_array_equal(resumed["x"].values[: kept.sizes["iteration"]], kept["x"].values)
+    np.testing.assert_array_equal(resumed["x"], reference["x"])
+    np.testing.assert_array_equal(resumed["y"], reference["y"])
