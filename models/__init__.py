@@ -23,7 +23,29 @@ def _synthetic(**kw):
     return synthetic(**kw)
 
 
+def _flu(**kw):
+    from pp_decomp.models.flu import flu
+
+    return flu(**kw)
+
+
+def _perceived(**kw):
+    from pp_decomp.models.perceived_temperature import perceived_temperature
+
+    return perceived_temperature(**kw)
+
+
 PROBLEMS: dict[str, ProblemEntry] = {
+    "perceived-temperature": ProblemEntry(
+        _perceived,
+        "perceived temperature (NWS heat index / wind chill) at 836 real US "
+        "stations, 18 Mar 1995; find the warmest-feeling station (Wang 2019)",
+    ),
+    "flu": ProblemEntry(
+        _flu,
+        "age-stratified SIR flu season, real US contacts + population, 5 vaccination "
+        "rates under a budget, minimise sick days (Wang 2019)",
+    ),
     "synthetic": ProblemEntry(
         _synthetic, "sum of J=10 SE GP samples on 1000 grid points of [0,1], maximise (Wang 2019)"
     ),

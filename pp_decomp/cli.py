@@ -119,24 +119,40 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+DEMO = {
+    "problem": "synthetic",
+    "strategies": ("d-gpucb", "gp-ucb"),
+    "iterations": 40,
+    "init": 5,
+    "seeds": (0, 1),
+}
+
+
 def _cmd_demo(args) -> int:
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.models import get_problem
+    from pp_decomp.results import plot_comparison
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ns = argparse.Namespace(
-        kernel="se",
-        components=5,
-        trials=10,
-        max_samples=20,
-        seed=0,
-        inference="true",
-        dim=1,
-        test_points=200,
-        noise=1e-4,
-        quiet=False,
-        out=str(out / "regression.nc"),
+    print(
+        f"pp-decomp demo: {' vs '.join(DEMO['strategies'])} on the {DEMO['problem']} problem, "
+        f"{DEMO['iterations']} evaluations, seeds {DEMO['seeds']}"
     )
-    print("pp-decomp demo: decomposed vs entire GP regression (Wang et al. 2019, Alg. 1 vs 2)")
-    return _cmd_regression(ns)
+    runs = {}
+    for seed in DEMO["seeds"]:
+        problem = get_problem(DEMO["problem"], seed=seed)
+        for strategy in DEMO["strategies"]:
+            path = out / f"{DEMO['problem']}-{strategy}-seed{seed}.nc"
+            opt = Optimizer(problem, strategy, n_init=DEMO["init"], seed=seed, checkpoint=path)
+            runs[(strategy, seed)] = opt.run(DEMO["iterations"], progress=not args.quiet)
+    plot_path = out / "regret.png"
+    plot_comparison(runs, plot_path)
+    for strategy in DEMO["strategies"]:
+        final = [float(runs[(strategy, s)]["cumulative_regret"][-1]) for s in DEMO["seeds"]]
+        print(f"{strategy:>10}: mean final cumulative regret {sum(final) / len(final):.3f}")
+    print(f"results: {out}/*.nc\nplot:    {plot_path}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the main job on embedded defaults")
     d.add_argument("--out", default="demo-output", help="folder for results and plots")
+    d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=_cmd_demo)
     return p
 

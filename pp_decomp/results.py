@@ -126,3 +126,34 @@ def plot_run(ds: xr.Dataset, path) -> None:
     fig.suptitle(f"{ds.attrs['problem']} / {ds.attrs['strategy']} (seed {ds.attrs['seed']})")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_comparison(runs: dict, path) -> None:
+    """Mean cumulative regret (± standard error over seeds) per strategy.
+
+    ``runs`` maps ``(strategy, seed)`` to a run's Dataset.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    strategies = sorted({s for s, _ in runs})
+    for strategy in strategies:
+        cum = np.stack(
+            [ds["cumulative_regret"].values for (s, _), ds in runs.items() if s == strategy]
+        )
+        it = np.arange(1, cum.shape[1] + 1)
+        for ax, arr in ((axes[0], cum), (axes[1], cum / it)):
+            m = arr.mean(0)
+            se = arr.std(0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * m
+            ax.plot(it, m, label=strategy)
+            ax.fill_between(it, m - se, m + se, alpha=0.2)
+    axes[0].set_ylabel("cumulative regret")
+    axes[1].set_ylabel("average regret R_t / t")
+    for ax in axes:
+        ax.set_xlabel("iteration")
+        ax.legend()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

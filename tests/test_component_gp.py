@@ -77,3 +77,11 @@ def test_constant_output_does_not_divide_by_zero(rng):
     gp = ComponentGP("se", 1).fit(X, np.full(5, 3.0), seed=0)
     mean, _ = gp.predict([[0.5]])
     np.testing.assert_allclose(mean, 3.0, atol=1e-6)
+
+
+def test_map_survives_repeated_inputs(rng):
+    # UCB on a finite set often re-evaluates a point: K then has duplicate rows.
+    X = np.repeat(rng.uniform(size=(4, 1)), 5, axis=0)
+    y = np.sin(6 * X[:, 0]) + 1e-4 * rng.standard_normal(20)
+    gp = ComponentGP("se", 1).fit(X, y, "map", seed=0, restarts=5)
+    assert np.all(np.isfinite(gp.predict(X)[0]))

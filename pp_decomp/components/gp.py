@@ -208,7 +208,7 @@ class ComponentGP:
             f = cm.logp_and_grad(Xs, ys)
             for z0 in starts:
                 res = optimize.minimize(
-                    f, z0, jac=True, method="L-BFGS-B", bounds=[(-12.0, 8.0)] * len(z0)
+                    f, z0, jac=True, method="L-BFGS-B", bounds=cm.search_bounds()
                 )
                 if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
                     best = res

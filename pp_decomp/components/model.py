@@ -69,6 +69,19 @@ class CompiledComponentModel:
         grads = pt.grad(logp, self.model.value_vars)
         return pytensor.function(self.model.value_vars, [logp, *grads], on_unused_input="ignore")
 
+    def search_bounds(self) -> list[tuple[float, float]]:
+        """Box for MAP search in the log space: lengthscales and amplitude within
+        e^±7 of the unit scale, noise sd down to e^-12 (the prior decides the rest)."""
+        box = {
+            "ls_log__": (-7.0, 7.0),
+            "eta_log__": (-7.0, 5.0),
+            "sigma_log__": (-12.0, 3.0),
+            "alpha_log__": (-7.0, 7.0),
+        }
+        return [
+            box[n] for n, k in zip(self.value_names, self.sizes(), strict=True) for _ in range(k)
+        ]
+
     def sizes(self) -> list[int]:
         return [self.input_dim if n == "ls_log__" else 1 for n in self.value_names]
 
@@ -84,7 +97,12 @@ class CompiledComponentModel:
         def f(z):
             parts = np.split(z, splits)
             args = [p if n == "ls_log__" else p[0] for p, n in zip(parts, names, strict=True)]
-            out = fn(*args)
+            try:
+                out = fn(*args)
+            except (ValueError, np.linalg.LinAlgError):
+                # K not numerically positive definite here (e.g. repeated inputs with a
+                # huge amplitude): a steep finite wall sends the line search back.
+                return 1e10 * (1.0 + float(z @ z)), 2e10 * z
             grad = np.concatenate([np.atleast_1d(g) for g in out[1:]])
             return -float(out[0]), -grad
 

@@ -1,0 +1,82 @@
+"""Every shipped problem: shapes, composition, optimality of the stated optimum, provenance."""
+
+import numpy as np
+import pytest
+from pp_decomp.models import PROBLEMS, get_problem
+
+from pp_decomp.space import Box, CandidateSet
+
+
+@pytest.fixture(scope="module", params=sorted(PROBLEMS))
+def problem(request):
+    return get_problem(request.param, seed=0)
+
+
+def test_components_shape_and_composition(problem):
+    X = problem.domain.sample(16, seed=1)
+    F = problem.components(X)
+    assert F.shape == (16, problem.n_components)
+    assert np.all(np.isfinite(F))
+    np.testing.assert_allclose(problem.objective(X), problem.compose(F, X))
+    if problem.linear is not None:
+        np.testing.assert_allclose(problem.objective(X), problem.linear.combine(F, X))
+
+
+def test_optimum_is_optimal_on_a_dense_check(problem):
+    dom = problem.domain
+    X = dom.X if isinstance(dom, CandidateSet) else dom.sample(4096, seed=2)
+    f = problem.objective(X)
+    if problem.maximize:
+        assert f.max() <= problem.optimum + 1e-9
+    else:
+        assert f.min() >= problem.optimum - 1e-9
+    if isinstance(dom, CandidateSet):  # exact optimum: attained by a candidate
+        best = f.max() if problem.maximize else f.min()
+        assert best == pytest.approx(problem.optimum, abs=1e-12)
+
+
+def test_samples_respect_constraints(problem):
+    X = problem.domain.sample(256, seed=3)
+    assert np.all(problem.domain.contains(X))
+    if isinstance(problem.domain, Box) and problem.domain.A is not None:
+        assert np.all(X @ problem.domain.A.T <= problem.domain.b + 1e-12)
+
+
+def test_provenance_present(problem):
+    assert problem.description
+    assert problem.metadata.get("source")
+
+
+def test_flu_reads_real_contacts_and_optimum_attained():
+    from pp_decomp.models.flu import load_contact_data, optimum, simulate
+
+    N, C = load_contact_data()
+    assert N.sum() == pytest.approx(3.35e8, rel=0.05)  # US population 2020 (UN WPP)
+    assert np.all(C > 0) and C[0, 0] == C.max()  # children mix most with children
+    opt = optimum()
+    x = np.asarray(opt["x"])
+    assert simulate(x[None]).sum() == pytest.approx(opt["value"], rel=1e-9)
+    flu = get_problem("flu")
+    assert flu.domain.contains(x[None])[0]
+
+
+def test_perceived_temperature_formulas():
+    from pp_decomp.models.perceived_temperature import apparent_steadman, perceived_nws
+
+    # NWS tables: 90 °F at 60% RH feels like 100 °F; 0 °F at 15 mph feels like -19 °F
+    hot = perceived_nws(np.array([(90 - 32) * 5 / 9, 60.0, 0.0]))
+    assert (hot * 9 / 5 + 32) == pytest.approx(100.0, abs=1.0)
+    cold = perceived_nws(np.array([(0 - 32) * 5 / 9, 50.0, 15 / 2.236936]))
+    assert (cold * 9 / 5 + 32) == pytest.approx(-19.0, abs=0.5)
+    mild = perceived_nws(np.array([20.0, 50.0, 5.0]))
+    assert mild == pytest.approx(20.0)
+    # Steadman: 25 °C, 50% RH, calm -> about 25.6 °C
+    assert apparent_steadman(np.array([25.0, 50.0, 0.0])) == pytest.approx(26.2, abs=0.2)
+
+
+def test_perceived_temperature_split():
+    from pp_decomp.models.perceived_temperature import perceived_temperature
+
+    run = perceived_temperature(seed=1, split="run")
+    assert run.domain.size + len(run.metadata["learn_X"]) == 836
+    assert run.metadata["learn_Y"].shape[1] == 3
