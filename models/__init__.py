@@ -35,6 +35,15 @@ def _perceived(**kw):
     return perceived_temperature(**kw)
 
 
+def _lazy(module: str, func: str, **fixed):
+    def factory(**kw):
+        from importlib import import_module
+
+        return getattr(import_module(f"pp_decomp.models.{module}"), func)(**fixed, **kw)
+
+    return factory
+
+
 PROBLEMS: dict[str, ProblemEntry] = {
     "perceived-temperature": ProblemEntry(
         _perceived,
@@ -48,6 +57,38 @@ PROBLEMS: dict[str, ProblemEntry] = {
     ),
     "synthetic": ProblemEntry(
         _synthetic, "sum of J=10 SE GP samples on 1000 grid points of [0,1], maximise (Wang 2019)"
+    ),
+    "branin": ProblemEntry(
+        _lazy("classic", "branin_problem"), "negated Branin-Hoo, 2-D box (Contal 2014)"
+    ),
+    "goldstein-price": ProblemEntry(
+        _lazy("classic", "goldstein_price_problem"),
+        "negated Goldstein-Price, 2-D box (Contal 2014)",
+    ),
+    "himmelblau": ProblemEntry(
+        _lazy("classic", "himmelblau_problem"), "negated tilted Himmelblau, 2-D box (Contal 2014)"
+    ),
+    "gaussian-mixture": ProblemEntry(
+        _lazy("classic", "gaussian_mixture_problem"),
+        "3 Gaussian bumps + GP perturbation on a 60x60 grid (Contal 2014)",
+    ),
+    "gp-sample-2d": ProblemEntry(
+        _lazy("classic", "gp_sample_problem", dim=2), "SE GP sample on a 30x30 grid (Contal 2014)"
+    ),
+    "gp-sample-4d": ProblemEntry(
+        _lazy("classic", "gp_sample_problem", dim=4), "SE GP sample on 1000 points of [0,1]^4"
+    ),
+    "kandasamy-10-3-3": ProblemEntry(
+        _lazy("additive", "kandasamy", D=10, d=3, M=3),
+        "additive trimodal, D=10, 3 groups of 3 (Kandasamy 2015)",
+    ),
+    "kandasamy-24-6-4": ProblemEntry(
+        _lazy("additive", "kandasamy", D=24, d=6, M=4),
+        "additive trimodal, D=24, 4 groups of 6 (Kandasamy 2015)",
+    ),
+    "kandasamy-40-5-8": ProblemEntry(
+        _lazy("additive", "kandasamy", D=40, d=5, M=8),
+        "additive trimodal, D=40, 8 groups of 5 (Kandasamy 2015)",
     ),
 }
 

@@ -80,3 +80,22 @@ def test_perceived_temperature_split():
     run = perceived_temperature(seed=1, split="run")
     assert run.domain.size + len(run.metadata["learn_X"]) == 836
     assert run.metadata["learn_Y"].shape[1] == 3
+
+
+def test_classic_optima_match_literature():
+    assert get_problem("branin").optimum == pytest.approx(-0.397887, abs=1e-6)
+    assert get_problem("goldstein-price").optimum == pytest.approx(-3.0, abs=1e-9)
+    him = get_problem("himmelblau")
+    # the tilt 0.5x makes the peak near (-3.78, -3.28) the global one
+    assert him.objective(np.array([[-3.78, -3.28]]))[0] == pytest.approx(him.optimum, abs=0.01)
+
+
+def test_kandasamy_optimum_attained_at_the_heavy_mode():
+    p = get_problem("kandasamy-24-6-4", seed=1)
+    x = np.full((1, 24), 0.8)
+    assert p.objective(x)[0] == pytest.approx(p.optimum, rel=1e-12)
+    groups = np.array(p.metadata["groups"])
+    assert groups.shape == (4, 6) and len(np.unique(groups)) == 24
+    x2 = x.copy()
+    x2[0, groups[0, 0]] = 0.5  # leave the mode in one coordinate of one group
+    assert p.objective(x2)[0] < p.optimum - 1.0
