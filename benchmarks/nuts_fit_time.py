@@ -39,10 +39,14 @@ def main(argv=None):
         gp.fit(X, y, "nuts", seed=i)
         times.append(time.perf_counter() - start)
         d = gp.diagnostics
-        print(f"fit {i}: {times[-1]:.2f} s  r-hat max {d.rhat_max:.3f}  "
-              f"bulk ESS min {d.ess_bulk_min:.0f}  divergences {d.divergences}")
-    print(f"T={a.T} D={a.D} kernel={a.kernel}: first fit (compiles) {times[0]:.1f} s; "
-          f"median refit {np.median(times[1:]):.2f} s over {a.repeats}")
+        print(
+            f"fit {i}: {times[-1]:.2f} s  r-hat max {d.rhat_max:.3f}  "
+            f"bulk ESS min {d.ess_bulk_min:.0f}  divergences {d.divergences}"
+        )
+    print(
+        f"T={a.T} D={a.D} kernel={a.kernel}: first fit (compiles) {times[0]:.1f} s; "
+        f"median refit {np.median(times[1:]):.2f} s over {a.repeats}"
+    )
 
 
 if __name__ == "__main__":

@@ -78,6 +78,14 @@ PROBLEMS: dict[str, ProblemEntry] = {
     "gp-sample-4d": ProblemEntry(
         _lazy("classic", "gp_sample_problem", dim=4), "SE GP sample on 1000 points of [0,1]^4"
     ),
+    "rolland-star": ProblemEntry(
+        _lazy("graphs", "rolland", graph="star"),
+        "SE GP samples on the edges of a star graph, D=10 (Rolland 2018)",
+    ),
+    "rolland-grid": ProblemEntry(
+        _lazy("graphs", "rolland", graph="grid"),
+        "SE GP samples on the edges of a 2x5 grid graph, D=10 (Rolland 2018)",
+    ),
     "kandasamy-10-3-3": ProblemEntry(
         _lazy("additive", "kandasamy", D=10, d=3, M=3),
         "additive trimodal, D=10, 3 groups of 3 (Kandasamy 2015)",

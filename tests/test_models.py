@@ -99,3 +99,27 @@ def test_kandasamy_optimum_attained_at_the_heavy_mode():
     x2 = x.copy()
     x2[0, groups[0, 0]] = 0.5  # leave the mode in one coordinate of one group
     assert p.objective(x2)[0] < p.optimum - 1.0
+
+
+@pytest.mark.parametrize("graph", ["star", "grid"])
+def test_rolland_dynamic_programme_matches_brute_force(graph):
+    import itertools
+
+    from pp_decomp.models.graphs import (
+        PairFunctions,
+        _ladder_grid_optimum,
+        _star_grid_optimum,
+        grid_edges,
+        star_edges,
+    )
+
+    D, L = 4, 7
+    edges = star_edges(D) if graph == "star" else grid_edges(D)
+    funcs = PairFunctions(edges, 0.3, 50, np.random.default_rng(0))
+    levels = np.linspace(0, 1, L)
+    solver = _star_grid_optimum if graph == "star" else _ladder_grid_optimum
+    x, v = solver(funcs, D, levels)
+    allx = np.array(list(itertools.product(levels, repeat=D)))
+    brute = funcs(allx).sum(1)
+    assert v == pytest.approx(brute.max(), abs=1e-10)
+    assert funcs(x[None]).sum() == pytest.approx(brute.max(), abs=1e-10)
