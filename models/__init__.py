@@ -58,6 +58,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
     "synthetic": ProblemEntry(
         _synthetic, "sum of J=10 SE GP samples on 1000 grid points of [0,1], maximise (Wang 2019)"
     ),
+    "tuberculosis": ProblemEntry(
+        _lazy("tuberculosis", "tuberculosis"),
+        "age-structured SEIS TB model, India contacts, case-finding budget, exact "
+        "fragmentation decomposition with policy-dependent weights (Wang slides)",
+    ),
     "branin": ProblemEntry(
         _lazy("classic", "branin_problem"), "negated Branin-Hoo, 2-D box (Contal 2014)"
     ),

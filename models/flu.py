@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from pp_decomp.models.demography import contact_data
 
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
@@ -68,25 +68,9 @@ class FluParameters:
         return "flu:" + json.dumps(asdict(self), sort_keys=True)
 
 
-@lru_cache(maxsize=4)
 def load_contact_data(year: int = 2020) -> tuple[np.ndarray, np.ndarray]:
     """US population ``N (5,)`` and aggregated contact matrix ``C (5, 5)`` (contacts/day)."""
-    import starsim_data
-
-    M = np.asarray(starsim_data.load("USA", which="prem", kind="all"), dtype=float)
-    pop = starsim_data.load("USA", which="population")
-    pop = pop[pop["Time"] == year].groupby("AgeGrp")["Value"].sum()
-    bins = np.array([pop.loc[a] for a in range(0, 75, 5)] + [pop.loc[75:].sum()])
-    if M.shape != (16, 16) or bins.shape != (16,):
-        raise RuntimeError(
-            f"unexpected starsim-data shapes: contacts {M.shape}, population {bins.shape}"
-        )
-    N = np.array([bins[a:b].sum() for a, b in _BINS])
-    C = np.empty((5, 5))
-    for i, (a, b) in enumerate(_BINS):
-        rows = bins[a:b, None] * M[a:b]  # population-weighted rows of the 16x16 matrix
-        C[i] = [rows[:, c:d].sum() / bins[a:b].sum() for c, d in _BINS]
-    return N, C
+    return contact_data("USA", year, _BINS)
 
 
 def transmission_rate(params: FluParameters, N: np.ndarray, C: np.ndarray) -> float:

@@ -123,3 +123,15 @@ def test_rolland_dynamic_programme_matches_brute_force(graph):
     brute = funcs(allx).sum(1)
     assert v == pytest.approx(brute.max(), abs=1e-10)
     assert funcs(x[None]).sum() == pytest.approx(brute.max(), abs=1e-10)
+
+
+def test_tuberculosis_fragmentation_is_exact():
+    from pp_decomp.models.tuberculosis import TBModel
+
+    model = TBModel()
+    for v in (np.zeros(4), np.full(4, 0.3), np.array([0.0, 0.6, 0.6, 0.0])):
+        U, total = model.simulate(v)
+        w = model.weights(v)
+        assert w[0] + w[1:] @ U.ravel() == pytest.approx(total, rel=1e-12)
+    # case finding reduces the burden
+    assert model.simulate(np.full(4, 0.3))[1] < model.simulate(np.zeros(4))[1]
