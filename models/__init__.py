@@ -75,7 +75,7 @@ PROBLEMS: dict[str, ProblemEntry] = {
     ),
     "gaussian-mixture": ProblemEntry(
         _lazy("classic", "gaussian_mixture_problem"),
-        "3 Gaussian bumps + GP perturbation on a 60x60 grid (Contal 2014)",
+        "3 Gaussian bumps + GP perturbation on a 40x40 grid (Contal 2014)",
     ),
     "gp-sample-2d": ProblemEntry(
         _lazy("classic", "gp_sample_problem", dim=2), "SE GP sample on a 30x30 grid (Contal 2014)"

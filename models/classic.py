@@ -6,7 +6,7 @@
   on ``[-5, 5]²``; four peaks, one global maximum (the paper does not print its
   tilt; ``0.5 x`` is this module's choice).
 * ``gaussian-mixture``: three 2-D Gaussian bumps (the highest one thin) plus a
-  smooth Matérn-5/2 GP perturbation, on a 60 x 60 grid of ``[0, 1]²`` (exact optimum).
+  smooth Matérn-5/2 GP perturbation, on a 40 x 40 grid of ``[0, 1]²`` (exact optimum).
 * ``gp-sample-2d``, ``gp-sample-4d``: SE GP samples on 900 grid points of
   ``[0, 1]²`` / 1000 uniform points of ``[0, 1]⁴`` (exact optimum).
 
@@ -127,7 +127,7 @@ def _gp_sample(kind, X, ls, rng):
 
 def gaussian_mixture_problem(seed: int = 0) -> Problem:
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    g = np.linspace(0, 1, 60)
+    g = np.linspace(0, 1, 40)
     X = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
     centers = np.array([[0.25, 0.3], [0.7, 0.75], [0.8, 0.2]])
     widths = np.array([0.15, 0.12, 0.03])  # the highest peak is thin
@@ -136,7 +136,7 @@ def gaussian_mixture_problem(seed: int = 0) -> Problem:
     f = (heights * np.exp(-d2 / (2 * widths**2))).sum(1)
     f = f + 0.05 * _gp_sample("matern52", X, 0.2, rng)
     return _grid_problem(
-        "gaussian-mixture", X, f, "3 Gaussian bumps + Matérn GP perturbation on a 60x60 grid"
+        "gaussian-mixture", X, f, "3 Gaussian bumps + Matérn GP perturbation on a 40x40 grid"
     )
 
 
