@@ -22,6 +22,7 @@ from scipy import optimize
 
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.problem import Problem
+from pp_decomp.regression import stable_cholesky
 from pp_decomp.space import Box, CandidateSet
 
 SOURCE = "Contal et al. 2014, Sec. 5 (classic test functions)"
@@ -121,8 +122,7 @@ def _grid_problem(name, X, values, description):
 
 def _gp_sample(kind, X, ls, rng):
     K = kernel_matrix(kind, X, X, np.full((1, X.shape[1]), ls), np.ones(1))[0]
-    w, V = np.linalg.eigh(K + 1e-10 * np.eye(len(X)))
-    return V @ (np.sqrt(np.clip(w, 0, None)) * rng.standard_normal(len(X)))
+    return stable_cholesky(K) @ rng.standard_normal(len(X))
 
 
 def gaussian_mixture_problem(seed: int = 0) -> Problem:

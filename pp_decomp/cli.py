@@ -119,6 +119,35 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _cmd_bench(args) -> int:
+    from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench
+
+    overrides = dict(
+        problems=parse_list(args.problems),
+        strategies=parse_list(args.strategies),
+        trials=args.trials,
+        iterations=args.iterations,
+        n_init=args.init,
+        inference=args.inference,
+        root_seed=args.seed,
+    )
+    if args.preset:
+        spec = preset(args.preset, quick=args.quick, **overrides)
+    else:
+        if overrides["problems"] is None or overrides["strategies"] is None:
+            raise ValueError("give --preset, or both --problems and --strategies")
+        spec = BenchSpec(**{k: v for k, v in overrides.items() if v is not None})
+    ds = run_bench(
+        spec, args.out, scheduler=args.scheduler, workers=args.workers, progress=not args.quiet
+    )
+    print((Path(args.out) / "summary.md").read_text())
+    print(
+        f"results: {args.out}/bench.nc, {args.out}/summary.md, {args.out}/regret.png "
+        f"({ds.attrs['wall_seconds']:.0f} s)"
+    )
+    return 0
+
+
 DEMO = {
     "problem": "synthetic",
     "strategies": ("d-gpucb", "gp-ucb"),
@@ -194,6 +223,22 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
     u.add_argument("--quiet", action="store_true")
     u.set_defaults(func=_cmd_run)
+
+    b = sub.add_parser("bench", help="strategies x problems x trials, locally or on Dask")
+    b.add_argument("--preset", choices=["wang2019", "contal2014"], default=None)
+    b.add_argument("--quick", action="store_true", help="the preset's few-minute size")
+    b.add_argument("--problems", default=None, help="comma-separated problem names")
+    b.add_argument("--strategies", default=None, help="comma-separated strategy names")
+    b.add_argument("--trials", type=int, default=None)
+    b.add_argument("--iterations", type=int, default=None)
+    b.add_argument("--init", type=int, default=None)
+    b.add_argument("--inference", default=None, choices=["map", "nuts"])
+    b.add_argument("--seed", type=int, default=None, help="root seed of every task")
+    b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
+    b.add_argument("--scheduler", default=None, help="address of a Dask scheduler")
+    b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
+    b.add_argument("--quiet", action="store_true")
+    b.set_defaults(func=_cmd_bench)
 
     sub.add_parser("problems", help="list problems").set_defaults(func=_cmd_problems)
     sub.add_parser("strategies", help="list strategies").set_defaults(func=_cmd_strategies)

@@ -45,12 +45,26 @@ def random_kernel_draws(kind: str, input_dim: int, noise_sd: float, rng) -> Hype
 
 
 def sample_function(kind: str, X: np.ndarray, draws: HyperDraws, rng) -> np.ndarray:
-    """A joint draw of ``f ~ GP(0, k)`` at the rows of ``X``: (n,)."""
+    """A joint draw of ``f ~ GP(0, k)`` at the rows of ``X``: (n,).
+
+    ``L z`` with ``L`` the Cholesky factor of ``K + ε η² I``, ``ε`` the smallest of
+    ``1e-10, 1e-9, ...`` that factorises: unlike an eigendecomposition, ``L`` is
+    unique, so the draw does not hinge on how LAPACK resolves (near-)degenerate
+    eigenvalues and is the same on every machine and thread count.
+    """
     K = kernel_matrix(kind, X, X, draws.ls, draws.eta, draws.alpha)[0]
-    K[np.diag_indices_from(K)] += 1e-8 * draws.eta[0] ** 2
-    # eigh tolerates the near-singular smooth kernels that Cholesky may reject.
-    w, V = np.linalg.eigh(K)
-    return V @ (np.sqrt(np.clip(w, 0.0, None)) * rng.standard_normal(len(w)))
+    return stable_cholesky(K, scale=float(draws.eta[0] ** 2)) @ rng.standard_normal(len(K))
+
+
+def stable_cholesky(K: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """Cholesky factor of ``K + ε·scale·I`` with the smallest working ``ε >= 1e-10``."""
+    eye = np.eye(len(K))
+    for eps in 10.0 ** np.arange(-10, -1):
+        try:
+            return np.linalg.cholesky(K + eps * scale * eye)
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("matrix is not positive definite even with jitter 1e-2")
 
 
 def _trial(kind, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):

@@ -1,10 +1,11 @@
-import os
+import numpy as np
+import pytest
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+from pp_decomp._threads import pin_threads
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+# Test plugins may load numpy before this file runs, so the environment variables
+# alone come too late: pin_threads also limits the live BLAS pools.
+pin_threads()
 
 
 @pytest.fixture

@@ -1,0 +1,360 @@
+"""Benchmarks: many (problem, strategy, trial) runs, locally or on a Dask cluster.
+
+Each task is one checkpointed :class:`~pp_decomp.Optimizer` run written to
+``OUT/runs/PROBLEM/STRATEGY/trialNNN.nc`` when it completes (its checkpoint
+``*.partial.nc`` until then), so rerunning the same command skips finished
+tasks and resumes interrupted ones. Trial ``k`` uses the seed
+``SeedSequence([root_seed, k])`` for the problem instance and the optimiser,
+so every strategy of a trial meets the same instance and initial design, and
+results do not depend on where or in which order tasks run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.validate import check_choice, check_positive_int
+
+DECOMPOSED_FOR_NONLINEAR = ("d-gpucb-lipschitz", "d-gpucb-mc")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of the benchmark."""
+
+    problem: str
+    strategy: str
+    trial: int
+    iterations: int
+    n_init: int
+    inference: str
+    root_seed: int
+
+    @property
+    def seed(self) -> int:
+        return int(np.random.SeedSequence([self.root_seed, self.trial]).generate_state(1)[0])
+
+    def path(self, out: Path) -> Path:
+        return Path(out) / "runs" / self.problem / self.strategy / f"trial{self.trial:03d}.nc"
+
+
+def run_task(task: Task, out) -> str:
+    """Run (or resume, or skip) one task; returns the path of its finished results."""
+    from pp_decomp._threads import pin_threads
+
+    pin_threads()
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.models import get_problem
+
+    final = task.path(out)
+    if final.exists():
+        return str(final)
+    partial = final.with_suffix(".partial.nc")
+    problem = get_problem(task.problem, seed=task.seed)
+    if partial.exists():
+        opt = Optimizer.resume(partial, problem)
+    else:
+        opt = Optimizer(
+            problem,
+            task.strategy,
+            n_init=task.n_init,
+            inference=task.inference,
+            seed=task.seed,
+            checkpoint=partial,
+        )
+    opt.run(task.iterations)
+    os.replace(partial, final)
+    return str(final)
+
+
+@dataclass
+class BenchSpec:
+    """What to run: problems × strategies × trials."""
+
+    problems: list[str]
+    strategies: list[str]
+    trials: int = 30
+    iterations: int = 100
+    n_init: int = 5
+    inference: str = "map"
+    root_seed: int = 0
+    name: str = "custom"
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def __post_init__(self):
+        from pp_decomp.models import PROBLEMS
+        from pp_decomp.strategies import STRATEGIES
+
+        for p in self.problems:
+            check_choice(p, "problems", PROBLEMS)
+        for s in self.strategies:
+            check_choice(s, "strategies", STRATEGIES)
+        check_positive_int(self.trials, "trials")
+        check_positive_int(self.n_init, "init", minimum=2)
+        check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
+        check_choice(self.inference, "inference", ("map", "nuts"))
+
+    def tasks(self) -> list[Task]:
+        """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems."""
+        from pp_decomp.models import get_problem
+
+        out, self.skipped = [], []
+        for p in self.problems:
+            linear = get_problem(p, seed=0).linear is not None
+            for s in self.strategies:
+                if s == "d-gpucb" and not linear:
+                    self.skipped.append((p, s, "g is not linear: use d-gpucb-lipschitz/-mc"))
+                    continue
+                out += [
+                    Task(p, s, k, self.iterations, self.n_init, self.inference, self.root_seed)
+                    for k in range(self.trials)
+                ]
+        return out
+
+
+PRESETS = {
+    "wang2019": dict(
+        problems=["synthetic", "flu", "perceived-temperature"],
+        strategies=[
+            "d-gpucb",
+            "d-gpucb-lipschitz",
+            "d-gpucb-mc",
+            "gp-ucb",
+            "ei",
+            "pi",
+            "gp-mi",
+            "random",
+        ],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+    "contal2014": dict(
+        problems=[
+            "gaussian-mixture",
+            "himmelblau",
+            "branin",
+            "goldstein-price",
+            "gp-sample-2d",
+            "gp-sample-4d",
+        ],
+        strategies=["gp-mi", "gp-ucb", "ei"],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+}
+QUICK = {"trials": 2, "iterations": 20}
+
+
+def preset(name: str, quick: bool = False, **overrides) -> BenchSpec:
+    """A paper's benchmark settings (``quick`` shrinks trials and iterations)."""
+    check_choice(name, "preset", PRESETS)
+    kw = dict(PRESETS[name], name=name)
+    if quick:
+        kw.update(QUICK)
+    kw.update({k: v for k, v in overrides.items() if v is not None})
+    return BenchSpec(**kw)
+
+
+def _executor(scheduler: str | None, workers: int | None):
+    if scheduler is None and workers is None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=os.cpu_count() or 1), None
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        client = Client(scheduler)
+        return client, client
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = Client(cluster)
+    return client, client
+
+
+def run_bench(
+    spec: BenchSpec,
+    out,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+    log=print,
+) -> xr.Dataset:
+    """Run every missing task, then combine all finished runs into one Dataset.
+
+    ``scheduler``: address of a Dask scheduler; ``workers``: size of an
+    embedded Dask ``LocalCluster``; neither: a local process pool.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = spec.tasks()
+    for p, s, why in spec.skipped:
+        log(f"skip {p}/{s}: {why}")
+    todo = [t for t in tasks if not t.path(out).exists()]
+    log(f"{len(tasks)} task(s), {len(tasks) - len(todo)} already done, {len(todo)} to run")
+    start = time.perf_counter()
+    if todo:
+        pool, client = _executor(scheduler, workers)
+        try:
+            if client is not None:
+                from dask.distributed import as_completed
+
+                futures = client.map(run_task, todo, out=str(out), pure=False)
+            else:
+                from concurrent.futures import as_completed
+
+                futures = [pool.submit(run_task, t, str(out)) for t in todo]
+            bar = None
+            if progress:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=len(todo), desc=f"bench {spec.name}", unit="run")
+            for fut in as_completed(futures):
+                fut.result()
+                if bar is not None:
+                    bar.update()
+            if bar is not None:
+                bar.close()
+        finally:
+            if client is not None:
+                cluster = getattr(client, "cluster", None)
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+            else:
+                pool.shutdown()
+    ds = combine(spec, out)
+    ds.attrs["wall_seconds"] = time.perf_counter() - start
+    ds.to_netcdf(out / "bench.nc")
+    (out / "summary.md").write_text(summary_table(ds))
+    plot_bench(ds, out / "regret.png")
+    return ds
+
+
+def combine(spec: BenchSpec, out) -> xr.Dataset:
+    """All finished runs as one Dataset with dims (problem, strategy, trial, iteration)."""
+    from pp_decomp.results import package_versions
+
+    shape = (len(spec.problems), len(spec.strategies), spec.trials, spec.iterations)
+    arrays = {
+        v: np.full(shape, np.nan)
+        for v in ("regret", "cumulative_regret", "simple_regret", "objective", "ask_seconds")
+    }
+    for i, p in enumerate(spec.problems):
+        for j, s in enumerate(spec.strategies):
+            for k in range(spec.trials):
+                path = Task(
+                    p, s, k, spec.iterations, spec.n_init, spec.inference, spec.root_seed
+                ).path(out)
+                if not path.exists():
+                    continue
+                with xr.open_dataset(path) as run:
+                    for v in arrays:
+                        if v in run:
+                            arrays[v][i, j, k] = run[v].values[: spec.iterations]
+    dims = ("problem", "strategy", "trial", "iteration")
+    ds = xr.Dataset(
+        {v: (dims, a) for v, a in arrays.items()},
+        coords={
+            "problem": spec.problems,
+            "strategy": spec.strategies,
+            "trial": np.arange(spec.trials),
+            "iteration": np.arange(1, spec.iterations + 1),
+        },
+    )
+    settings = {k: v for k, v in asdict(spec).items() if k != "skipped"}
+    import json
+
+    ds.attrs.update(
+        settings=json.dumps(settings), versions=json.dumps(package_versions()), preset=spec.name
+    )
+    return ds
+
+
+def _mean_se(a: np.ndarray) -> tuple[float, float, int]:
+    a = a[np.isfinite(a)]
+    if len(a) == 0:
+        return float("nan"), float("nan"), 0
+    se = a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else float("nan")
+    return float(a.mean()), float(se), len(a)
+
+
+def summary_table(ds: xr.Dataset) -> str:
+    """Markdown: final cumulative and simple regret (mean ± SE) and gain over GP-UCB."""
+    lines = [
+        "| problem | strategy | trials | final cumulative regret | final simple regret "
+        "| cumulative regret change vs GP-UCB (paired diff ± SE) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    strategies = list(ds["strategy"].values)
+    for p in ds["problem"].values:
+        final = ds["cumulative_regret"].sel(problem=p).isel(iteration=-1)
+        simple = ds["simple_regret"].sel(problem=p).isel(iteration=-1)
+        base = final.sel(strategy="gp-ucb").values if "gp-ucb" in strategies else None
+        for s in strategies:
+            m, se, k = _mean_se(final.sel(strategy=s).values)
+            if k == 0:
+                continue
+            sm, sse, _ = _mean_se(simple.sel(strategy=s).values)
+            rel = ""
+            if base is not None and s != "gp-ucb" and s.startswith("d-"):
+                b = base
+                ok = np.isfinite(b) & np.isfinite(final.sel(strategy=s).values)
+                if ok.sum() > 1:
+                    diff = b[ok] - final.sel(strategy=s).values[ok]
+                    change = final.sel(strategy=s).values[ok].mean() / b[ok].mean() - 1
+                    rel = (
+                        f"{100 * change:+.1f}% ({-diff.mean():+.3g} ± "
+                        f"{diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
+                    )
+            lines.append(f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_bench(ds: xr.Dataset, path) -> None:
+    """Cumulative and average regret with standard-error bands, one column per problem."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    probs = list(ds["problem"].values)
+    fig, axes = plt.subplots(
+        2, len(probs), figsize=(4.5 * len(probs), 7), squeeze=False, constrained_layout=True
+    )
+    it = ds["iteration"].values
+    for c, p in enumerate(probs):
+        for s in ds["strategy"].values:
+            cum = ds["cumulative_regret"].sel(problem=p, strategy=s).values
+            cum = cum[np.all(np.isfinite(cum), axis=1)]
+            if len(cum) == 0:
+                continue
+            for r, arr in enumerate((cum, cum / it)):
+                m = arr.mean(0)
+                se = arr.std(0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * m
+                axes[r, c].plot(it, m, label=s)
+                axes[r, c].fill_between(it, m - se, m + se, alpha=0.15)
+        axes[0, c].set_title(p)
+        axes[0, c].set_ylabel("cumulative regret")
+        axes[1, c].set_ylabel("average regret")
+        axes[1, c].set_xlabel("iteration")
+        axes[1, c].set_yscale("log")
+    axes[0, 0].legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse_list(value: str | None) -> list[str] | None:
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+__all__: Iterable[str] = ["BenchSpec", "PRESETS", "Task", "preset", "run_bench", "run_task"]

@@ -1,0 +1,107 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from pp_decomp.bench import BenchSpec, preset, run_bench
+
+SPEC = dict(
+    problems=["gp-sample-2d", "synthetic"],
+    strategies=["gp-ucb", "random"],
+    trials=2,
+    iterations=6,
+    n_init=3,
+    root_seed=11,
+)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("local")
+    return out, run_bench(BenchSpec(**SPEC), out, progress=False, log=lambda m: None)
+
+
+def test_bench_layout_table_and_plot(local_run):
+    out, ds = local_run
+    assert ds["cumulative_regret"].dims == ("problem", "strategy", "trial", "iteration")
+    assert np.all(np.isfinite(ds["cumulative_regret"]))
+    table = (out / "summary.md").read_text()
+    assert "| gp-sample-2d | gp-ucb | 2 |" in table and "| synthetic | random | 2 |" in table
+    assert (out / "regret.png").stat().st_size > 10_000
+    assert xr.load_dataset(out / "bench.nc").sizes["trial"] == 2
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_matches_local_pool(local_run, tmp_path):
+    _, local = local_run
+    dask = run_bench(BenchSpec(**SPEC), tmp_path, workers=2, progress=False, log=lambda m: None)
+    for v in ("cumulative_regret", "simple_regret", "objective"):
+        np.testing.assert_array_equal(dask[v].values, local[v].values)
+
+
+@pytest.mark.slow
+def test_interrupted_bench_reruns_only_missing_tasks(local_run, tmp_path):
+    _, local = local_run
+    cmd = [
+        sys.executable,
+        "-m",
+        "pp_decomp.cli",
+        "bench",
+        "--problems",
+        "gp-sample-2d,synthetic",
+        "--strategies",
+        "gp-ucb,random",
+        "--trials",
+        "2",
+        "--iterations",
+        "6",
+        "--init",
+        "3",
+        "--seed",
+        "11",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.time() + 300
+    done = []
+    while time.time() < deadline and proc.poll() is None:
+        done = sorted(tmp_path.glob("runs/*/*/trial*[0-9].nc"))
+        if len(done) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted(tmp_path.glob("runs/*/*/trial*[0-9].nc"))
+    assert 2 <= len(done) < 8, "interrupt before the bench finished"
+    stamps = {p: p.stat().st_mtime_ns for p in done}
+    messages = []
+    ds = run_bench(BenchSpec(**SPEC), tmp_path, progress=False, log=messages.append)
+    assert f"8 task(s), {len(done)} already done, {8 - len(done)} to run" in messages
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished ones untouched
+    np.testing.assert_array_equal(ds["cumulative_regret"].values, local["cumulative_regret"].values)
+
+
+def test_presets_and_validation():
+    quick = preset("wang2019", quick=True)
+    assert quick.trials == 2 and "perceived-temperature" in quick.problems
+    tasks = quick.tasks()
+    assert ("perceived-temperature", "d-gpucb") not in {(t.problem, t.strategy) for t in tasks}
+    assert any(
+        s == ("perceived-temperature", "d-gpucb") for s in ((p, s) for p, s, _ in quick.skipped)
+    )
+    with pytest.raises(ValueError, match="problems must be one of"):
+        BenchSpec(problems=["nope"], strategies=["gp-ucb"])
+    with pytest.raises(ValueError, match="iterations must be >= 6"):
+        BenchSpec(problems=["flu"], strategies=["gp-ucb"], iterations=3, n_init=5)
+    # trial seeds depend on the root seed and the trial only
+    a, b = BenchSpec(**SPEC).tasks()[0], BenchSpec(**SPEC).tasks()[2]
+    assert a.seed == b.seed and a.strategy != b.strategy
