@@ -119,6 +119,7 @@ class ComponentGP:
         chains: int = 2,
         restarts: int = 3,
         seed: SeedLike = None,
+        init: HyperDraws | None = None,
     ) -> ComponentGP:
         """Infer the hyperparameters from ``(X, y)`` and condition the GP on them.
 
@@ -133,6 +134,10 @@ class ComponentGP:
         draws, tune, chains : int
             NUTS settings.
         seed : int or Generator
+        init : HyperDraws, optional
+            Warm start, typically the previous fit's draws: their mean in the
+            unconstrained space is NUTS's initial point, or MAP's first start
+            (replacing the prior-mean start).
         """
         check_choice(inference, "inference", INFERENCE)
         check_positive_int(draws, "draws")
@@ -143,11 +148,11 @@ class ComponentGP:
         rng = as_generator(seed)
         start = time.perf_counter()
         if inference == "map":
-            hyper, info = self._fit_map(Xs, ys, restarts, rng)
+            hyper, info = self._fit_map(Xs, ys, restarts, rng, init)
             self.idata = _map_idata(hyper, info)
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
-            self.idata = self._fit_nuts(Xs, ys, draws, tune, chains, rng)
+            self.idata = self._fit_nuts(Xs, ys, draws, tune, chains, rng, init)
             hyper = HyperDraws.from_posterior(self.idata.posterior, self.kernel == "rq")
             names = ["ls", "eta", "sigma"] + (["alpha"] if self.kernel == "rq" else [])
             self.diagnostics = summarize_nuts(self.idata, names, time.perf_counter() - start)
@@ -180,7 +185,16 @@ class ComponentGP:
         self._posterior = GPPosterior(self.kernel, Xs, ys, draws, JITTER)
         return self
 
-    def _fit_map(self, Xs, ys, restarts, rng):
+    def _unconstrained_mean(self, init: HyperDraws, names) -> np.ndarray:
+        parts = {
+            "ls_log__": np.log(init.ls).mean(0),
+            "eta_log__": [np.log(init.eta).mean()],
+            "sigma_log__": [np.log(init.sigma).mean()],
+            "alpha_log__": [np.log(init.alpha).mean()] if init.alpha is not None else [],
+        }
+        return np.concatenate([np.asarray(parts[n], dtype=float) for n in names])
+
+    def _fit_map(self, Xs, ys, restarts, rng, init=None):
         from pp_decomp.components.model import compiled_model  # PyMC loads only when fitting
 
         cm = compiled_model(self.kernel, self.input_dim, self.priors)
@@ -195,6 +209,8 @@ class ComponentGP:
             "alpha_log__": np.array([np.log(p.alpha_alpha / p.alpha_beta)]),
         }
         starts = [np.concatenate([center[n] for n in names])]
+        if init is not None:
+            starts = [self._unconstrained_mean(init, names)]
         for _ in range(restarts - 1):
             draw = {
                 "ls_log__": np.log(p.ls_beta / rng.gamma(p.ls_alpha, size=self.input_dim)),
@@ -223,15 +239,19 @@ class ComponentGP:
         )
         return hyper, {"logp": -float(best.fun), "converged": bool(best.success)}
 
-    def _fit_nuts(self, Xs, ys, draws, tune, chains, rng):
+    def _fit_nuts(self, Xs, ys, draws, tune, chains, rng, init=None):
         import nutpie
 
         from pp_decomp.components.model import compiled_model
 
         cm = compiled_model(self.kernel, self.input_dim, self.priors)
         model = cm.nutpie_model.with_data(X=Xs, y=ys)
+        kwargs = {}
+        if init is not None:
+            kwargs["init_mean"] = self._unconstrained_mean(init, cm.value_names)
         return nutpie.sample(
             model,
+            **kwargs,
             draws=draws,
             tune=tune,
             chains=chains,
