@@ -76,22 +76,22 @@ class IncrementalPosterior:
         return self._V
 
     def append(self, x: np.ndarray, y: float) -> None:
-        """Condition on one more scaled observation; reweight the draws by its predictive density."""
+        """Condition on one more scaled observation; reweight draws by its predictive density."""
         x = np.asarray(x, dtype=float).reshape(1, -1)
         V = self._ensure_V()
         k_new = self._k(self.X, x)[:, :, 0]  # (S, n)
-        l = np.einsum("sij,sj->si", self.L_inv, k_new)  # L⁻¹ k
+        lk = np.einsum("sij,sj->si", self.L_inv, k_new)  # L⁻¹ k
         kxx = self.draws.eta**2 + self.draws.sigma**2 + JITTER
-        d2 = np.maximum(kxx - np.einsum("si,si->s", l, l), 1e-300)
+        d2 = np.maximum(kxx - np.einsum("si,si->s", lk, lk), 1e-300)
         d = np.sqrt(d2)
-        mu = np.einsum("si,si->s", l, self.z)
+        mu = np.einsum("si,si->s", lk, self.z)
         self.logw += -0.5 * (np.log(2 * np.pi * d2) + (y - mu) ** 2 / d2)
         z_new = (y - mu) / d
-        v_new = (self._k(x, self.Xc)[:, 0, :] - np.einsum("sn,snm->sm", l, V)) / d[:, None]
+        v_new = (self._k(x, self.Xc)[:, 0, :] - np.einsum("sn,snm->sm", lk, V)) / d[:, None]
         n = len(self.X)
         L_inv = np.zeros((self.L_inv.shape[0], n + 1, n + 1))
         L_inv[:, :n, :n] = self.L_inv
-        L_inv[:, n, :n] = -np.einsum("si,sij->sj", l, self.L_inv) / d[:, None]
+        L_inv[:, n, :n] = -np.einsum("si,sij->sj", lk, self.L_inv) / d[:, None]
         L_inv[:, n, n] = 1.0 / d
         self.L_inv = L_inv
         self._V = np.concatenate([V, v_new[:, None, :]], axis=1)
