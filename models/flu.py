@@ -42,8 +42,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from pp_decomp.models.demography import contact_data
 
+from pp_decomp.models.demography import contact_data
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 

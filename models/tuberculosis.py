@@ -44,8 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pp_decomp.models.demography import contact_data
 
+from pp_decomp.models.demography import contact_data
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 

@@ -170,6 +170,7 @@ class FastComponent:
         """Posterior from ``draws`` on all of ``(X, y)``, standardisation frozen from now on."""
         if y_mean is not None:
             self.gp.y_mean, self.gp.y_std = y_mean, y_std
+        self.gp.draws = draws  # the next refit warm-starts from these
         self.post = IncrementalPosterior(
             self.gp.kernel, self.gp.scale_X(X), self._standardise(y), draws, self.Xc_scaled
         )
@@ -187,3 +188,38 @@ class FastComponent:
     def per_draw(self, rng) -> tuple[np.ndarray, np.ndarray]:
         mean, var = self.post.per_draw(rng)
         return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
+
+
+class FastGPView:
+    """A :class:`FastComponent` seen through the ``ComponentGP`` prediction interface.
+
+    Acquisitions pass rows of the candidate set; they are mapped back to their
+    indices, and the step's moments and (resampled) per-draw arrays are
+    computed once per step.
+    """
+
+    def __init__(self, comp: FastComponent, index: dict, rng: np.random.Generator):
+        self.comp, self.index, self.name = comp, index, comp.gp.name
+        self._moments = comp.moments()
+        self._per_draw = comp.per_draw(rng)
+
+    def _idx(self, X) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=float)
+        try:
+            return np.fromiter((self.index[row.tobytes()] for row in X), int, len(X))
+        except KeyError as err:
+            raise ValueError("the fast path predicts only at the problem's candidates") from err
+
+    def predict(self, X, pred_noise: bool = False):
+        i = self._idx(X)
+        return self._moments[0][i], self._moments[1][i]
+
+    def predict_per_draw(self, X, pred_noise: bool = False):
+        i = self._idx(X)
+        return self._per_draw[0][:, i], self._per_draw[1][:, i]
+
+
+def candidate_index(Xc: np.ndarray) -> dict:
+    """Row bytes → row index of the candidate set."""
+    Xc = np.ascontiguousarray(Xc, dtype=float)
+    return {row.tobytes(): i for i, row in enumerate(Xc)}

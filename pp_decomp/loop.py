@@ -24,6 +24,7 @@ from pp_decomp.acquisition import (
     DecomposedSurrogate,
 )
 from pp_decomp.components import ComponentGP, HyperDraws, Priors
+from pp_decomp.fast import FastComponent, FastGPView, FastSettings, candidate_index
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.space import CandidateSet
@@ -67,6 +68,13 @@ class Optimizer:
         Posterior-predictive draws for Monte Carlo acquisitions.
     acq_method : {"auto", "lbfgs", "direct"}
         Maximiser on continuous boxes.
+    fast : bool
+        Full-Bayes fast path (:mod:`pp_decomp.fast`): NUTS refits only when the
+        effective sample size of the reweighted draws drops (or they age), exact
+        incremental updates in between. Needs ``inference="nuts"`` and a finite
+        candidate set.
+    fast_settings : FastSettings, optional
+        Refit policy of the fast path.
     """
 
     def __init__(
@@ -86,6 +94,8 @@ class Optimizer:
         max_draws: int = 256,
         mc_samples: int = 512,
         acq_method: str = "auto",
+        fast: bool = False,
+        fast_settings: FastSettings | None = None,
     ):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
@@ -102,6 +112,19 @@ class Optimizer:
         self.mc_samples = check_positive_int(mc_samples, "mc_samples")
         self.acq_method = check_choice(acq_method, "acq_method", ("auto", "lbfgs", "direct"))
         ComponentGP(kernel, problem.dim)  # validates the kernel name before any work
+        self.fast = bool(fast)
+        self.fast_settings = fast_settings or FastSettings()
+        if self.fast:
+            if inference != "nuts":
+                raise ValueError(
+                    f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
+                )
+            if not isinstance(problem.domain, CandidateSet):
+                raise ValueError("fast=True needs a finite candidate set (problem.domain)")
+            if strategy in ("thompson", "d-thompson", "random"):
+                raise ValueError(f"fast=True does not support strategy {strategy!r}")
+        self._fast: dict[str, FastComponent] = {}
+        self._fast_index = candidate_index(problem.domain.X) if self.fast else None
         if beta is None:
             if isinstance(problem.domain, CandidateSet):
                 J = 1 if problem.linear is not None else problem.n_components
@@ -145,6 +168,31 @@ class Optimizer:
         if self.strategy.surrogate == "decomposed":
             return {name: self.Y[:, j] for j, name in enumerate(self.problem.component_names)}
         return {"composed": self.signed_objective()}
+
+    def _fit_fast(self, t: int, rec: dict) -> dict:
+        rng = self._rng(t, _FIT)
+        views, rec["ess"] = {}, {}
+        for name, y in self._targets().items():
+            fc = self._fast.get(name)
+            if fc is None:
+                fc = self._fast[name] = FastComponent(
+                    name,
+                    self.kernel,
+                    self.problem.dim,
+                    self.priors,
+                    self.problem.domain.bounds,
+                    self.problem.domain.X,
+                    self.fast_settings,
+                )
+            if fc.needs_refit(self.n):
+                fc.refit(self.X, y, rng)
+                self.draws[name] = fc.gp.draws
+                rec["refit"][name] = _fit_summary(fc.gp)
+            else:
+                fc.update(self.X, y)
+            rec["ess"][name] = fc.post.ess
+            views[name] = FastGPView(fc, self._fast_index, rng)
+        return views
 
     def _fit(self, t: int) -> tuple[dict, dict]:
         refit = not self.draws or (self.n - self.n_init) % self.refit_every == 0
@@ -190,9 +238,12 @@ class Optimizer:
             x, _ = self.strategy.choose(self._context(t, None, None))
             rec["phase"] = "acquisition"
         else:
-            gps, fitted = self._fit(t)
+            if self.fast:
+                gps = self._fit_fast(t, rec)
+            else:
+                gps, fitted = self._fit(t)
+                rec["refit"] = {name: _fit_summary(gp) for name, gp in fitted.items()}
             rec["fit_seconds"] = time.perf_counter() - start
-            rec["refit"] = {name: _fit_summary(gp) for name, gp in fitted.items()}
             dec = com = None
             if self.strategy.surrogate == "decomposed":
                 dec = DecomposedSurrogate([gps[n] for n in self.model_names], self.problem)
@@ -286,6 +337,8 @@ class Optimizer:
             "mc_samples": self.mc_samples,
             "acq_method": self.acq_method,
             "maximize": self.problem.maximize,
+            "fast": self.fast,
+            "fast_settings": vars(self.fast_settings),
         }
 
     def _state(self) -> dict:
@@ -298,6 +351,15 @@ class Optimizer:
                 for name, d in self.draws.items()
             },
             "records": [_jsonable(r) for r in self.records],
+            "fast": {
+                name: {
+                    "y_mean": fc.gp.y_mean,
+                    "y_std": fc.gp.y_std,
+                    "n_at_refit": fc.n_at_refit,
+                    "n_conditioned": len(fc.post.X),
+                }
+                for name, fc in self._fast.items()
+            },
         }
 
     def results(self) -> xr.Dataset:
@@ -337,6 +399,8 @@ class Optimizer:
             mc_samples=s["mc_samples"],
             acq_method=s["acq_method"],
             checkpoint=path,
+            fast=s.get("fast", False),
+            fast_settings=FastSettings(**s.get("fast_settings", {})),
         )
         kwargs.update(overrides)
         opt = cls(problem, **kwargs)
@@ -349,6 +413,20 @@ class Optimizer:
             for name, d in state["draws"].items()
         }
         opt.records = state["records"]
+        for name, f in state.get("fast", {}).items():
+            fc = opt._fast[name] = FastComponent(
+                name,
+                opt.kernel,
+                problem.dim,
+                opt.priors,
+                problem.domain.bounds,
+                problem.domain.X,
+                opt.fast_settings,
+            )
+            y = opt._targets()[name]
+            a, b = f["n_at_refit"], f["n_conditioned"]
+            fc.rebuild(opt.X[:a], y[:a], opt.draws[name], f["y_mean"], f["y_std"])
+            fc.update(opt.X[:b], y[:b])  # the same appends, in the same order, as the run
         return opt
 
 

@@ -30,6 +30,8 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     ``acq_value``, ``beta``, ``ask_seconds``, ``fit_seconds``; per refit and
     model (NaN where no refit happened) ``ls_mean(iteration, model, dim)``,
     ``eta_mean``, ``sigma_mean``, ``rhat_max``, ``ess_bulk_min``, ``divergences``;
+    on the fast path ``ess(iteration, model)``, the effective sample size of the
+    reweighted hyperparameter draws used at each step;
     where the problem's optimum is known, ``true_objective`` (noise-free),
     ``regret``, ``cumulative_regret`` and ``simple_regret``.
     """
@@ -64,6 +66,14 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
         ds["ls_mean"] = (("iteration", "model", "dim"), ls)
         for f, arr in fields.items():
             ds[f"refit_{f}" if f == "fit_seconds" else f] = (("iteration", "model"), arr)
+    ess_names = sorted({m for r in records for m in r.get("ess", {})}, key=str)
+    if ess_names:
+        ess = np.full((n, len(ess_names)), np.nan)
+        for i, r in enumerate(records):
+            for k, name in enumerate(ess_names):
+                ess[i, k] = r.get("ess", {}).get(name, np.nan)
+        ds = ds.assign_coords(model=ess_names)
+        ds["ess"] = (("iteration", "model"), ess)
     if problem.optimum is not None and n:
         true = problem.objective(X)
         ds["true_objective"] = ("iteration", true)

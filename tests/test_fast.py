@@ -81,3 +81,42 @@ def test_reweighted_draws_match_a_fresh_nuts_fit(rng):
     mean_new, var_new = new.predict(Xc)
     np.testing.assert_allclose(mean, mean_new, atol=4 * np.sqrt(var_new.max() / inc.ess) + 0.02)
     np.testing.assert_allclose(np.sqrt(var), np.sqrt(var_new), rtol=0.25, atol=0.02)
+
+
+@pytest.mark.slow
+def test_fast_optimizer_resumes_exactly_and_reports_ess(tmp_path):
+    from pp_decomp import Optimizer
+    from pp_decomp.fast import FastSettings
+    from pp_decomp.models import get_problem
+
+    problem = get_problem("synthetic", seed=2, n_components=2, n_points=120)
+    kw = dict(
+        inference="nuts",
+        fast=True,
+        seed=4,
+        n_init=4,
+        fast_settings=FastSettings(draws=64, tune=150, max_age=3),
+    )
+    full = Optimizer(problem, "d-gpucb", **kw).run(10)
+    path = tmp_path / "fast.nc"
+    Optimizer(problem, "d-gpucb", checkpoint=path, **kw).run(7)
+    ds = Optimizer.resume(path, problem).run(10)
+    np.testing.assert_array_equal(ds["x"], full["x"])
+    ess = full["ess"].values[4:]
+    assert np.all((ess > 0) & (ess <= 128 + 1e-9))
+    refits = np.isfinite(full["rhat_max"].values[4:]).sum(0)
+    assert np.all(refits >= 2)  # max_age=3 forces refits within 6 acquisition steps
+
+
+def test_fast_path_rejects_unsupported_settings():
+    from pp_decomp import Box, Optimizer, Problem
+    from pp_decomp.models import get_problem
+
+    problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
+    with pytest.raises(ValueError, match="needs inference='nuts'"):
+        Optimizer(problem, "d-gpucb", fast=True)
+    with pytest.raises(ValueError, match="does not support strategy 'thompson'"):
+        Optimizer(problem, "thompson", fast=True, inference="nuts")
+    box = Problem(Box([0], [1]), lambda X: X, 1, weights=[1.0])
+    with pytest.raises(ValueError, match="finite candidate set"):
+        Optimizer(box, "d-gpucb", fast=True, inference="nuts")

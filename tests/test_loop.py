@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from pp_decomp.models import get_problem
 
 from pp_decomp import Box, Optimizer, Problem
+from pp_decomp.models import get_problem
 from pp_decomp.strategies import STRATEGIES
 
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from pp_decomp.models import PROBLEMS, get_problem
 
+from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.space import Box, CandidateSet
 
 
