@@ -148,6 +148,14 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _cmd_perf(args) -> int:
+    from pp_decomp.perf import run_perf
+
+    run_perf(quick=args.quick, out=args.out)
+    print(f"report: {args.out}")
+    return 0
+
+
 DEMO = {
     "problem": "synthetic",
     "strategies": ("d-gpucb", "gp-ucb"),
@@ -239,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=_cmd_bench)
+
+    pf = sub.add_parser("perf", help="speed of the full-Bayes loop against its references")
+    pf.add_argument("--quick", action="store_true")
+    pf.add_argument("--out", default="perf.json")
+    pf.set_defaults(func=_cmd_perf)
 
     sub.add_parser("problems", help="list problems").set_defaults(func=_cmd_problems)
     sub.add_parser("strategies", help="list strategies").set_defaults(func=_cmd_strategies)

@@ -30,8 +30,6 @@ from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.posterior import JITTER, cholesky_inverse
 from pp_decomp.kernels import kernel_matrix
 
-_MAX_BYTES = 256 * 2**20
-
 
 class IncrementalPosterior:
     """Weighted per-draw GP posteriors at a fixed candidate set, updated by appends.
@@ -55,30 +53,25 @@ class IncrementalPosterior:
         K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
         self.L_inv = cholesky_inverse(K)  # (S, n, n)
         self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
-        self.mean = np.zeros((S, len(self.Xc)))
-        self.qsum = np.zeros((S, len(self.Xc)))
-        step = max(1, _MAX_BYTES // (8 * S * max(n, 1) * 2))
-        for start in range(0, len(self.Xc), step):
-            sl = slice(start, start + step)
-            V = self.L_inv @ self._k(self.X, self.Xc[sl])  # (S, n, m)
-            self.mean[:, sl] = np.einsum("snm,sn->sm", V, self.z)
-            self.qsum[:, sl] = np.einsum("snm,snm->sm", V, V)
-        self._V = None  # rows of V are rebuilt lazily only when appending
+        # V = L⁻¹ k(X, X_c) is kept (S·n·N floats, ~100 MB at S=128, n=100, N=1000) in a
+        # buffer with spare rows, so that each append costs O(S n N) and no rebuild.
+        self._cap = n + 16
+        self._V = np.empty((S, self._cap, len(self.Xc)))
+        self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
+        V = self._V[:, :n]
+        self.mean = np.einsum("snm,sn->sm", V, self.z)
+        self.qsum = np.einsum("snm,snm->sm", V, V)
         self.logw = np.zeros(S)
 
     def _k(self, A, B):
         d = self.draws
         return kernel_matrix(self.kind, A, B, d.ls, d.eta, d.alpha)
 
-    def _ensure_V(self):
-        if self._V is None:
-            self._V = self.L_inv @ self._k(self.X, self.Xc)
-        return self._V
-
     def append(self, x: np.ndarray, y: float) -> None:
         """Condition on one more scaled observation; reweight draws by its predictive density."""
         x = np.asarray(x, dtype=float).reshape(1, -1)
-        V = self._ensure_V()
+        n = len(self.X)
+        V = self._V[:, :n]
         k_new = self._k(self.X, x)[:, :, 0]  # (S, n)
         lk = np.einsum("sij,sj->si", self.L_inv, k_new)  # L⁻¹ k
         kxx = self.draws.eta**2 + self.draws.sigma**2 + JITTER
@@ -88,13 +81,17 @@ class IncrementalPosterior:
         self.logw += -0.5 * (np.log(2 * np.pi * d2) + (y - mu) ** 2 / d2)
         z_new = (y - mu) / d
         v_new = (self._k(x, self.Xc)[:, 0, :] - np.einsum("sn,snm->sm", lk, V)) / d[:, None]
-        n = len(self.X)
         L_inv = np.zeros((self.L_inv.shape[0], n + 1, n + 1))
         L_inv[:, :n, :n] = self.L_inv
         L_inv[:, n, :n] = -np.einsum("si,sij->sj", lk, self.L_inv) / d[:, None]
         L_inv[:, n, n] = 1.0 / d
         self.L_inv = L_inv
-        self._V = np.concatenate([V, v_new[:, None, :]], axis=1)
+        if n == self._cap:
+            self._cap = 2 * n
+            grown = np.empty((self._V.shape[0], self._cap, self._V.shape[2]))
+            grown[:, :n] = self._V[:, :n]
+            self._V = grown
+        self._V[:, n] = v_new
         self.z = np.concatenate([self.z, z_new[:, None]], axis=1)
         self.mean += v_new * z_new[:, None]
         self.qsum += v_new**2
@@ -134,7 +131,7 @@ class FastSettings:
 
     ess_min: float = 0.5  # refit when ESS < ess_min · S
     max_age: int = 10  # ... or after this many appended points
-    draws: int = 128  # draws per chain kept at each NUTS refit (2 chains)
+    draws: int = 64  # draws per chain kept at each NUTS refit: S = 128 over 2 chains
     tune: int = 300
 
 
