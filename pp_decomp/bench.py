@@ -58,17 +58,14 @@ def run_task(task: Task, out) -> str:
         return str(final)
     partial = final.with_suffix(".partial.nc")
     problem = get_problem(task.problem, seed=task.seed)
-    if partial.exists():
-        opt = Optimizer.resume(partial, problem)
-    else:
-        opt = Optimizer(
-            problem,
-            task.strategy,
-            n_init=task.n_init,
-            inference=task.inference,
-            seed=task.seed,
-            checkpoint=partial,
-        )
+    opt = Optimizer.open(
+        partial,
+        problem,
+        strategy=task.strategy,
+        n_init=task.n_init,
+        inference=task.inference,
+        seed=task.seed,
+    )
     opt.run(task.iterations)
     os.replace(partial, final)
     return str(final)

@@ -57,22 +57,22 @@ def _cmd_run(args) -> int:
 
     problem = get_problem(args.problem, seed=args.problem_seed)
     out = Path(args.out)
-    if args.resume and out.exists():
-        opt = Optimizer.resume(out, problem)
+    if out.exists() and not (args.resume or args.overwrite):
+        raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
+    if out.exists() and args.overwrite:
+        out.unlink()
+    opt = Optimizer.open(
+        out,
+        problem,
+        strategy=args.strategy,
+        n_init=args.init,
+        inference=args.inference,
+        refit_every=args.refit_every,
+        kernel=args.kernel,
+        seed=args.seed,
+    )
+    if opt.n:
         print(f"resuming {out}: {opt.n} evaluation(s) kept")
-    else:
-        if out.exists() and not args.overwrite:
-            raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
-        opt = Optimizer(
-            problem,
-            args.strategy,
-            n_init=args.init,
-            inference=args.inference,
-            refit_every=args.refit_every,
-            kernel=args.kernel,
-            seed=args.seed,
-            checkpoint=out,
-        )
     ds = opt.run(args.iterations, progress=not args.quiet)
     if args.plot:
         plot_run(ds, out.with_suffix(".png"))

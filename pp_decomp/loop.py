@@ -379,6 +379,16 @@ class Optimizer:
         os.replace(tmp, path)
 
     @classmethod
+    def open(cls, path, problem: Problem, **kwargs) -> Optimizer:
+        """Resume the run checkpointed at ``path`` if it exists, else start one writing there.
+
+        ``kwargs`` are the settings of a new run (ignored when resuming).
+        """
+        if Path(path).exists():
+            return cls.resume(path, problem)
+        return cls(problem, checkpoint=path, **kwargs)
+
+    @classmethod
     def resume(cls, path, problem: Problem, **overrides) -> Optimizer:
         """Rebuild an optimiser from its checkpoint; no evaluation is lost or repeated."""
         with xr.open_dataset(path, engine="h5netcdf") as ds:
