@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -354,4 +353,4 @@ def parse_list(value: str | None) -> list[str] | None:
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
-__all__: Iterable[str] = ["BenchSpec", "PRESETS", "Task", "preset", "run_bench", "run_task"]
+__all__ = ["BenchSpec", "PRESETS", "Task", "preset", "run_bench", "run_task"]
