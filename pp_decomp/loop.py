@@ -184,12 +184,12 @@ class Optimizer:
                     self.problem.domain.X,
                     self.fast_settings,
                 )
+            if fc.post is not None:
+                fc.update(self.X, y)  # reweight first: a collapsed ESS refits this very step
             if fc.needs_refit(self.n):
                 fc.refit(self.X, y, rng)
                 self.draws[name] = fc.gp.draws
                 rec["refit"][name] = _fit_summary(fc.gp)
-            else:
-                fc.update(self.X, y)
             rec["ess"][name] = fc.post.ess
             views[name] = FastGPView(fc, self._fast_index, rng)
         return views
