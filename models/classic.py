@@ -29,12 +29,14 @@ SOURCE = "Contal et al. 2014, Sec. 5 (classic test functions)"
 
 
 def branin(X):
+    """Branin-Hoo function at ``X (n, 2)``; minimum 0.397887 at three points."""
     x, y = X[:, 0], X[:, 1]
     b, c, t = 5.1 / (4 * np.pi**2), 5 / np.pi, 1 / (8 * np.pi)
     return (y - b * x**2 + c * x - 6) ** 2 + 10 * (1 - t) * np.cos(x) + 10
 
 
 def goldstein_price(X):
+    """Goldstein-Price function at ``X (n, 2)``; minimum 3 at ``(0, -1)``."""
     x, y = X[:, 0], X[:, 1]
     a = 1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x**2 - 14 * y + 6 * x * y + 3 * y**2)
     b = 30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x**2 + 48 * y - 36 * x * y + 27 * y**2)
@@ -42,6 +44,7 @@ def goldstein_price(X):
 
 
 def himmelblau_tilted(X):
+    """Himmelblau's function plus ``0.5 x`` at ``X (n, 2)``, so one of its four minima is global."""
     x, y = X[:, 0], X[:, 1]
     return (x**2 + y - 11) ** 2 + (x + y**2 - 7) ** 2 + 0.5 * x
 
@@ -83,12 +86,14 @@ def _grid_starts(box: Box, k: int = 12):
 
 
 def branin_problem(seed: int = 0) -> Problem:
+    """Maximise the negated Branin-Hoo function on ``[-5, 10] x [0, 15]`` (Contal et al. 2014)."""
     box = Box([-5.0, 0.0], [10.0, 15.0])
     opt = _box_optimum(branin, box, _grid_starts(box))
     return _single("branin", box, lambda X: -branin(X), opt, "negated Branin-Hoo, 2-D")
 
 
 def goldstein_price_problem(seed: int = 0) -> Problem:
+    """Maximise the negated Goldstein-Price function on ``[-2, 2]²`` (Contal et al. 2014)."""
     box = Box([-2.0, -2.0], [2.0, 2.0])
     opt = _box_optimum(goldstein_price, box, _grid_starts(box))
     return _single(
@@ -97,6 +102,7 @@ def goldstein_price_problem(seed: int = 0) -> Problem:
 
 
 def himmelblau_problem(seed: int = 0) -> Problem:
+    """Maximise the negated tilted Himmelblau function on ``[-5, 5]²`` (Contal et al. 2014)."""
     box = Box([-5.0, -5.0], [5.0, 5.0])
     opt = _box_optimum(himmelblau_tilted, box, _grid_starts(box))
     return _single(
@@ -126,6 +132,7 @@ def _gp_sample(kind, X, ls, rng):
 
 
 def gaussian_mixture_problem(seed: int = 0) -> Problem:
+    """Maximise three Gaussian bumps plus a small Matérn GP perturbation on a 40 x 40 grid."""
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     g = np.linspace(0, 1, 40)
     X = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
@@ -141,6 +148,7 @@ def gaussian_mixture_problem(seed: int = 0) -> Problem:
 
 
 def gp_sample_problem(seed: int = 0, dim: int = 2) -> Problem:
+    """Maximise an SE GP sample: a 30 x 30 grid for ``dim=2``, 1000 uniform points otherwise."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, dim]))
     if dim == 2:
         g = np.linspace(0, 1, 30)

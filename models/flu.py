@@ -65,6 +65,7 @@ class FluParameters:
     year: int = 2020
 
     def key(self) -> str:
+        """A stable text key of the parameters (for the optimum cache)."""
         return "flu:" + json.dumps(asdict(self), sort_keys=True)
 
 
@@ -114,6 +115,7 @@ def simulate(V: np.ndarray, params: FluParameters = FluParameters()) -> np.ndarr
 
 
 def domain(params: FluParameters = FluParameters()) -> Box:
+    """Vaccination rates in ``[0, 1]^5`` under the budget ``Σ_i N_i v_i / N <= budget``."""
     N, _ = load_contact_data(params.year)
     return Box(np.zeros(5), np.ones(5), A=(N / N.sum())[None, :], b=[params.budget])
 

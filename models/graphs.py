@@ -25,6 +25,7 @@ from pp_decomp.validate import check_choice, check_positive_int
 
 
 def star_edges(D: int) -> list[tuple[int, int]]:
+    """Edges of the star graph on ``D`` variables with centre 0."""
     return [(0, i) for i in range(1, D)]
 
 

@@ -96,6 +96,7 @@ class TBModel:
         self.c[0] = self.births
 
     def A(self, v: np.ndarray) -> np.ndarray:
+        """The ``(3n, 3n)`` one-step transition of ``(S, E, I)`` under treatment rates ``v``."""
         n, mu, a, d = self.n, self.mu, self.alpha, self.d
         Z = np.zeros((n, n))
         return np.block(

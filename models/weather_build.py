@@ -33,6 +33,11 @@ def relative_humidity(temp_c, dewpoint_c):
 
 
 def read_reports(path: Path) -> list[tuple]:
+    """Station rows ``(id, region, lat, lon, elev, T, RH, wind)`` of one hourly report file.
+
+    Rows with a missing temperature, dew point or wind speed are dropped, and a
+    station reported twice keeps its first report.
+    """
     from scipy.io import netcdf_file
 
     with netcdf_file(path, "r", mmap=False) as f:
@@ -62,6 +67,7 @@ def read_reports(path: Path) -> list[tuple]:
 
 
 def main(argv=None) -> None:
+    """Rebuild the station CSV from Debian's ``libncarg-data`` files."""
     p = argparse.ArgumentParser(description="rebuild the perceived-temperature station CSV")
     p.add_argument("--hour", type=int, default=18)
     p.add_argument("--out", default=None)

@@ -41,6 +41,7 @@ class Task:
         return int(np.random.SeedSequence([self.root_seed, self.trial]).generate_state(1)[0])
 
     def path(self, out: Path) -> Path:
+        """Where this task's run file lives under the benchmark folder ``out``."""
         return Path(out) / "runs" / self.problem / self.strategy / f"trial{self.trial:03d}.nc"
 
 
@@ -351,6 +352,7 @@ def plot_bench(ds: xr.Dataset, path) -> None:
 
 
 def parse_list(value: str | None) -> list[str] | None:
+    """Split a comma-separated command-line value into names (``None`` stays ``None``)."""
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 

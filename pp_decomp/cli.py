@@ -193,6 +193,7 @@ def _cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``pp-decomp`` argument parser with one sub-command per job."""
     p = argparse.ArgumentParser(prog="pp-decomp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -268,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pp-decomp`` command."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

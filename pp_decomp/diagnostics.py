@@ -46,6 +46,7 @@ class FitDiagnostics:
         return out
 
     def as_dict(self) -> dict:
+        """The diagnostics as a plain dict (for results attributes and JSON)."""
         return asdict(self)
 
 

@@ -152,12 +152,19 @@ class FastComponent:
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std
 
     def needs_refit(self, n: int) -> bool:
+        """Whether a NUTS refit is due at ``n`` observations.
+
+        True before the first fit, when the effective sample size of the reweighted
+        draws falls below ``ess_min`` times their number, or when the draws are
+        ``max_age`` observations old.
+        """
         if self.post is None:
             return True
         s = self.settings
         return self.post.ess < s.ess_min * len(self.post.logw) or n - self.n_at_refit >= s.max_age
 
     def refit(self, X, y, rng) -> None:
+        """Warm-started NUTS refit on ``(X, y)``; the new draws replace the reweighted ones."""
         init = self.gp.draws if self.post is not None else None
         s = self.settings
         self.gp.fit(X, y, "nuts", draws=s.draws, tune=s.tune, chains=2, seed=rng, init=init)
@@ -179,10 +186,12 @@ class FastComponent:
             self.post.append(self.gp.scale_X(X[i : i + 1])[0], self._standardise(y[i]))
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance at every candidate, in the component's units, each ``(N,)``."""
         mean, var = self.post.moments()
         return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
 
     def per_draw(self, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means and variances at every candidate (resampled), each ``(S, N)``."""
         mean, var = self.post.per_draw(rng)
         return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
 
@@ -208,10 +217,12 @@ class FastGPView:
             raise ValueError("the fast path predicts only at the problem's candidates") from err
 
     def predict(self, X, pred_noise: bool = False):
+        """Mixture mean and variance at candidate rows ``X``, read from the cached posterior."""
         i = self._idx(X)
         return self._moments[0][i], self._moments[1][i]
 
     def predict_per_draw(self, X, pred_noise: bool = False):
+        """Per-draw means and variances at candidate rows ``X``, read from the cached posterior."""
         i = self._idx(X)
         return self._per_draw[0][:, i], self._per_draw[1][:, i]
 

@@ -321,6 +321,7 @@ class Optimizer:
 
     # ------------------------------------------------------------------ results & I/O
     def settings(self) -> dict:
+        """Every setting that determines the run, as stored in the results' attributes."""
         beta = self.beta.describe() if hasattr(self.beta, "describe") else {"name": repr(self.beta)}
         return {
             "problem": self.problem.name,

@@ -13,6 +13,7 @@ _REFIT_FIELDS = ("eta_mean", "sigma_mean", "rhat_max", "ess_bulk_min", "divergen
 
 
 def package_versions() -> dict[str, str]:
+    """Versions of the packages a result depends on."""
     out = {}
     for name in _VERSIONED:
         try:

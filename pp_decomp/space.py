@@ -119,6 +119,7 @@ class CandidateSet:
         return True
 
     def contains(self, X, tol: float = 1e-9) -> np.ndarray:
+        """Whether each row of ``X`` is a candidate (to within ``tol``), ``(n,)`` bool."""
         X = check_X(X, "X", input_dim=self.dim)
         d = np.abs(X[:, None, :] - self.X[None, :, :]).max(-1)
         return d.min(1) <= tol

@@ -26,6 +26,7 @@ class BetaDiscrete:
         return self.scale * 2.0 * np.log(n * t**2 * np.pi**2 / (6.0 * self.delta))
 
     def describe(self) -> dict:
+        """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "discrete", **asdict(self)}
 
 
@@ -50,6 +51,7 @@ class BetaContinuous:
         return self.scale * (first + 2.0 * d * np.log(max(inner, 1.0)))
 
     def describe(self) -> dict:
+        """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "continuous", **asdict(self)}
 
 
@@ -63,6 +65,7 @@ class BetaKandasamy:
         return 0.2 * self.dim * np.log(2.0 * t)
 
     def describe(self) -> dict:
+        """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "kandasamy", **asdict(self)}
 
 
@@ -74,6 +77,7 @@ class BetaRolland:
         return 0.5 * np.log(2.0 * t)
 
     def describe(self) -> dict:
+        """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "rolland"}
 
 
@@ -87,4 +91,5 @@ class BetaConstant:
         return float(self.value)
 
     def describe(self) -> dict:
+        """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "constant", **asdict(self)}

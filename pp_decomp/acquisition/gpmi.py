@@ -25,5 +25,6 @@ class GPMI:
         return mu + np.sqrt(self.alpha) * (np.sqrt(var + self.gamma) - np.sqrt(self.gamma))
 
     def updated_gamma(self, x) -> float:
+        """``γ̂_t + σ²_t(x)``: the GP-MI state after choosing ``x`` (Contal et al. 2014, Alg. 1)."""
         _, var = self.model.moments(np.atleast_2d(x))
         return self.gamma + float(var[0])

@@ -70,10 +70,13 @@ class ComposedSurrogate:
         self.gp = gp
 
     def per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means and variances at ``X``, each ``(S, m)``."""
         return self.gp.predict_per_draw(X)
 
     def moments(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance over the hyperparameter draws at ``X``, each ``(m,)``."""
         return self.gp.predict(X)
 
     def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
+        """One joint posterior sample of the composed output at ``X``, ``(m,)``."""
         return self.gp.sample(X, 1, seed=rng, joint=True)[0]

@@ -83,6 +83,7 @@ class CompiledComponentModel:
         ]
 
     def sizes(self) -> list[int]:
+        """Length of each unconstrained value, in ``value_names`` order (``d`` for ``ls``)."""
         return [self.input_dim if n == "ls_log__" else 1 for n in self.value_names]
 
     def logp_and_grad(self, X: np.ndarray, y: np.ndarray):
