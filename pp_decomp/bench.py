@@ -35,6 +35,8 @@ class Task:
     n_init: int
     inference: str
     root_seed: int
+    beta_schedule: str = "default"
+    additive: tuple = ()  # AdditiveSettings fields as (name, value) pairs
 
     @property
     def seed(self) -> int:
@@ -57,7 +59,14 @@ def run_task(task: Task, out) -> str:
     if final.exists():
         return str(final)
     partial = final.with_suffix(".partial.nc")
+    from pp_decomp.acquisition import BetaKandasamy
+    from pp_decomp.additive import AdditiveSettings
+    from pp_decomp.strategies import get_strategy
+
     problem = get_problem(task.problem, seed=task.seed)
+    beta = None
+    if task.beta_schedule == "kandasamy" and get_strategy(task.strategy).surrogate != "additive":
+        beta = BetaKandasamy(problem.dim)  # the papers' GP-UCB baseline: 0.2 D log 2t
     opt = Optimizer.open(
         partial,
         problem,
@@ -65,6 +74,8 @@ def run_task(task: Task, out) -> str:
         n_init=task.n_init,
         inference=task.inference,
         seed=task.seed,
+        beta=beta,
+        additive_settings=AdditiveSettings(**dict(task.additive)),
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -83,6 +94,8 @@ class BenchSpec:
     inference: str = "map"
     root_seed: int = 0
     name: str = "custom"
+    beta_schedule: str = "default"
+    additive: dict = field(default_factory=dict)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def __post_init__(self):
@@ -97,20 +110,48 @@ class BenchSpec:
         check_positive_int(self.n_init, "init", minimum=2)
         check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
         check_choice(self.inference, "inference", ("map", "nuts"))
+        check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
+        from pp_decomp.additive import AdditiveSettings
+
+        AdditiveSettings(**self.additive)  # validates the fields before any run
 
     def tasks(self) -> list[Task]:
         """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems."""
         from pp_decomp.models import get_problem
+        from pp_decomp.space import Box
+        from pp_decomp.strategies import get_strategy
 
         out, self.skipped = [], []
+        additive = tuple(sorted(self.additive.items()))
         for p in self.problems:
-            linear = get_problem(p, seed=0).linear is not None
+            problem = get_problem(p, seed=0)
+            linear = problem.linear is not None
+            free_box = isinstance(problem.domain, Box) and problem.domain.A is None
             for s in self.strategies:
+                why = None
                 if s == "d-gpucb" and not linear:
-                    self.skipped.append((p, s, "g is not linear: use d-gpucb-lipschitz/-mc"))
+                    why = "g is not linear: use d-gpucb-lipschitz/-mc"
+                elif get_strategy(s).surrogate == "additive" and not free_box:
+                    why = "additive strategies need a box without linear constraints"
+                elif s.endswith("-oracle"):
+                    key = "groups" if s.startswith("add-") else "edges"
+                    if key not in problem.metadata:
+                        why = f"the problem publishes no known structure ({key})"
+                if why is not None:
+                    self.skipped.append((p, s, why))
                     continue
                 out += [
-                    Task(p, s, k, self.iterations, self.n_init, self.inference, self.root_seed)
+                    Task(
+                        p,
+                        s,
+                        k,
+                        self.iterations,
+                        self.n_init,
+                        self.inference,
+                        self.root_seed,
+                        self.beta_schedule,
+                        additive,
+                    )
                     for k in range(self.trials)
                 ]
         return out
@@ -146,6 +187,23 @@ PRESETS = {
         trials=30,
         iterations=100,
         n_init=5,
+    ),
+    "kandasamy2015": dict(
+        problems=["kandasamy-24-6-4"],
+        strategies=["add-gp-ucb-oracle", "add-gp-ucb", "gp-ucb", "random"],
+        trials=10,
+        iterations=200,
+        n_init=10,
+        beta_schedule="kandasamy",
+        additive={"n_cyc": 25, "max_group_size": 6},
+    ),
+    "rolland2018": dict(
+        problems=["rolland-star", "rolland-grid"],
+        strategies=["g-add-gp-ucb", "g-add-gp-ucb-disjoint", "g-add-gp-ucb-oracle", "random"],
+        trials=10,
+        iterations=300,
+        n_init=10,
+        additive={"n_cyc": 30, "gibbs_evals": 200},
     ),
 }
 QUICK = {"trials": 2, "iterations": 20}

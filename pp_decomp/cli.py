@@ -234,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     u.set_defaults(func=_cmd_run)
 
     b = sub.add_parser("bench", help="strategies x problems x trials, locally or on Dask")
-    b.add_argument("--preset", choices=["wang2019", "contal2014"], default=None)
+    b.add_argument(
+        "--preset",
+        choices=["wang2019", "contal2014", "kandasamy2015", "rolland2018"],
+        default=None,
+    )
     b.add_argument("--quick", action="store_true", help="the preset's few-minute size")
     b.add_argument("--problems", default=None, help="comma-separated problem names")
     b.add_argument("--strategies", default=None, help="comma-separated strategy names")

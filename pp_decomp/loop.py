@@ -20,9 +20,13 @@ import xarray as xr
 from pp_decomp.acquisition import (
     BetaContinuous,
     BetaDiscrete,
+    BetaKandasamy,
+    BetaRolland,
     ComposedSurrogate,
     DecomposedSurrogate,
+    beta_from_description,
 )
+from pp_decomp.additive import AdditiveDraws, AdditiveGP, AdditiveSettings
 from pp_decomp.components import ComponentGP, HyperDraws, Priors
 from pp_decomp.fast import FastComponent, FastGPView, FastSettings, candidate_index
 from pp_decomp.problem import Problem
@@ -75,6 +79,14 @@ class Optimizer:
         candidate set.
     fast_settings : FastSettings, optional
         Refit policy of the fast path.
+    additive_settings : AdditiveSettings, optional
+        Structure learning and maximisation of the additive strategies
+        (``add-gp-ucb*``, ``g-add-gp-ucb*``), which model the composed output with
+        one additive GP. ``add-gp-ucb`` learns its decomposition every ``n_cyc``
+        steps and its hyperparameters by ``inference``; ``g-add-gp-ucb`` learns
+        the dependency graph, lengthscales and noise together by Gibbs sampling,
+        as in Rolland et al. Their default ``β_t`` are the papers'
+        (``0.2 d log 2t`` and ``0.5 log 2t``).
     """
 
     def __init__(
@@ -96,6 +108,7 @@ class Optimizer:
         acq_method: str = "auto",
         fast: bool = False,
         fast_settings: FastSettings | None = None,
+        additive_settings: AdditiveSettings | None = None,
     ):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
@@ -123,8 +136,19 @@ class Optimizer:
                 raise ValueError("fast=True needs a finite candidate set (problem.domain)")
             if strategy in ("thompson", "d-thompson", "random"):
                 raise ValueError(f"fast=True does not support strategy {strategy!r}")
+        self.additive_settings = additive_settings or AdditiveSettings()
+        if not isinstance(self.additive_settings, AdditiveSettings):
+            raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
+        if self.strategy.surrogate == "additive":
+            self._check_additive(strategy)
+        self.structure: dict | None = None
         self._fast: dict[str, FastComponent] = {}
         self._fast_index = candidate_index(problem.domain.X) if self.fast else None
+        if beta is None and self.strategy.surrogate == "additive":
+            if strategy.startswith("add-"):
+                beta = BetaKandasamy(self._max_group_size())
+            else:
+                beta = BetaRolland()
         if beta is None:
             if isinstance(problem.domain, CandidateSet):
                 J = 1 if problem.linear is not None else problem.n_components
@@ -145,6 +169,30 @@ class Optimizer:
         self._init_design = problem.domain.sample(self.n_init, seed=self._rng(0, _INIT))
 
     # ------------------------------------------------------------------ helpers
+    def _check_additive(self, strategy: str) -> None:
+        from pp_decomp.space import Box
+
+        dom = self.problem.domain
+        if not isinstance(dom, Box) or dom.A is not None:
+            raise ValueError(
+                f"strategy {strategy!r} maximises group by group: it needs a Box domain "
+                "without linear constraints"
+            )
+        if self.fast:
+            raise ValueError(f"fast=True does not support strategy {strategy!r}")
+        key = {"add-gp-ucb-oracle": "groups", "g-add-gp-ucb-oracle": "edges"}.get(strategy)
+        if key is not None and key not in self.problem.metadata:
+            raise ValueError(
+                f"strategy {strategy!r} needs the problem's known structure in "
+                f"problem.metadata[{key!r}]; {self.problem.name!r} has none"
+            )
+
+    def _max_group_size(self) -> int:
+        s = self.additive_settings
+        if self.strategy.name == "add-gp-ucb-oracle":
+            return max(len(g) for g in self.problem.metadata["groups"])
+        return s.max_group_size or min(self.problem.dim, 3)
+
     def _rng(self, t: int, stream: int) -> np.random.Generator:
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(t, stream)))
 
@@ -194,6 +242,98 @@ class Optimizer:
             views[name] = FastGPView(fc, self._fast_index, rng)
         return views
 
+    def _fit_additive(self, t: int, rec: dict) -> AdditiveGP:
+        """The additive GP of the composed output; structure relearnt every ``n_cyc`` steps."""
+        from pp_decomp.additive import gibbs_structure, graph_groups, learn_decomposition
+
+        s, name, D = self.additive_settings, self.strategy.name, self.problem.dim
+        bounds = self.problem.domain.bounds
+        y = self.signed_objective()
+        st = self.structure
+        if st is not None and self.n - st["learned_at"] < s.n_cyc:
+            gp = AdditiveGP(st["groups"], D, priors=self.priors, bounds=bounds, name="additive")
+            return gp.condition(self.X, y, AdditiveDraws(**st["draws"]))
+        rng = self._rng(t, _FIT)
+        start = time.perf_counter()
+        Xs = (self.X - bounds[0]) / (bounds[1] - bounds[0])
+        ys = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+        edges = []
+        if name.startswith("add-"):
+            if name == "add-gp-ucb-oracle":
+                groups = [tuple(int(v) for v in g) for g in self.problem.metadata["groups"]]
+            else:
+                prev = None if st is None else AdditiveDraws(**st["draws"])
+                ls = 0.3 if prev is None else np.exp(np.log(prev.ls).mean(0))
+                sigma = 0.1 if prev is None else float(prev.sigma.mean())
+                groups, _ = learn_decomposition(
+                    Xs,
+                    ys,
+                    self._max_group_size(),
+                    np.broadcast_to(ls, (D,)),
+                    sigma,
+                    current=None if st is None else st["groups"],
+                    n_candidates=s.n_decompositions,
+                    seed=rng,
+                )
+            init = None
+            if st is not None and len(st["groups"]) == len(groups):
+                init = AdditiveDraws(**st["draws"])
+            gp = AdditiveGP(
+                groups,
+                D,
+                priors=self.priors,
+                bounds=bounds,
+                name="additive",
+                max_draws=self.max_draws,
+            )
+            kw = self.nuts_kwargs if self.inference == "nuts" else {}
+            gp.fit(self.X, y, self.inference, seed=rng, init=init, **kw)
+            draws = gp.draws
+        else:
+            known = name == "g-add-gp-ucb-oracle"
+            res = gibbs_structure(
+                Xs,
+                ys,
+                edges=self.problem.metadata["edges"] if known else (st or {}).get("edges", ()),
+                ls=None if st is None else np.asarray(st["draws"]["ls"])[0],
+                sigma=0.1 if st is None else float(np.asarray(st["draws"]["sigma"])[0]),
+                ls_grid=s.ls_grid,
+                sigma_grid=s.sigma_grid,
+                p=s.edge_prob,
+                overlap=name != "g-add-gp-ucb-disjoint",
+                max_clique=max(s.max_clique, 2),
+                n_evals=s.gibbs_evals,
+                learn_graph=not known,
+                seed=rng,
+            )
+            groups, edges = res.groups, [list(e) for e in res.edges]
+            if known:
+                groups = graph_groups(self.problem.metadata["edges"], D)
+            sizes = np.array([len(g) for g in groups], dtype=float)
+            draws = AdditiveDraws(res.ls[None], np.sqrt(sizes / sizes.sum())[None], [res.sigma])
+            gp = AdditiveGP(groups, D, priors=self.priors, bounds=bounds, name="additive")
+            gp.condition(self.X, y, draws)
+        self.structure = {
+            "groups": [list(g) for g in groups],
+            "edges": edges,
+            "draws": draws.as_dict(),
+            "learned_at": self.n,
+        }
+        d = gp.diagnostics
+        rec["refit"] = {
+            "additive": {
+                "ls_mean": draws.ls.mean(0),
+                "eta_mean": float(draws.eta.mean()),
+                "sigma_mean": float(draws.sigma.mean()),
+                "rhat_max": d.rhat_max,
+                "ess_bulk_min": d.ess_bulk_min,
+                "divergences": d.divergences,
+                "fit_seconds": time.perf_counter() - start,
+            }
+        }
+        rec["structure"] = json.dumps([list(g) for g in groups])
+        return gp
+
     def _fit(self, t: int) -> tuple[dict, dict]:
         refit = not self.draws or (self.n - self.n_init) % self.refit_every == 0
         rng = self._rng(t, _FIT)
@@ -237,6 +377,12 @@ class Optimizer:
         elif self.strategy.surrogate == "none":
             x, _ = self.strategy.choose(self._context(t, None, None))
             rec["phase"] = "acquisition"
+        elif self.strategy.surrogate == "additive":
+            model = self._fit_additive(t, rec)
+            rec["fit_seconds"] = time.perf_counter() - start
+            ctx = self._context(t, None, None, model)
+            x, value = self.strategy.choose(ctx)
+            rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
         else:
             if self.fast:
                 gps = self._fit_fast(t, rec)
@@ -258,7 +404,7 @@ class Optimizer:
         self._pending = (np.asarray(x, dtype=float), rec)
         return self._pending[0].copy()
 
-    def _context(self, t, dec, com) -> Context:
+    def _context(self, t, dec, com, additive=None) -> Context:
         best = float(np.max(self.signed_objective())) if self.n else -np.inf
         return Context(
             self.problem,
@@ -271,6 +417,8 @@ class Optimizer:
             self.gamma,
             self.mc_samples,
             self.acq_method,
+            additive,
+            self.additive_settings.levels,
         )
 
     def tell(self, x, y) -> None:
@@ -340,6 +488,7 @@ class Optimizer:
             "maximize": self.problem.maximize,
             "fast": self.fast,
             "fast_settings": vars(self.fast_settings),
+            "additive_settings": vars(self.additive_settings),
         }
 
     def _state(self) -> dict:
@@ -352,6 +501,7 @@ class Optimizer:
                 for name, d in self.draws.items()
             },
             "records": [_jsonable(r) for r in self.records],
+            "structure": self.structure,
             "fast": {
                 name: {
                     "y_mean": fc.gp.y_mean,
@@ -412,7 +562,10 @@ class Optimizer:
             checkpoint=path,
             fast=s.get("fast", False),
             fast_settings=FastSettings(**s.get("fast_settings", {})),
+            additive_settings=AdditiveSettings(**s.get("additive_settings", {})),
         )
+        if "beta" not in overrides:
+            kwargs["beta"] = beta_from_description(s["beta_schedule"])
         kwargs.update(overrides)
         opt = cls(problem, **kwargs)
         state = json.loads(ds.attrs["checkpoint_state"])
@@ -424,6 +577,7 @@ class Optimizer:
             for name, d in state["draws"].items()
         }
         opt.records = state["records"]
+        opt.structure = state.get("structure")
         for name, f in state.get("fast", {}).items():
             fc = opt._fast[name] = FastComponent(
                 name,

@@ -39,6 +39,25 @@ def _clique_tables(factors, cliques, cards):
     return tables
 
 
+def _triangulated_cliques(G: nx.Graph) -> list[tuple[int, ...]]:
+    H, _ = nx.complete_to_chordal_graph(G)
+    return [tuple(sorted(c)) for c in nx.chordal_graph_cliques(H)]
+
+
+def junction_tree_cliques(scopes, n_variables: int) -> list[tuple[int, ...]]:
+    """The cliques of the chordal completion that :func:`maximize_factors` works on.
+
+    Message passing costs ``Π_{v ∈ C} L_v`` for the largest of them, so callers
+    that choose the factors' scopes (structure learning) can bound it.
+    """
+    G = nx.Graph()
+    G.add_nodes_from(range(n_variables))
+    for scope in scopes:
+        scope = [int(v) for v in scope]
+        G.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1 :])
+    return _triangulated_cliques(G)
+
+
 def maximize_factors(
     factors: Mapping[tuple[int, ...], np.ndarray], cards
 ) -> tuple[np.ndarray, float]:
@@ -68,8 +87,7 @@ def maximize_factors(
                 f"{tuple(cards[v] for v in scope)}"
             )
         G.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1 :])
-    H, _ = nx.complete_to_chordal_graph(G)
-    cliques = [tuple(sorted(c)) for c in nx.chordal_graph_cliques(H)]
+    cliques = _triangulated_cliques(G)
     tables = _clique_tables(factors, cliques, cards)
     # junction tree: maximum spanning tree on separator sizes (a forest if disconnected)
     CG = nx.Graph()

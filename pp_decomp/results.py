@@ -32,7 +32,8 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     model (NaN where no refit happened) ``ls_mean(iteration, model, dim)``,
     ``eta_mean``, ``sigma_mean``, ``rhat_max``, ``ess_bulk_min``, ``divergences``;
     on the fast path ``ess(iteration, model)``, the effective sample size of the
-    reweighted hyperparameter draws used at each step;
+    reweighted hyperparameter draws used at each step; for the additive
+    strategies ``structure(iteration)``, the learnt groups as JSON where relearnt;
     where the problem's optimum is known, ``true_objective`` (noise-free),
     ``regret``, ``cumulative_regret`` and ``simple_regret``.
     """
@@ -75,6 +76,9 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
                 ess[i, k] = r.get("ess", {}).get(name, np.nan)
         ds = ds.assign_coords(model=ess_names)
         ds["ess"] = (("iteration", "model"), ess)
+    if any("structure" in r for r in records):
+        # the additive strategies' groups (JSON), at the steps that relearnt them
+        ds["structure"] = ("iteration", np.array([r.get("structure", "") for r in records]))
     if problem.optimum is not None and n:
         true = problem.objective(X)
         ds["true_objective"] = ("iteration", true)

@@ -28,11 +28,13 @@ class Context:
     gamma: float  # GP-MI state
     mc_samples: int
     method: str
+    additive: object = None  # a fitted AdditiveGP for the additive strategies
+    levels: int = 25  # grid levels per variable for message passing
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """A named rule: ``surrogate`` is "decomposed", "composed" or "none"."""
+    """A named rule: ``surrogate`` is "decomposed", "composed", "additive" or "none"."""
 
     name: str
     surrogate: str
@@ -76,6 +78,18 @@ def _thompson(ctx: Context):
 
 def _random(ctx: Context):
     return ctx.problem.domain.sample(1, seed=ctx.rng)[0], float("nan")
+
+
+def _add_gp_ucb(ctx: Context):
+    from pp_decomp.additive import add_gp_ucb_maximize
+
+    return add_gp_ucb_maximize(ctx.additive, ctx.beta, ctx.problem.domain, ctx.rng, ctx.method)
+
+
+def _g_add_gp_ucb(ctx: Context):
+    from pp_decomp.additive import g_add_gp_ucb_maximize
+
+    return g_add_gp_ucb_maximize(ctx.additive, ctx.beta, ctx.problem.domain, ctx.levels)
 
 
 def _gpmi(ctx: Context):
@@ -148,6 +162,36 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             "thompson", "composed", "Thompson sampling on the composed output", choose_fn=_thompson
+        ),
+        Strategy(
+            "add-gp-ucb",
+            "additive",
+            "Add-GP-UCB, decomposition learnt by partial marginal likelihood (Kandasamy Alg. 2)",
+            choose_fn=_add_gp_ucb,
+        ),
+        Strategy(
+            "add-gp-ucb-oracle",
+            "additive",
+            "Add-GP-UCB with the problem's known groups (Kandasamy's Add-*)",
+            choose_fn=_add_gp_ucb,
+        ),
+        Strategy(
+            "g-add-gp-ucb",
+            "additive",
+            "G-Add-GP-UCB, overlapping groups learnt by Gibbs sampling (Rolland Alg. 1-3)",
+            choose_fn=_g_add_gp_ucb,
+        ),
+        Strategy(
+            "g-add-gp-ucb-disjoint",
+            "additive",
+            "G-Add-GP-UCB restricted to disjoint groups (Rolland's No Overlap)",
+            choose_fn=_g_add_gp_ucb,
+        ),
+        Strategy(
+            "g-add-gp-ucb-oracle",
+            "additive",
+            "G-Add-GP-UCB with the problem's known dependency graph (Rolland's Oracle)",
+            choose_fn=_g_add_gp_ucb,
         ),
         Strategy("random", "none", "uniformly random feasible inputs", choose_fn=_random),
     ]

@@ -105,3 +105,19 @@ def test_presets_and_validation():
     # trial seeds depend on the root seed and the trial only
     a, b = BenchSpec(**SPEC).tasks()[0], BenchSpec(**SPEC).tasks()[2]
     assert a.seed == b.seed and a.strategy != b.strategy
+
+
+def test_additive_presets_skip_what_does_not_apply():
+    spec = preset("kandasamy2015", quick=True)
+    assert spec.beta_schedule == "kandasamy" and spec.additive["max_group_size"] == 6
+    assert {t.strategy for t in spec.tasks()} == set(spec.strategies)
+    spec = preset("rolland2018", quick=True, problems=["rolland-star", "flu", "kandasamy-10-3-3"])
+    spec.tasks()
+    skipped = {(p, s) for p, s, _ in spec.skipped}
+    assert ("flu", "g-add-gp-ucb") in skipped  # a budget-constrained box
+    assert ("kandasamy-10-3-3", "g-add-gp-ucb-oracle") in skipped  # no known graph
+    assert ("rolland-star", "g-add-gp-ucb-oracle") not in skipped
+    with pytest.raises(ValueError, match="beta_schedule"):
+        preset("rolland2018", beta_schedule="nope")
+    with pytest.raises(ValueError, match="n_cyc"):
+        preset("rolland2018", additive={"n_cyc": 0})

@@ -6,6 +6,7 @@ from pp_decomp.acquisition.beta import (
     BetaDiscrete,
     BetaKandasamy,
     BetaRolland,
+    beta_from_description,
 )
 from pp_decomp.acquisition.gpmi import GPMI
 from pp_decomp.acquisition.improvement import ExpectedImprovement, ProbabilityOfImprovement
@@ -27,5 +28,6 @@ __all__ = [
     "LipschitzUCB",
     "MonteCarloUCB",
     "ProbabilityOfImprovement",
+    "beta_from_description",
     "numeric_lipschitz",
 ]

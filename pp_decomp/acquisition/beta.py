@@ -93,3 +93,28 @@ class BetaConstant:
     def describe(self) -> dict:
         """The schedule and its settings, as stored in a run's attributes."""
         return {"name": "constant", **asdict(self)}
+
+
+_SCHEDULES = {
+    "discrete": BetaDiscrete,
+    "continuous": BetaContinuous,
+    "kandasamy": BetaKandasamy,
+    "rolland": BetaRolland,
+    "constant": BetaConstant,
+}
+
+
+def beta_from_description(desc: dict):
+    """Rebuild a schedule from its ``describe()`` dict (as stored in a run's settings).
+
+    Raises a ValueError for a schedule this module does not define (a user's own
+    callable), which must then be passed again when resuming.
+    """
+    kwargs = dict(desc)
+    name = kwargs.pop("name", None)
+    if name not in _SCHEDULES:
+        raise ValueError(
+            f"beta schedule {name!r} is not one of {sorted(_SCHEDULES)}: pass beta=... "
+            "to Optimizer.resume"
+        )
+    return _SCHEDULES[name](**kwargs)

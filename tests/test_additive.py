@@ -1,0 +1,233 @@
+"""Additive GPs, structure learning and the additive strategies."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import optimize, stats
+
+from pp_decomp import Optimizer
+from pp_decomp.additive import (
+    AdditiveDraws,
+    AdditiveGP,
+    AdditivePosterior,
+    AdditiveSettings,
+    add_gp_ucb_maximize,
+    correct_connections,
+    correct_separations,
+    g_add_gp_ucb_maximize,
+    gibbs_structure,
+    graph_groups,
+    learn_decomposition,
+    log_marginal_likelihood,
+)
+from pp_decomp.additive.gp import MapObjective, MaskedAdditiveExpQuad
+from pp_decomp.additive.posterior import group_cov, group_masks
+from pp_decomp.components import Priors
+from pp_decomp.models import get_problem
+from pp_decomp.space import Box
+
+D = 4
+GROUPS = [(0, 1), (1, 2), (3,)]  # overlapping: dimension 1 is in two groups
+LS = np.array([0.3, 0.5, 0.4, 0.7])
+ETA = np.array([1.0, 0.7, 0.4])
+
+
+def _pymc_sum(X1, X2=None):
+    """The summed kernel built from PyMC's own ExpQuad with active_dims."""
+    return sum(
+        e**2 * pm.gp.cov.ExpQuad(D, ls=LS[list(g)], active_dims=list(g)).full(X1, X2).eval()
+        for g, e in zip(GROUPS, ETA, strict=True)
+    )
+
+
+def _gp_sample(X, groups, ls, rng, noise=0.05):
+    W = group_masks(groups, X.shape[1])
+    eta = np.full((1, len(groups)), np.sqrt(1 / len(groups)))
+    K = group_cov(X, X, np.full((1, X.shape[1]), ls), eta, W)[0].sum(0)
+    f = np.linalg.cholesky(K + 1e-8 * np.eye(len(X))) @ rng.standard_normal(len(X))
+    y = f + noise * rng.standard_normal(len(X))
+    return (y - y.mean()) / y.std()
+
+
+def test_masked_kernel_equals_pymc_sum_of_active_dims_kernels(rng):
+    X = rng.uniform(size=(12, D))
+    K = MaskedAdditiveExpQuad(D, LS, ETA, group_masks(GROUPS, D)).full(X).eval()
+    np.testing.assert_allclose(K, _pymc_sum(X), atol=1e-12)
+
+
+def test_additive_posterior_equals_full_gp_with_summed_kernel(rng):
+    X, Xn = rng.uniform(size=(30, D)), rng.uniform(size=(9, D))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + np.cos(4 * X[:, 2]) + X[:, 3] ** 2
+    post = AdditivePosterior(X, y, group_masks(GROUPS, D), LS[None], ETA[None], [0.1])
+    A = _pymc_sum(X) + (0.1**2 + 1e-6) * np.eye(30)
+    Ks = _pymc_sum(Xn, X)
+    mean = Ks @ np.linalg.solve(A, y)
+    cov = _pymc_sum(Xn) - Ks @ np.linalg.solve(A, Ks.T)
+    m, v = post.moments(Xn)
+    np.testing.assert_allclose(m, mean, atol=1e-10)
+    np.testing.assert_allclose(v, np.diag(cov), atol=1e-10)
+    # group posteriors share K⁻¹ and add up to the full mean (Kandasamy eq. 5)
+    gm, gv = post.group_moments(Xn)
+    np.testing.assert_allclose(gm.sum(0), mean, atol=1e-10)
+    for j, g in enumerate(GROUPS):
+        kj = pm.gp.cov.ExpQuad(D, ls=LS[list(g)], active_dims=list(g))
+        kx = ETA[j] ** 2 * kj.full(Xn, X).eval()
+        explained = np.einsum("ma,am->m", kx, np.linalg.solve(A, kx.T))
+        np.testing.assert_allclose(gv[j], ETA[j] ** 2 - explained, atol=1e-10)
+    assert post.log_marginal_likelihood[0] == pytest.approx(
+        stats.multivariate_normal(np.zeros(30), A).logpdf(y)
+    )
+
+
+def test_map_objective_gradient_and_model(rng):
+    X, y = rng.uniform(size=(20, D)), rng.standard_normal(20)
+    W, p = group_masks(GROUPS, D), Priors()
+    obj = MapObjective(X, y, W, p)
+    z = rng.normal(-1, 0.5, D + len(GROUPS) + 1)
+    assert optimize.check_grad(lambda z: obj(z)[0], lambda z: obj(z)[1], z) < 1e-4
+
+    def scipy_logpost(z):  # the PyMC model's density (up to constants), term by term
+        ls, eta, s = np.exp(z[:D]), np.exp(z[D:-1]), np.exp(z[-1])
+        K = group_cov(X, X, ls[None], eta[None], W)[0].sum(0) + (s**2 + 1e-6) * np.eye(20)
+        return (
+            stats.multivariate_normal(np.zeros(20), K).logpdf(y)
+            + stats.invgamma(p.ls_alpha, scale=p.ls_beta).logpdf(ls).sum()
+            + stats.gamma(p.eta_alpha, scale=1 / (p.eta_beta * np.sqrt(3))).logpdf(eta).sum()
+            + stats.gamma(p.sigma_alpha, scale=1 / p.sigma_beta).logpdf(s)
+        )
+
+    z2 = z + rng.normal(0, 0.3, z.size)
+    assert -(obj(z)[0] - obj(z2)[0]) == pytest.approx(scipy_logpost(z) - scipy_logpost(z2))
+
+
+def test_map_fit_finds_the_active_group(rng):
+    X = rng.uniform(size=(40, 3))
+    y = np.sin(6 * X[:, 0]) + 0.01 * rng.standard_normal(40)  # only group (0,) matters
+    gp = AdditiveGP([(0,), (1, 2)], 3, name="a").fit(X, y, "map", seed=0)
+    assert gp.draws.eta[0, 0] > 5 * gp.draws.eta[0, 1]
+    m, _ = gp.predict(X)
+    assert np.sqrt(np.mean((m - y) ** 2)) < 0.05
+
+
+@pytest.mark.slow
+def test_nuts_fit_tiny(rng):
+    X = rng.uniform(size=(15, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp = AdditiveGP([(0,), (1,)], 2).fit(X, y, "nuts", draws=60, tune=60, seed=0)
+    assert gp.draws.ls.shape[1] == 2 and gp.draws.eta.shape[1] == 2
+    assert gp.diagnostics.inference == "nuts"
+    assert np.all(np.isfinite(gp.predict(X)[1]))
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="outside"):
+        AdditiveGP([(0, 5)], 3)
+    with pytest.raises(ValueError, match="empty"):
+        AdditiveGP([()], 3)
+    with pytest.raises(ValueError, match="edge_prob"):
+        AdditiveSettings(edge_prob=1.0)
+    with pytest.raises(ValueError, match="ls_grid"):
+        AdditiveSettings(ls_grid=(0.1, -1.0))
+    gp = AdditiveGP([(0, 1), (1, 2)], 3).condition(
+        np.random.default_rng(0).uniform(size=(5, 3)),
+        np.arange(5.0),
+        AdditiveDraws([[0.3] * 3], [[1.0, 1.0]], [0.1]),
+    )
+    with pytest.raises(ValueError, match="disjoint"):
+        add_gp_ucb_maximize(gp, 1.0, Box(np.zeros(3), np.ones(3)))
+    with pytest.raises(ValueError, match="linear constraints"):
+        g_add_gp_ucb_maximize(gp, 1.0, Box(np.zeros(3), np.ones(3), A=[[1, 1, 1]], b=[2]))
+
+
+def test_message_passing_maximiser_equals_brute_force_on_the_grid(rng):
+    groups = graph_groups([(0, 1), (1, 2), (2, 3), (3, 0)], D)  # a 4-cycle: not chordal
+    X = rng.uniform(size=(25, D))
+    gp = AdditiveGP(groups, D).condition(
+        X, _gp_sample(X, groups, 0.3, rng), AdditiveDraws([[0.3] * D], [[0.5] * 4], [0.1])
+    )
+    L, beta = 5, 2.0
+    x, value = g_add_gp_ucb_maximize(gp, beta, Box(np.zeros(D), np.ones(D)), levels=L)
+    grid = np.linspace(0, 1, L)
+    pts = np.array(list(itertools.product(grid, repeat=D)))
+    mean, var = gp.predict_groups(pts)
+    acq = (mean + np.sqrt(beta * var)).sum(0)  # each clique's acquisition counted once
+    assert value == pytest.approx(acq.max(), abs=1e-10)
+    np.testing.assert_allclose(x, pts[np.argmax(acq)])
+
+
+def test_group_by_group_maximiser_beats_random_points(rng):
+    groups = [(0, 1), (2,), (3,)]
+    X = rng.uniform(size=(30, D))
+    gp = AdditiveGP(groups, D).condition(
+        X, _gp_sample(X, groups, 0.3, rng), AdditiveDraws([[0.3] * D], [[0.6] * 3], [0.1])
+    )
+    x, value = add_gp_ucb_maximize(gp, 1.0, Box(np.zeros(D), np.ones(D)), seed=0)
+    pts = rng.uniform(size=(2000, D))
+    mean, var = gp.predict_groups(pts)
+    assert value >= (mean + np.sqrt(var)).sum(0).max() - 1e-9
+    mean, var = gp.predict_groups(x[None])
+    assert value == pytest.approx(float((mean + np.sqrt(var)).sum()), rel=1e-9)
+
+
+def test_gibbs_recovers_a_small_overlapping_graph():
+    rng = np.random.default_rng(0)
+    true = [(0, 1), (1, 2)]
+    X = rng.uniform(size=(120, D))
+    y = _gp_sample(X, graph_groups(true, D), 0.2, rng)
+    res = gibbs_structure(X, y, n_evals=300, seed=0)
+    assert correct_connections(res.edges, true) == 1.0
+    assert correct_separations(res.edges, true, D) == 1.0
+    assert res.evaluations <= 300 + 10
+    # the disjoint-group sampler cannot express the chain: it merges the three variables
+    res = gibbs_structure(X, y, n_evals=300, seed=0, overlap=False)
+    assert (0, 1, 2) in res.groups
+
+
+def test_cc_cs_and_random_decompositions():
+    assert correct_connections([(0, 1)], [(0, 1), (1, 2)]) == 0.5
+    assert correct_separations([(0, 1), (0, 2)], [(0, 1)], 3) == 0.5
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(80, 6))
+    true = [(0, 3), (1, 4), (2, 5)]
+    y = _gp_sample(X, true, 0.3, rng, noise=0.02)
+    groups, ll = learn_decomposition(X, y, 2, np.full(6, 0.3), 0.05, n_candidates=60, seed=0)
+    assert sorted(groups) == true
+    assert ll == pytest.approx(log_marginal_likelihood(X, y, true, np.full(6, 0.3), 0.05))
+
+
+@pytest.mark.parametrize(
+    "problem,strategy",
+    [
+        ("kandasamy-10-3-3", "add-gp-ucb"),
+        ("kandasamy-10-3-3", "add-gp-ucb-oracle"),
+        ("rolland-star", "g-add-gp-ucb"),
+        ("rolland-star", "g-add-gp-ucb-disjoint"),
+        ("rolland-star", "g-add-gp-ucb-oracle"),
+    ],
+)
+def test_additive_strategies_run_and_resume_identically(problem, strategy, tmp_path):
+    pr = get_problem(problem, seed=0)
+    settings = AdditiveSettings(n_cyc=4, levels=9, gibbs_evals=60)
+    full = Optimizer(pr, strategy, seed=3, n_init=6, additive_settings=settings).run(14)
+    assert "structure" in full and any(full["structure"].values)
+    assert np.isfinite(full["acq_value"].values[6:]).all()
+    path = tmp_path / "run.nc"
+    part = Optimizer(pr, strategy, seed=3, n_init=6, additive_settings=settings, checkpoint=path)
+    part.run(9)
+    resumed = Optimizer.resume(path, pr).run(14)
+    np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
+
+
+def test_additive_strategies_reject_constrained_or_unknown_structure():
+    flu = get_problem("flu")
+    with pytest.raises(ValueError, match="Box domain without linear constraints"):
+        Optimizer(flu, "add-gp-ucb")
+    with pytest.raises(ValueError, match=r"metadata\['edges'\]"):
+        Optimizer(get_problem("kandasamy-10-3-3"), "g-add-gp-ucb-oracle")
