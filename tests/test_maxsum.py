@@ -1,5 +1,4 @@
 import itertools
-import time
 
 import networkx as nx
 import numpy as np
@@ -46,14 +45,17 @@ def test_non_chordal_cycle_and_reversed_scopes():
     assert v == pytest.approx(_brute(factors, cards)[1])
 
 
-def test_chain_of_20_variables_with_50_levels_is_fast():
+def test_chain_of_20_variables_with_50_levels():
+    # its speed is measured by benchmarks/maxsum_time.py, not here
     rng = np.random.default_rng(0)
     factors = {(i, i + 1): rng.standard_normal((50, 50)) for i in range(19)}
-    start = time.perf_counter()
     x, v = maximize_factors(factors, [50] * 20)
-    elapsed = time.perf_counter() - start
     assert sum(t[x[a], x[b]] for (a, b), t in factors.items()) == pytest.approx(v)
-    assert elapsed < 5.0  # the benchmark target (< 1 s) is measured by command, not here
+    # on a chain, dynamic programming gives the same maximum
+    best = np.zeros(50)
+    for i in range(19):
+        best = (best[:, None] + factors[(i, i + 1)]).max(0)
+    assert v == pytest.approx(best.max())
 
 
 def test_bad_factor_shape():
