@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,5 +28,9 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# the tests also build it (warnings as errors); this writes the site to docs/_build/html
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) demo-output
+	rm -rf $(VENV) demo-output docs/_build docs/generated
