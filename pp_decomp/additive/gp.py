@@ -19,6 +19,7 @@ import pytensor.tensor as pt
 from scipy import optimize
 
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
+from pp_decomp.components.gp import output_standardization
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
@@ -259,9 +260,7 @@ class AdditiveGP:
     def _set_data(self, X, y):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
         y = check_y(y, "y", n=X.shape[0])
-        self.y_mean = float(y.mean())
-        sd = float(y.std())
-        self.y_std = sd if sd > 1e-12 * max(1.0, abs(self.y_mean)) else 1.0
+        self.y_mean, self.y_std = output_standardization(y)
         self.X_train, self.y_train = X, y
         return self.scale_X(X), (y - self.y_mean) / self.y_std
 

@@ -99,9 +99,7 @@ class ComponentGP:
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
         y = check_y(y, "y", n=X.shape[0])
         if self.standardize:
-            self.y_mean = float(y.mean())
-            sd = float(y.std())
-            self.y_std = sd if sd > 1e-12 * max(1.0, abs(self.y_mean)) else 1.0
+            self.y_mean, self.y_std = output_standardization(y)
         else:
             self.y_mean, self.y_std = 0.0, 1.0
         self.X_train, self.y_train = X, y
@@ -335,6 +333,12 @@ class ComponentGP:
     def __repr__(self) -> str:
         fitted = "unfitted" if self._posterior is None else f"S={self.draws.n_draws}"
         return f"ComponentGP({self.name!r}, kernel={self.kernel!r}, d={self.input_dim}, {fitted})"
+
+
+def output_standardization(y: np.ndarray) -> tuple[float, float]:
+    """Mean and scale that standardise ``y``; scale 1 when ``y`` is constant."""
+    mean, sd = float(np.mean(y)), float(np.std(y))
+    return mean, (sd if sd > 1e-12 * max(1.0, abs(mean)) else 1.0)
 
 
 def _check_bounds(bounds, input_dim: int) -> np.ndarray:
