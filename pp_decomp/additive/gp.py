@@ -38,12 +38,14 @@ class MaskedAdditiveExpQuad(pm.gp.cov.Covariance):
         self.ls, self.eta, self.W = ls, eta, W
 
     def full(self, X, Xs=None):
+        """The ``(n1, n2)`` covariance matrix between the rows of ``X`` and ``Xs``."""
         Xs = X if Xs is None else Xs
         d2 = (X[:, None, :] - Xs[None, :, :]) ** 2 / self.ls**2  # (n1, n2, D)
         r2 = pt.tensordot(d2, self.W.T, axes=[[2], [0]])  # (n1, n2, M)
         return pt.sum(self.eta**2 * pt.exp(-0.5 * r2), axis=-1)
 
     def diag(self, X):
+        """``k(x, x) = Σ_j η_j²`` at every row of ``X``."""
         return pt.alloc(pt.sum(self.eta**2), X.shape[0])
 
 
