@@ -118,25 +118,19 @@ class BenchSpec:
     def tasks(self) -> list[Task]:
         """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems."""
         from pp_decomp.models import get_problem
-        from pp_decomp.space import Box
-        from pp_decomp.strategies import get_strategy
+        from pp_decomp.strategies import additive_unsupported, get_strategy
 
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
         for p in self.problems:
             problem = get_problem(p, seed=0)
             linear = problem.linear is not None
-            free_box = isinstance(problem.domain, Box) and problem.domain.A is None
             for s in self.strategies:
                 why = None
                 if s == "d-gpucb" and not linear:
                     why = "g is not linear: use d-gpucb-lipschitz/-mc"
-                elif get_strategy(s).surrogate == "additive" and not free_box:
-                    why = "additive strategies need a box without linear constraints"
-                elif s.endswith("-oracle"):
-                    key = "groups" if s.startswith("add-") else "edges"
-                    if key not in problem.metadata:
-                        why = f"the problem publishes no known structure ({key})"
+                elif get_strategy(s).surrogate == "additive":
+                    why = additive_unsupported(s, problem)
                 if why is not None:
                     self.skipped.append((p, s, why))
                     continue

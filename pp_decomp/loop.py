@@ -32,7 +32,7 @@ from pp_decomp.fast import FastComponent, FastGPView, FastSettings, candidate_in
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.space import CandidateSet
-from pp_decomp.strategies import Context, get_strategy
+from pp_decomp.strategies import Context, additive_unsupported, get_strategy
 from pp_decomp.validate import check_choice, check_positive_int, check_X, check_Y
 
 # spawn-key streams of one step
@@ -170,22 +170,11 @@ class Optimizer:
 
     # ------------------------------------------------------------------ helpers
     def _check_additive(self, strategy: str) -> None:
-        from pp_decomp.space import Box
-
-        dom = self.problem.domain
-        if not isinstance(dom, Box) or dom.A is not None:
-            raise ValueError(
-                f"strategy {strategy!r} maximises group by group: it needs a Box domain "
-                "without linear constraints"
-            )
+        why = additive_unsupported(strategy, self.problem)
+        if why is not None:
+            raise ValueError(f"strategy {strategy!r} cannot run on {self.problem.name!r}: {why}")
         if self.fast:
             raise ValueError(f"fast=True does not support strategy {strategy!r}")
-        key = {"add-gp-ucb-oracle": "groups", "g-add-gp-ucb-oracle": "edges"}.get(strategy)
-        if key is not None and key not in self.problem.metadata:
-            raise ValueError(
-                f"strategy {strategy!r} needs the problem's known structure in "
-                f"problem.metadata[{key!r}]; {self.problem.name!r} has none"
-            )
 
     def _max_group_size(self) -> int:
         s = self.additive_settings

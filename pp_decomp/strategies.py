@@ -9,7 +9,7 @@ import numpy as np
 
 from pp_decomp import acquisition as acq
 from pp_decomp.optim import maximize
-from pp_decomp.space import CandidateSet
+from pp_decomp.space import Box, CandidateSet
 
 THOMPSON_MAX_POINTS = 2000  # joint sampling is O(N³): larger sets are subsampled
 
@@ -203,3 +203,24 @@ def get_strategy(name: str) -> Strategy:
     if name not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}; got {name!r}")
     return STRATEGIES[name]
+
+
+# where the oracle strategies read the problem's known structure
+ORACLE_STRUCTURE = {"add-gp-ucb-oracle": "groups", "g-add-gp-ucb-oracle": "edges"}
+
+
+def additive_unsupported(name: str, problem) -> str | None:
+    """Why the additive strategy ``name`` cannot run on ``problem``, or ``None`` if it can.
+
+    The additive strategies maximise group by group, which needs a box without
+    linear constraints coupling the groups; the oracle ones also need the
+    problem's known structure in ``problem.metadata``. The loop raises with this
+    reason and the benchmark skips the task with it.
+    """
+    dom = problem.domain
+    if not isinstance(dom, Box) or dom.A is not None:
+        return "it maximises group by group, so it needs a Box domain without linear constraints"
+    key = ORACLE_STRUCTURE.get(name)
+    if key is not None and key not in problem.metadata:
+        return f"it needs the problem's known structure in problem.metadata[{key!r}]"
+    return None
