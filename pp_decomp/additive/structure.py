@@ -69,6 +69,12 @@ def correct_separations(edges, true_edges, input_dim: int) -> float:
     return 1.0 if not non else len(non - learned) / len(non)
 
 
+def default_amplitudes(groups) -> np.ndarray:
+    """Rolland's group amplitudes ``η_c = sqrt(|c| / Σ_c' |c'|)``, so ``k(x, x) = 1``."""
+    sizes = np.array([len(g) for g in groups], dtype=float)
+    return np.sqrt(sizes / sizes.sum())
+
+
 class _Scorer:
     """Log marginal likelihoods of structures on fixed data, with per-dimension distances cached."""
 
@@ -82,8 +88,7 @@ class _Scorer:
         """``φ`` for ``groups`` with lengthscales ``ls (D,)``, noise ``sigma`` and
         amplitudes ``eta2 (M,)`` (default ``|c| / Σ|c'|``)."""
         self.evaluations += 1
-        sizes = np.array([len(g) for g in groups], dtype=float)
-        eta2 = sizes / sizes.sum() if eta2 is None else np.asarray(eta2, dtype=float)
+        eta2 = default_amplitudes(groups) ** 2 if eta2 is None else np.asarray(eta2, float)
         scaled = self.d2 / np.asarray(ls, dtype=float) ** 2
         n = len(self.y)
         K = np.zeros((n, n))
