@@ -78,6 +78,16 @@ def check_Y(Y, name: str = "Y", n: int | None = None, n_components: int | None =
     return check_finite(arr, name)
 
 
+def check_bounds(bounds, input_dim: int, name: str = "bounds") -> np.ndarray:
+    """Return ``bounds`` as a finite ``(2, input_dim)`` array with upper > lower, or raise."""
+    b = as_float_array(bounds, name)
+    if b.shape != (2, input_dim):
+        raise ValueError(f"{name} must have shape (2, {input_dim}); got shape {b.shape}")
+    if not np.all(np.isfinite(b)) or np.any(b[1] <= b[0]):
+        raise ValueError(f"{name} must be finite with upper > lower in every dim; got {b.tolist()}")
+    return b
+
+
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int ``>= minimum`` or raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):

@@ -144,6 +144,36 @@ def test_validation():
         add_gp_ucb_maximize(gp, 1.0, Box(np.zeros(3), np.ones(3)))
     with pytest.raises(ValueError, match="linear constraints"):
         g_add_gp_ucb_maximize(gp, 1.0, Box(np.zeros(3), np.ones(3), A=[[1, 1, 1]], b=[2]))
+    with pytest.raises(ValueError, match="beta must be finite"):
+        g_add_gp_ucb_maximize(gp, np.nan, Box(np.zeros(3), np.ones(3)))
+    with pytest.raises(ValueError, match="beta must be >= 0"):
+        g_add_gp_ucb_maximize(gp, -1.0, Box(np.zeros(3), np.ones(3)))
+    with pytest.raises(ValueError, match="groups must index"):
+        gp.predict_groups(np.zeros((1, 3)), groups=[2])
+    with pytest.raises(ValueError, match="bounds must be finite with upper > lower"):
+        AdditiveGP([(0,)], 2, bounds=[[0, 1], [1, 0]])
+
+
+def test_structure_learning_validates_its_inputs(rng):
+    X, y = rng.uniform(size=(10, 3)), rng.standard_normal(10)
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="X must be finite"):
+        gibbs_structure(bad, y, n_evals=5)
+    with pytest.raises(ValueError, match=r"y has 5 value\(s\) but X has 10 row\(s\)"):
+        learn_decomposition(X, y[:5], 2, [0.3] * 3, 0.1)
+    with pytest.raises(ValueError, match="ls must have shape"):
+        log_marginal_likelihood(X, y, [(0, 1)], [0.3, 0.3], 0.1)
+    with pytest.raises(ValueError, match="groups must be non-empty groups of dimensions"):
+        log_marginal_likelihood(X, y, [(0, 3)], [0.3] * 3, 0.1)
+    with pytest.raises(ValueError, match="sigma must be a finite number > 0"):
+        learn_decomposition(X, y, 2, [0.3] * 3, 0.0)
+    with pytest.raises(ValueError, match=r"p must lie in \(0, 1\)"):
+        gibbs_structure(X, y, p=1.0)
+    with pytest.raises(ValueError, match="edges must join two distinct dimensions"):
+        gibbs_structure(X, y, edges=[(0, 5)])
+    with pytest.raises(ValueError, match="ls_grid must hold numbers > 0"):
+        gibbs_structure(X, y, ls_grid=(0.1, 0.0))
 
 
 def test_message_passing_maximiser_equals_brute_force_on_the_grid(rng):

@@ -24,7 +24,13 @@ from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
 from pp_decomp.random import SeedLike, as_generator, int_seed
-from pp_decomp.validate import check_choice, check_positive_int, check_X, check_y
+from pp_decomp.validate import (
+    check_bounds,
+    check_choice,
+    check_positive_int,
+    check_X,
+    check_y,
+)
 
 _CACHE: dict[tuple, _CompiledAdditive] = {}
 _LOCK = threading.Lock()
@@ -236,11 +242,7 @@ class AdditiveGP:
             raise ValueError("groups must hold at least one group")
         self.W = group_masks(self.groups, self.input_dim)
         self.priors = priors if priors is not None else Priors()
-        self.bounds = None if bounds is None else np.asarray(bounds, dtype=float)
-        if self.bounds is not None and self.bounds.shape != (2, self.input_dim):
-            raise ValueError(
-                f"bounds must have shape (2, {self.input_dim}); got {self.bounds.shape}"
-            )
+        self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.name = str(name)
         self.max_draws = check_positive_int(max_draws, "max_draws")
         self.draws: AdditiveDraws | None = None
@@ -393,5 +395,11 @@ class AdditiveGP:
         In original units; the output mean ``ȳ`` is not attributed to any group.
         """
         Xnew = check_X(Xnew, "Xnew", input_dim=self.input_dim)
+        if groups is not None:
+            groups = np.asarray(groups, dtype=int)
+            if groups.ndim != 1 or np.any((groups < 0) | (groups >= self.n_groups)):
+                raise ValueError(
+                    f"groups must index the model's {self.n_groups} groups; got {groups.tolist()}"
+                )
         mean, var = self.posterior.group_moments(self.scale_X(Xnew), groups)
         return self.y_std * mean, self.y_std**2 * var

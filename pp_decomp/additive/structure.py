@@ -28,6 +28,14 @@ import numpy as np
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.maxsum import junction_tree_cliques
 from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.validate import (
+    as_float_array,
+    check_finite,
+    check_positive,
+    check_positive_int,
+    check_X,
+    check_y,
+)
 
 
 def random_decomposition(input_dim: int, max_group_size: int, seed: SeedLike = None):
@@ -75,12 +83,21 @@ def default_amplitudes(groups) -> np.ndarray:
     return np.sqrt(sizes / sizes.sum())
 
 
+def _check_positive_array(values, name: str, shape: tuple | None = None) -> np.ndarray:
+    arr = check_finite(np.atleast_1d(as_float_array(values, name)), name)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {arr.shape}")
+    if arr.size == 0 or np.any(arr <= 0):
+        raise ValueError(f"{name} must hold numbers > 0; got {arr.tolist()}")
+    return arr
+
+
 class _Scorer:
     """Log marginal likelihoods of structures on fixed data, with per-dimension distances cached."""
 
     def __init__(self, X, y):
-        self.X = np.asarray(X, dtype=float)
-        self.y = np.asarray(y, dtype=float)
+        self.X = check_X(X, "X", min_rows=2)
+        self.y = check_y(y, "y", n=self.X.shape[0])
         self.d2 = (self.X[:, None, :] - self.X[None, :, :]) ** 2  # (n, n, D)
         self.evaluations = 0
 
@@ -113,8 +130,16 @@ def log_marginal_likelihood(X, y, groups, ls, sigma, eta=None) -> float:
     ls : (D,) lengthscales; sigma : noise sd
     eta : (M,) amplitudes, optional (default ``sqrt(|c| / Σ|c'|)``)
     """
-    eta2 = None if eta is None else np.asarray(eta, dtype=float) ** 2
-    return _Scorer(X, y)([tuple(g) for g in groups], ls, float(sigma), eta2)
+    score = _Scorer(X, y)
+    D = score.X.shape[1]
+    groups = [tuple(int(v) for v in g) for g in groups]
+    if not groups or any(not g or min(g) < 0 or max(g) >= D for g in groups):
+        raise ValueError(
+            f"groups must be non-empty groups of dimensions in 0..{D - 1}; got {groups}"
+        )
+    ls = _check_positive_array(ls, "ls", (D,))
+    eta2 = None if eta is None else _check_positive_array(eta, "eta", (len(groups),)) ** 2
+    return score(groups, ls, check_positive(sigma, "sigma"), eta2)
 
 
 def learn_decomposition(
@@ -139,8 +164,15 @@ def learn_decomposition(
     groups : list of tuples; log_ml : float
     """
     rng = as_generator(seed)
-    D = np.asarray(X).shape[1]
     score = _Scorer(X, y)
+    D = score.X.shape[1]
+    max_group_size = check_positive_int(max_group_size, "max_group_size")
+    ls = _check_positive_array(np.broadcast_to(as_float_array(ls, "ls"), (D,)), "ls", (D,))
+    sigma = check_positive(sigma, "sigma")
+    if eta is not None:
+        eta = check_positive(eta, "eta")
+    if n_candidates is not None:
+        check_positive_int(n_candidates, "n_candidates")
     cands = [] if current is None else [[tuple(g) for g in current]]
     cands += [random_decomposition(D, max_group_size, rng) for _ in range(n_candidates or D)]
     best, best_ll = None, -np.inf
@@ -197,11 +229,23 @@ def gibbs_structure(
     learn_graph : False keeps ``edges`` and samples only lengthscales and noise
     """
     rng = as_generator(seed)
-    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-    D = X.shape[1]
-    ls_grid = np.asarray(ls_grid, dtype=float)
-    ls = np.full(D, ls_grid[len(ls_grid) // 2]) if ls is None else np.array(ls, dtype=float)
     score = _Scorer(X, y)
+    D = score.X.shape[1]
+    ls_grid = _check_positive_array(ls_grid, "ls_grid")
+    sigma_grid = _check_positive_array(sigma_grid, "sigma_grid")
+    ls = (
+        np.full(D, ls_grid[len(ls_grid) // 2])
+        if ls is None
+        else _check_positive_array(ls, "ls", (D,)).copy()
+    )
+    sigma = check_positive(sigma, "sigma")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must lie in (0, 1); got {p!r}")
+    max_clique = check_positive_int(max_clique, "max_clique")
+    n_evals = check_positive_int(n_evals, "n_evals")
+    for a, b in edges:
+        if not (0 <= int(a) < D and 0 <= int(b) < D) or int(a) == int(b):
+            raise ValueError(f"edges must join two distinct dimensions in 0..{D - 1}; got {(a, b)}")
     E = {tuple(sorted((int(a), int(b)))) for a, b in edges}
     if not overlap and learn_graph:  # start from the connected components, made cliques
         E = groups_edges(_components(E, D))

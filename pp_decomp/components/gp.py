@@ -15,7 +15,7 @@ from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.random import SeedLike, as_generator, int_seed
-from pp_decomp.validate import check_choice, check_positive_int, check_X, check_y
+from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
 INFERENCE = ("map", "nuts")
 _MAP_LOCK = threading.Lock()
@@ -79,7 +79,7 @@ class ComponentGP:
         self.priors = priors if priors is not None else Priors()
         if not isinstance(self.priors, Priors):
             raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
-        self.bounds = None if bounds is None else _check_bounds(bounds, self.input_dim)
+        self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.standardize = bool(standardize)
         self.name = str(name)
         self.max_draws = check_positive_int(max_draws, "max_draws")
@@ -339,15 +339,6 @@ def output_standardization(y: np.ndarray) -> tuple[float, float]:
     """Mean and scale that standardise ``y``; scale 1 when ``y`` is constant."""
     mean, sd = float(np.mean(y)), float(np.std(y))
     return mean, (sd if sd > 1e-12 * max(1.0, abs(mean)) else 1.0)
-
-
-def _check_bounds(bounds, input_dim: int) -> np.ndarray:
-    b = np.asarray(bounds, dtype=float)
-    if b.shape != (2, input_dim):
-        raise ValueError(f"bounds must have shape (2, {input_dim}); got shape {b.shape}")
-    if not np.all(np.isfinite(b)) or np.any(b[1] <= b[0]):
-        raise ValueError(f"bounds must be finite with upper > lower in every dim; got {b.tolist()}")
-    return b
 
 
 def _map_idata(hyper: HyperDraws, info: dict):
