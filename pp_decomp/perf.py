@@ -49,15 +49,22 @@ def _problem(seed=0):
     return get_problem("synthetic", seed=seed)
 
 
-def ask_latency(T: int, seed: int = 0) -> dict:
-    """Fast-path ask latency with ``T`` observations: refit included and excluded."""
+def _told(T: int, fast: bool, seed: int, n_points: int):
+    """A full-Bayes D-GPUCB optimiser told the first ``T`` of ``n_points`` random inputs."""
     from pp_decomp.loop import Optimizer
 
     problem = _problem(seed)
-    opt = Optimizer(problem, "d-gpucb", inference="nuts", fast=True, seed=seed, n_init=2)
-    X = problem.domain.sample(T + 1, seed=seed)
+    opt = Optimizer(problem, "d-gpucb", inference="nuts", fast=fast, seed=seed, n_init=2)
+    X = problem.domain.sample(n_points, seed=seed)
     for x in X[:T]:
         opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
+    return problem, opt, X
+
+
+def ask_latency(T: int, seed: int = 0) -> dict:
+    """Fast-path ask latency with ``T`` observations: refit included and excluded."""
+
+    problem, opt, X = _told(T, fast=True, seed=seed, n_points=T + 1)
     start = time.perf_counter()
     opt.ask()  # first ask: NUTS refit of every component, then the acquisition
     with_refit = time.perf_counter() - start
@@ -107,13 +114,8 @@ def straightforward_step(T: int, seed: int = 0) -> dict:
     A fresh NUTS fit (2 chains x 500/500) of every component, then the D-GPUCB
     acquisition over all candidates: what every step costs without reuse.
     """
-    from pp_decomp.loop import Optimizer
 
-    problem = _problem(seed)
-    opt = Optimizer(problem, "d-gpucb", inference="nuts", seed=seed, n_init=2)
-    X = problem.domain.sample(T, seed=seed)
-    for x in X:
-        opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
+    _, opt, _ = _told(T, fast=False, seed=seed, n_points=T)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

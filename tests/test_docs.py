@@ -53,7 +53,6 @@ def test_docs_build_without_warnings_and_list_every_public_object(tmp_path):
 
     src = tmp_path / "docs"
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "generated"))
-    shutil.copytree(DOCS.parent / "notebooks", tmp_path / "notebooks")
     out = tmp_path / "html"
     assert sphinx.build_main(["-q", "-W", "-b", "html", str(src), str(out)]) == 0
     with open(out / "objects.inv", "rb") as fh:
