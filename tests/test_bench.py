@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from pp_decomp.bench import BenchSpec, preset, run_bench
+from pp_decomp.bench import BenchSpec, preset, run_bench, summary_table
 
 SPEC = dict(
     problems=["gp-sample-2d", "synthetic"],
@@ -121,3 +121,22 @@ def test_additive_presets_skip_what_does_not_apply():
         preset("rolland2018", beta_schedule="nope")
     with pytest.raises(ValueError, match="n_cyc"):
         preset("rolland2018", additive={"n_cyc": 0})
+
+
+def test_summary_compares_against_the_chosen_baseline():
+    final = np.array([[10.0, 12.0, 14.0], [12.0, 15.0, 15.0], [30.0, 31.0, 32.0]])  # (s, trial)
+    reg = np.broadcast_to(final[None, :, :, None], (1, 3, 3, 2))
+    ds = xr.Dataset(
+        {
+            "cumulative_regret": (("problem", "strategy", "trial", "iteration"), reg.copy()),
+            "simple_regret": (("problem", "strategy", "trial", "iteration"), reg.copy()),
+        },
+        coords={"problem": ["p"], "strategy": ["g-add-gp-ucb", "g-add-gp-ucb-disjoint", "random"]},
+    )
+    table = summary_table(ds, "g-add-gp-ucb-disjoint", ["g-add-gp-ucb"])
+    assert "change vs g-add-gp-ucb-disjoint" in table
+    row = next(line for line in table.splitlines() if "| g-add-gp-ucb |" in line)
+    assert "-14.3% (-2 ± 0.58)" in row  # paired differences -2, -3, -1
+    assert table.splitlines()[-1].endswith("|  |")  # random is not compared
+    with pytest.raises(ValueError, match="baseline"):
+        preset("rolland2018", baseline="nope")
