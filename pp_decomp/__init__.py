@@ -9,7 +9,13 @@ from pp_decomp._threads import pin_threads
 
 pin_threads()
 
-from pp_decomp.components import ComponentGP, GPPosterior, HyperDraws, Priors  # noqa: E402
+from pp_decomp.components import (  # noqa: E402
+    ComponentGP,
+    GPPosterior,
+    HyperDraws,
+    KnownKernels,
+    Priors,
+)
 from pp_decomp.composition import EntireGP, LinearComposition  # noqa: E402
 from pp_decomp.data import Observations  # noqa: E402
 from pp_decomp.loop import Optimizer  # noqa: E402
@@ -27,6 +33,7 @@ __all__ = [
     "EntireGP",
     "GPPosterior",
     "HyperDraws",
+    "KnownKernels",
     "LinearComposition",
     "Observations",
     "Priors",

@@ -114,18 +114,22 @@ class BenchSpec:
         for s in self.compared or ():
             check_choice(s, "compared", STRATEGIES)
         check_positive_int(self.trials, "trials")
-        check_positive_int(self.n_init, "init", minimum=2)
+        check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
         check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
-        check_choice(self.inference, "inference", ("map", "nuts"))
+        check_choice(self.inference, "inference", ("map", "nuts", "fixed"))
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
         from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
 
     def tasks(self) -> list[Task]:
-        """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems."""
+        """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems.
+
+        With ``inference="fixed"`` the strategies that cannot use the problem's
+        known kernels are skipped too (:func:`pp_decomp.strategies.fixed_unsupported`).
+        """
         from pp_decomp.models import get_problem
-        from pp_decomp.strategies import additive_unsupported, get_strategy
+        from pp_decomp.strategies import additive_unsupported, fixed_unsupported, get_strategy
 
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
@@ -138,6 +142,8 @@ class BenchSpec:
                     why = "g is not linear: use d-gpucb-lipschitz/-mc"
                 elif get_strategy(s).surrogate == "additive":
                     why = additive_unsupported(s, problem)
+                if why is None and self.inference == "fixed":
+                    why = fixed_unsupported(s, problem)
                 if why is not None:
                     self.skipped.append((p, s, why))
                     continue

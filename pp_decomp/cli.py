@@ -222,9 +222,14 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--strategy", default="d-gpucb")
     u.add_argument("--iterations", type=int, default=50, help="total evaluations incl. --init")
     u.add_argument("--init", type=int, default=5)
-    u.add_argument("--inference", default="map", choices=["map", "nuts"])
+    u.add_argument(
+        "--inference",
+        default="map",
+        choices=["map", "nuts", "fixed"],
+        help="hyperparameters by MAP or NUTS, or 'fixed': the problem's known kernels (paper)",
+    )
     u.add_argument("--refit-every", type=int, default=1)
-    u.add_argument("--kernel", default="se")
+    u.add_argument("--kernel", default=None, help="kernel family (default se)")
     u.add_argument("--seed", type=int, default=0)
     u.add_argument("--out", required=True, help="results netCDF, also the checkpoint")
     u.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -245,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--trials", type=int, default=None)
     b.add_argument("--iterations", type=int, default=None)
     b.add_argument("--init", type=int, default=None)
-    b.add_argument("--inference", default=None, choices=["map", "nuts"])
+    b.add_argument("--inference", default=None, choices=["map", "nuts", "fixed"])
     b.add_argument("--seed", type=int, default=None, help="root seed of every task")
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of a Dask scheduler")

@@ -9,6 +9,7 @@ temporary file, then ``os.replace``) after every ``tell``.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -27,12 +28,20 @@ from pp_decomp.acquisition import (
     beta_from_description,
 )
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, AdditiveSettings
-from pp_decomp.components import ComponentGP, HyperDraws, Priors
+from pp_decomp.components import ComponentGP, HyperDraws, KnownKernels, Priors
+from pp_decomp.composition import EntireGP
 from pp_decomp.fast import FastComponent, FastGPView, FastSettings, candidate_index
+from pp_decomp.kernels import canonical_kernel
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.space import CandidateSet
-from pp_decomp.strategies import Context, additive_unsupported, get_strategy
+from pp_decomp.strategies import (
+    NEED_INCUMBENT,
+    Context,
+    additive_unsupported,
+    fixed_unsupported,
+    get_strategy,
+)
 from pp_decomp.validate import check_choice, check_positive_int, check_X, check_Y
 
 # spawn-key streams of one step
@@ -48,14 +57,17 @@ class Optimizer:
     strategy : str
         A name from :data:`pp_decomp.strategies.STRATEGIES`.
     n_init : int
-        Space-filling initial design size (shared by all strategies for a seed).
-    inference : {"map", "nuts"}
-        Hyperparameter inference at each refit.
+        Space-filling initial design size (shared by all strategies for a seed);
+        at least 2, or 0 with ``inference="fixed"`` (1 for EI and PI, which
+        improve on the best observation).
+    inference : {"map", "nuts", "fixed"}
+        Hyperparameter inference at each refit; ``"fixed"`` conditions on known
+        kernels instead (``known_kernels``), as in Wang et al.'s experiments.
     refit_every : int
         Refit hyperparameters every this many new observations; in between the
         last draws are conditioned on the new data.
-    kernel : str
-        Kernel family of every GP.
+    kernel : str, optional
+        Kernel family of every GP (default ``"se"``, or the known kernels' family).
     priors : Priors, optional
     beta : callable ``t -> β_t``, optional
         Defaults to :class:`BetaDiscrete` (finite domains; ``J`` counted for a
@@ -79,6 +91,11 @@ class Optimizer:
         candidate set.
     fast_settings : FastSettings, optional
         Refit policy of the fast path.
+    known_kernels : KnownKernels, optional
+        The components' kernels for ``inference="fixed"``; defaults to
+        ``problem.known_kernels``. Components are then zero-mean GPs in their own
+        units, and the composed strategies (GP-UCB, EI, PI, GP-MI, Thompson) use
+        the entire GP with kernel ``Σ g_j k_j g_j`` (linear decompositions only).
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies
         (``add-gp-ucb*``, ``g-add-gp-ucb*``), which model the composed output with
@@ -97,7 +114,7 @@ class Optimizer:
         n_init: int = 5,
         inference: str = "map",
         refit_every: int = 1,
-        kernel: str = "se",
+        kernel: str | None = None,
         priors: Priors | None = None,
         beta=None,
         seed: int = 0,
@@ -109,22 +126,32 @@ class Optimizer:
         fast: bool = False,
         fast_settings: FastSettings | None = None,
         additive_settings: AdditiveSettings | None = None,
+        known_kernels: KnownKernels | None = None,
     ):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
         self.problem = problem
         self.strategy = get_strategy(strategy)
-        self.n_init = check_positive_int(n_init, "n_init", minimum=2)
-        self.inference = check_choice(inference, "inference", ("map", "nuts"))
+        self.inference = check_choice(inference, "inference", ("map", "nuts", "fixed"))
+        # known kernels need no data: the first choice may come from the prior, as
+        # in Wang et al.'s Algorithms 1-4, which start at t = 1 with no observation
+        fixed = self.inference == "fixed"
+        self.n_init = check_positive_int(n_init, "n_init", minimum=0 if fixed else 2)
+        if self.n_init == 0 and self.strategy.name in NEED_INCUMBENT:
+            raise ValueError(
+                f"strategy {strategy!r} improves on the best observation: it needs n_init >= 1"
+            )
         self.refit_every = check_positive_int(refit_every, "refit_every")
-        self.kernel = kernel
+        self.known_kernels = self._check_known(strategy, kernel, known_kernels)
+        if self.known_kernels is not None:
+            kernel = self.known_kernels.kernel
+        self.kernel = canonical_kernel("se" if kernel is None else kernel)
         self.priors = priors or Priors()
         self.seed = check_positive_int(seed, "seed", minimum=0)
         self.nuts_kwargs = {"draws": 500, "tune": 500, "chains": 2, **(nuts_kwargs or {})}
         self.max_draws = check_positive_int(max_draws, "max_draws")
         self.mc_samples = check_positive_int(mc_samples, "mc_samples")
         self.acq_method = check_choice(acq_method, "acq_method", ("auto", "lbfgs", "direct"))
-        ComponentGP(kernel, problem.dim)  # validates the kernel name before any work
         self.fast = bool(fast)
         self.fast_settings = fast_settings or FastSettings()
         if self.fast:
@@ -166,9 +193,46 @@ class Optimizer:
         self.draws: dict[str, HyperDraws] = {}
         self.gamma = 0.0
         self._pending: tuple[np.ndarray, dict] | None = None
-        self._init_design = problem.domain.sample(self.n_init, seed=self._rng(0, _INIT))
+        self._init_design = (
+            problem.domain.sample(self.n_init, seed=self._rng(0, _INIT))
+            if self.n_init
+            else np.empty((0, problem.dim))
+        )
 
     # ------------------------------------------------------------------ helpers
+    def _check_known(self, strategy, kernel, known) -> KnownKernels | None:
+        if self.inference != "fixed":
+            if known is not None:
+                raise ValueError(
+                    f"known_kernels is used only with inference='fixed'; got "
+                    f"inference={self.inference!r}"
+                )
+            return None
+        known = self.problem.known_kernels if known is None else known
+        if known is None:
+            raise ValueError(
+                f"inference='fixed' needs known_kernels=, and problem {self.problem.name!r} "
+                "has no known_kernels"
+            )
+        if not isinstance(known, KnownKernels):
+            raise TypeError(f"known_kernels must be a KnownKernels; got {type(known).__name__}")
+        known.check(self.problem.n_components, self.problem.dim)
+        if kernel is not None and canonical_kernel(kernel) != known.kernel:
+            raise ValueError(
+                f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
+            )
+        problem = self.problem
+        if known is not problem.known_kernels:
+            problem = copy.copy(problem)
+            problem.known_kernels = known
+        why = fixed_unsupported(strategy, problem)
+        if why is not None:
+            raise ValueError(
+                f"strategy {strategy!r} cannot run with inference='fixed' on "
+                f"{self.problem.name!r}: {why}"
+            )
+        return known
+
     def _check_additive(self, strategy: str) -> None:
         why = additive_unsupported(strategy, self.problem)
         if why is not None:
@@ -314,7 +378,22 @@ class Optimizer:
         rec["structure"] = json.dumps([list(g) for g in groups])
         return gp
 
+    def _fit_fixed(self) -> dict:
+        """GPs conditioned on the known kernels: components, or the signed entire GP."""
+        known, p = self.known_kernels, self.problem
+        comps = [
+            ComponentGP(
+                known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name=name
+            ).condition(self.X, self.Y[:, j], known.draws[j])
+            for j, name in enumerate(p.component_names)
+        ]
+        if self.strategy.surrogate == "decomposed":
+            return dict(zip(p.component_names, comps, strict=True))
+        return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).fit(self.X, self.Y)}
+
     def _fit(self, t: int) -> tuple[dict, dict]:
+        if self.inference == "fixed":
+            return self._fit_fixed(), {}
         refit = not self.draws or (self.n - self.n_init) % self.refit_every == 0
         rng = self._rng(t, _FIT)
         gps, diags = {}, {}
@@ -469,6 +548,7 @@ class Optimizer:
             "fast": self.fast,
             "fast_settings": vars(self.fast_settings),
             "additive_settings": vars(self.additive_settings),
+            "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
         }
 
     def _state(self) -> dict:
@@ -544,6 +624,8 @@ class Optimizer:
             fast_settings=FastSettings(**s.get("fast_settings", {})),
             additive_settings=AdditiveSettings(**s.get("additive_settings", {})),
         )
+        if s.get("known_kernels") is not None:
+            kwargs["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
         if "beta" not in overrides:
             kwargs["beta"] = beta_from_description(s["beta_schedule"])
         kwargs.update(overrides)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pp_decomp.components.known import KnownKernels
 from pp_decomp.composition import LinearComposition
 from pp_decomp.random import SeedLike, as_generator
 from pp_decomp.space import Box, CandidateSet, Domain
@@ -49,6 +50,9 @@ class Problem:
         Observation noise added by :meth:`evaluate` (0 for a real system).
     optimum : float, optional
         Best achievable objective value, for regret.
+    known_kernels : KnownKernels, optional
+        The components' kernels when they are known in advance (drawn with the
+        functions, or fitted on earlier runs), for ``inference="fixed"``.
     name, component_names : labels
     """
 
@@ -65,6 +69,7 @@ class Problem:
     component_names: Sequence[str] | None = None
     description: str = ""
     metadata: dict = field(default_factory=dict)
+    known_kernels: KnownKernels | None = None
 
     def __post_init__(self):
         if not isinstance(self.domain, Box | CandidateSet):
@@ -99,6 +104,13 @@ class Problem:
             raise ValueError(
                 f"component_names has {len(self.component_names)} names but n_components is {J}"
             )
+        if self.known_kernels is not None:
+            if not isinstance(self.known_kernels, KnownKernels):
+                raise TypeError(
+                    f"known_kernels must be a pp_decomp.KnownKernels; got "
+                    f"{type(self.known_kernels).__name__}"
+                )
+            self.known_kernels.check(J, self.dim)
         self._check_g()
 
     @property

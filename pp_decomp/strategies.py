@@ -205,6 +205,9 @@ def get_strategy(name: str) -> Strategy:
     return STRATEGIES[name]
 
 
+# strategies whose acquisition improves on the best observation so far
+NEED_INCUMBENT = ("ei", "pi", "d-ei", "d-pi")
+
 # where the oracle strategies read the problem's known structure
 ORACLE_STRUCTURE = {"add-gp-ucb-oracle": "groups", "g-add-gp-ucb-oracle": "edges"}
 
@@ -223,4 +226,25 @@ def additive_unsupported(name: str, problem) -> str | None:
     key = ORACLE_STRUCTURE.get(name)
     if key is not None and key not in problem.metadata:
         return f"it needs the problem's known structure in problem.metadata[{key!r}]"
+    return None
+
+
+def fixed_unsupported(name: str, problem) -> str | None:
+    """Why strategy ``name`` cannot run with known kernels on ``problem``, or ``None``.
+
+    ``inference="fixed"`` conditions the GPs on ``problem.known_kernels``; the
+    composed baselines then use the entire GP of a linear decomposition (its
+    kernel ``Σ g_j k_j g_j`` follows from the components'), and the additive
+    strategies learn their own structure, which known component kernels do not fix.
+    """
+    if problem.known_kernels is None:
+        return "the problem has no known_kernels"
+    surrogate = get_strategy(name).surrogate
+    if surrogate == "additive":
+        return "the additive strategies learn their own kernel structure"
+    if surrogate == "composed" and problem.linear is None:
+        return (
+            "its composed GP with known kernels is the entire GP of a linear decomposition, "
+            "and g is not linear"
+        )
     return None

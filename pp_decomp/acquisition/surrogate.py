@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pp_decomp.components import ComponentGP
+from pp_decomp.composition import EntireGP
 
 
 class DecomposedSurrogate:
@@ -64,9 +65,13 @@ class DecomposedSurrogate:
 
 
 class ComposedSurrogate:
-    """One GP on the signed composed observations ``sign · g(y; x)`` (GP-UCB, EI, PI, GP-MI)."""
+    """One GP on the signed composed observations ``sign · g(y; x)`` (GP-UCB, EI, PI, GP-MI).
 
-    def __init__(self, gp: ComponentGP):
+    ``gp`` is a fitted :class:`ComponentGP`, or with known kernels the
+    :class:`~pp_decomp.EntireGP` of the signed linear composition.
+    """
+
+    def __init__(self, gp: ComponentGP | EntireGP):
         self.gp = gp
 
     def per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:

@@ -2,7 +2,8 @@
 
 from pp_decomp.components.draws import HyperDraws
 from pp_decomp.components.gp import ComponentGP
+from pp_decomp.components.known import KnownKernels
 from pp_decomp.components.posterior import GPPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
 
-__all__ = ["ComponentGP", "GPPosterior", "HyperDraws", "Priors", "mixture_moments"]
+__all__ = ["ComponentGP", "GPPosterior", "HyperDraws", "KnownKernels", "Priors", "mixture_moments"]

@@ -95,8 +95,8 @@ class ComponentGP:
             return X
         return (X - self.bounds[0]) / (self.bounds[1] - self.bounds[0])
 
-    def _set_data(self, X, y):
-        X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
+    def _set_data(self, X, y, min_rows: int = 2):
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
         y = check_y(y, "y", n=X.shape[0])
         if self.standardize:
             self.y_mean, self.y_std = output_standardization(y)
@@ -164,6 +164,7 @@ class ComponentGP:
 
         ``draws`` are on the model's scale (unit-scaled inputs, standardised
         outputs, or the original units when ``bounds=None, standardize=False``).
+        Without standardisation ``X`` may have no rows (the prior) or one.
         """
         if not isinstance(draws, HyperDraws):
             raise TypeError(f"draws must be a HyperDraws; got {type(draws).__name__}")
@@ -176,7 +177,9 @@ class ComponentGP:
                 f"draws.alpha must be given exactly for kernel 'rq'; kernel is "
                 f"{self.kernel!r} and alpha is {draws.alpha!r}"
             )
-        Xs, ys = self._set_data(X, y)
+        # without standardisation nothing is estimated from the data: the prior
+        # (no rows) and one observation are valid posteriors
+        Xs, ys = self._set_data(X, y, min_rows=2 if self.standardize else 0)
         self.draws = draws
         self.idata = None
         self.diagnostics = FitDiagnostics("fixed", draws.n_draws)
@@ -306,8 +309,8 @@ class ComponentGP:
 
     def prior_cov(self, X1, X2) -> np.ndarray:
         """Prior covariance per draw in original units: (S, n1, n2)."""
-        X1 = self.scale_X(check_X(X1, "X1", input_dim=self.input_dim))
-        X2 = self.scale_X(check_X(X2, "X2", input_dim=self.input_dim))
+        X1 = self.scale_X(check_X(X1, "X1", input_dim=self.input_dim, min_rows=0))
+        X2 = self.scale_X(check_X(X2, "X2", input_dim=self.input_dim, min_rows=0))
         return self.y_std**2 * self.posterior.prior_cov(X1, X2)
 
     @property

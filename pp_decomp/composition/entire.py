@@ -7,9 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from pp_decomp.components.posterior import cholesky_inverse, mixture_moments
+from pp_decomp.components.posterior import JITTER, cholesky_inverse, mixture_moments
 from pp_decomp.composition.linear import LinearComposition
-from pp_decomp.validate import check_X, check_Y
+from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.validate import check_positive_int, check_X, check_Y
 
 
 class EntireGP:
@@ -55,7 +56,7 @@ class EntireGP:
 
     def fit(self, X, Y) -> EntireGP:
         """Condition on inputs ``X (n, d)`` and component observations ``Y (n, J)``."""
-        X = check_X(X, "X", min_rows=2)
+        X = check_X(X, "X", min_rows=0)  # no rows: the prior
         Y = check_Y(Y, "Y", n=X.shape[0], n_components=self.composition.n_components)
         G = self.composition.weights(X)
         y = np.einsum("nj,nj->n", G, Y)
@@ -86,6 +87,36 @@ class EntireGP:
     def predict(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of the composed ``f`` at ``Xnew``: (m,), (m,)."""
         return mixture_moments(*self.predict_per_draw(Xnew))
+
+    def sample(
+        self, Xnew, n_samples: int, seed: SeedLike = None, joint: bool = False
+    ) -> np.ndarray:
+        """Posterior samples of the composed ``f`` at ``Xnew``: (n_samples, m).
+
+        Each sample picks a hyperparameter draw ``s`` uniformly; ``joint=True``
+        samples ``N(μ_s, K_s(X*, X*) - K_s(X*, X) K_s⁻¹ K_s(X, X*))`` over all of
+        ``Xnew`` (jitter ``10⁻⁶ · max_x k(x, x)`` on the diagonal), otherwise each
+        point from its marginal.
+        """
+        n_samples = check_positive_int(n_samples, "n_samples")
+        Xnew = check_X(Xnew, "Xnew")
+        rng = as_generator(seed)
+        S = self.alpha.shape[0]
+        s_idx = rng.integers(0, S, size=n_samples)
+        z = rng.standard_normal((n_samples, Xnew.shape[0]))
+        if not joint:
+            mean_s, var_s = self.predict_per_draw(Xnew)
+            return mean_s[s_idx] + np.sqrt(var_s[s_idx]) * z
+        Gn = self.composition.weights(Xnew)
+        Ks = self._kernel(self.X, Xnew, self.G, Gn)
+        Kss = np.broadcast_to(self._kernel(Xnew, Xnew, Gn, Gn), (S,) + (Xnew.shape[0],) * 2)
+        V = self.L_inv @ Ks
+        mean = self._prior_mean(Xnew, Gn) + np.einsum("snm,sn->sm", Ks, self.alpha)
+        cov = Kss - V.transpose(0, 2, 1) @ V
+        diag = np.arange(Xnew.shape[0])
+        cov[:, diag, diag] += JITTER * Kss[:, diag, diag].max(axis=1, keepdims=True)
+        L = np.linalg.cholesky(cov)
+        return mean[s_idx] + np.einsum("kij,kj->ki", L[s_idx], z)
 
     def posterior(self, Xnew) -> xr.Dataset:
         """``mean(point)`` and ``variance(point)`` as an xarray Dataset."""

@@ -55,9 +55,17 @@ class LinearComposition:
         """``f = Σ_j f_j``."""
         return cls(np.ones(check_positive_int(n_components, "n_components")))
 
+    def scaled(self, c: float) -> LinearComposition:
+        """The composition ``c · Σ_j g_j(x) f_j(x)`` (weights ``c · g_j``)."""
+        c = float(c)
+        if self._const is not None:
+            return LinearComposition(c * self._const)
+        fn = self._fn
+        return LinearComposition(lambda X: c * np.asarray(fn(X), dtype=float), self.n_components)
+
     def weights(self, X) -> np.ndarray:
         """``g_j(x)`` at each row of ``X``: (m, J)."""
-        X = check_X(X, "X")
+        X = check_X(X, "X", min_rows=0)
         if self._const is not None:
             return np.broadcast_to(self._const, (X.shape[0], self.n_components))
         G = np.asarray(self._fn(X), dtype=float)

@@ -1,0 +1,202 @@
+"""Known kernels (``inference="fixed"``): Wang et al.'s protocol for the bandit experiments."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from pp_decomp import ComponentGP, EntireGP, HyperDraws, KnownKernels, LinearComposition, Optimizer
+from pp_decomp.bench import BenchSpec
+from pp_decomp.kernels import kernel_matrix
+from pp_decomp.models import get_problem
+
+
+@pytest.fixture(scope="module")
+def small_synthetic():
+    return get_problem("synthetic", seed=3, n_components=3, n_points=150)
+
+
+def _exact_posterior(K, Ks, kss, y, noise_var):
+    """Textbook zero-mean GP posterior: mean (m,), variance (m,)."""
+    A = K + noise_var * np.eye(len(K))
+    mean = Ks.T @ np.linalg.solve(A, y)
+    var = kss - np.einsum("nm,nm->m", Ks, np.linalg.solve(A, Ks))
+    return mean, var
+
+
+def test_known_kernels_validates_and_round_trips():
+    se = HyperDraws(ls=[[0.2]], eta=[1.5], sigma=[1e-3])
+    with pytest.raises(TypeError, match="draws must be a sequence of HyperDraws"):
+        KnownKernels("se", se)
+    with pytest.raises(TypeError, match=r"draws\[1\] must be a HyperDraws"):
+        KnownKernels("se", (se, {"ls": 1}))
+    with pytest.raises(ValueError, match=r"draws\[0\].alpha must be given exactly for kernel 'rq'"):
+        KnownKernels("rq", (se,))
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        KnownKernels("linear", (se,))
+    known = KnownKernels("expquad", (se, se))
+    assert known.kernel == "se" and known.n_components == 2
+    with pytest.raises(ValueError, match=r"has 2 kernel\(s\) but the problem has 3 component"):
+        known.check(3, 1)
+    with pytest.raises(ValueError, match=r"draws\[0\].ls has 1 column\(s\) but the problem has 2"):
+        known.check(2, 2)
+    back = KnownKernels.from_description(known.describe())
+    assert back.kernel == "se"
+    for a, b in zip(back.draws, known.draws, strict=True):
+        for f in dataclasses.fields(a):
+            np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name))
+
+
+def test_synthetic_known_kernels_generated_its_functions():
+    p = get_problem("synthetic", seed=5, n_components=2, n_points=300)
+    assert p.known_kernels.kernel == "se" and p.known_kernels.n_components == 2
+    # a function drawn from k_j has (up to sampling error) the variance eta_j^2
+    F = p.components(p.domain.X)
+    eta = np.array([d.eta[0] for d in p.known_kernels.draws])
+    assert np.all(np.isfinite(F)) and F.shape == (300, 2) and np.all(eta > 0)
+    np.testing.assert_array_equal(p.known_kernels.draws[0].sigma, [p.noise_sd[0]])
+
+
+def test_fixed_decomposed_posterior_is_the_exact_gp_posterior(small_synthetic):
+    p = small_synthetic
+    opt = Optimizer(p, "d-gpucb", inference="fixed", n_init=4, seed=0)
+    opt.run(7)
+    gps = opt._fit_fixed()
+    X, Xs = opt.X, p.domain.X[::10]
+    for j, name in enumerate(p.component_names):
+        d = p.known_kernels.draws[j]
+        K = kernel_matrix("se", X, X, d.ls, d.eta)[0]
+        Ks = kernel_matrix("se", X, Xs, d.ls, d.eta)[0]
+        mean, var = _exact_posterior(K, Ks, d.eta[0] ** 2, opt.Y[:, j], d.sigma[0] ** 2 + 1e-6)
+        got_mean, got_var = gps[name].predict(Xs)
+        np.testing.assert_allclose(got_mean, mean, atol=1e-8)
+        np.testing.assert_allclose(got_var, var, atol=1e-8)
+    ds = opt.results()
+    assert ds.attrs["strategy"] == "d-gpucb"
+    assert '"inference": "fixed"' in ds.attrs["settings"]
+
+
+def test_fixed_composed_strategy_uses_the_entire_gp_and_theorem6_holds():
+    p = get_problem("synthetic", seed=4, n_components=3, n_points=120)
+    # minimise so that the sign of the composed model matters
+    p = dataclasses.replace(p, maximize=False, optimum=float(p.objective(p.domain.X).min()))
+    opt = Optimizer(p, "gp-ucb", inference="fixed", n_init=5, seed=1)
+    opt.run(8)
+    entire = opt._fit_fixed()["composed"]
+    assert isinstance(entire, EntireGP)
+    X, Xs = opt.X, p.domain.X
+    K = sum(kernel_matrix("se", X, X, d.ls, d.eta)[0] for d in p.known_kernels.draws)
+    Ks = sum(kernel_matrix("se", X, Xs, d.ls, d.eta)[0] for d in p.known_kernels.draws)
+    kss = sum(d.eta[0] ** 2 for d in p.known_kernels.draws)
+    noise = sum(d.sigma[0] ** 2 + 1e-6 for d in p.known_kernels.draws)
+    mean, var = _exact_posterior(K, Ks, kss, -opt.Y.sum(1), noise)
+    got_mean, got_var = entire.predict(Xs)
+    np.testing.assert_allclose(got_mean, mean, atol=1e-7)
+    np.testing.assert_allclose(got_var, var, atol=1e-7)
+    dec = Optimizer(p, "d-gpucb", inference="fixed", n_init=5, seed=1)
+    dec.X, dec.Y = opt.X, opt.Y
+    dec_var = sum(gp.predict(Xs)[1] for gp in dec._fit_fixed().values())
+    assert np.all(dec_var <= got_var + 1e-9)  # Theorem 6 with the true kernels
+
+
+def test_entire_gp_joint_samples_match_its_moments(small_synthetic):
+    p = small_synthetic
+    X = p.domain.X[::25]
+    Y = p.evaluate(X, seed=0)
+    comps = [
+        ComponentGP("se", 1, standardize=False).condition(X, Y[:, j], d)
+        for j, d in enumerate(p.known_kernels.draws)
+    ]
+    entire = EntireGP(comps, LinearComposition.ones(3)).fit(X, Y)
+    Xs = p.domain.X[3:40:3]
+    draws = entire.sample(Xs, 4000, seed=0, joint=True)
+    mean, var = entire.predict(Xs)
+    assert np.all(np.abs(draws.mean(0) - mean) < 5 * np.sqrt(var / 4000) + 1e-9)
+    np.testing.assert_allclose(draws.var(0), var, rtol=0.15)
+    # joint: neighbouring grid points are strongly correlated, not independent
+    marginal = entire.sample(Xs, 4000, seed=0, joint=False)
+    assert np.corrcoef(draws[:, 0], draws[:, 1])[0, 1] > 0.5
+    assert abs(np.corrcoef(marginal[:, 0], marginal[:, 1])[0, 1]) < 0.1
+
+
+def test_fixed_run_resumes_with_the_same_choices(small_synthetic, tmp_path):
+    full = Optimizer(small_synthetic, "gp-mi", inference="fixed", n_init=3, seed=4).run(9)
+    path = tmp_path / "ck.nc"
+    Optimizer(small_synthetic, "gp-mi", inference="fixed", n_init=3, seed=4, checkpoint=path).run(6)
+    # the kernels travel in the checkpoint: a problem without them still resumes
+    bare = dataclasses.replace(small_synthetic, known_kernels=None)
+    resumed = Optimizer.resume(path, bare)
+    assert resumed.known_kernels.n_components == 3
+    np.testing.assert_array_equal(resumed.run(9)["x"], full["x"])
+
+
+def test_fixed_inference_rejects_what_it_cannot_do(small_synthetic):
+    known = small_synthetic.known_kernels
+    with pytest.raises(ValueError, match="known_kernels is used only with inference='fixed'"):
+        Optimizer(small_synthetic, known_kernels=known)
+    flu = get_problem("flu")
+    with pytest.raises(
+        ValueError, match="needs known_kernels=, and problem 'flu' has no known_kernels"
+    ):
+        Optimizer(flu, inference="fixed")
+    with pytest.raises(ValueError, match="kernel='matern52' differs from the known kernels"):
+        Optimizer(small_synthetic, inference="fixed", kernel="matern52")
+    with pytest.raises(ValueError, match=r"has 3 kernel\(s\) but the problem has 2"):
+        Optimizer(
+            get_problem("synthetic", seed=0, n_components=2, n_points=50),
+            inference="fixed",
+            known_kernels=known,
+        )
+    pt = get_problem("perceived-temperature")
+    fake = KnownKernels("se", (HyperDraws([[0.3, 0.3]], [1.0], [0.1]),) * 3)
+    with pytest.raises(ValueError, match="g is not linear"):
+        Optimizer(pt, "gp-ucb", inference="fixed", known_kernels=fake)
+    Optimizer(pt, "d-gpucb-mc", inference="fixed", known_kernels=fake)  # decomposed is fine
+    box = get_problem("kandasamy-10-3-3")
+    kk = KnownKernels("se", (HyperDraws([[0.3] * 10], [1.0], [0.1]),) * box.n_components)
+    with pytest.raises(ValueError, match="additive strategies learn their own kernel"):
+        Optimizer(box, "add-gp-ucb", inference="fixed", known_kernels=kk)
+
+
+def test_bench_skips_problems_without_known_kernels():
+    spec = BenchSpec(["synthetic", "flu"], ["d-gpucb", "gp-ucb"], trials=1, inference="fixed")
+    tasks = spec.tasks()
+    assert {t.problem for t in tasks} == {"synthetic"}
+    assert {(p, s) for p, s, _ in spec.skipped} == {("flu", "d-gpucb"), ("flu", "gp-ucb")}
+    assert all("no known_kernels" in why for *_, why in spec.skipped)
+
+
+@pytest.mark.parametrize("strategy", ["d-gpucb", "gp-ucb"])
+def test_no_initial_design_starts_from_the_prior(small_synthetic, strategy):
+    # Wang Algs. 1 and 3 start at t = 1 with no data: the UCB is the prior's,
+    # sqrt(beta_1) * sqrt(sum_j eta_j^2) for the decomposed and the entire GP alike
+    ds = Optimizer(small_synthetic, strategy, inference="fixed", n_init=0, seed=0).run(4)
+    eta2 = sum(float(d.eta[0] ** 2) for d in small_synthetic.known_kernels.draws)
+    assert ds["phase"].values.tolist() == ["acquisition"] * 4
+    np.testing.assert_allclose(ds["acq_value"][0], np.sqrt(ds["beta"][0] * eta2), rtol=1e-9)
+    assert len(np.unique(ds["x"].values)) == 4  # observing a point moves the next choice
+
+
+def test_n_init_zero_needs_known_kernels_and_an_incumbent_free_strategy(small_synthetic):
+    with pytest.raises(ValueError, match="n_init must be >= 2"):
+        Optimizer(small_synthetic, n_init=0)
+    with pytest.raises(ValueError, match="'ei' improves on the best observation"):
+        Optimizer(small_synthetic, "ei", inference="fixed", n_init=0)
+    ds = Optimizer(small_synthetic, "ei", inference="fixed", n_init=1, seed=0).run(3)
+    assert np.all(np.isfinite(ds["acq_value"].values[1:]))
+
+
+def test_cli_runs_the_papers_protocol(tmp_path, capsys):
+    from pp_decomp.cli import main
+
+    out = tmp_path / "known.nc"
+    argv = ["run", "--problem", "synthetic", "--strategy", "d-gpucb", "--inference", "fixed"]
+    assert main(argv + ["--init", "0", "--iterations", "6", "--out", str(out), "--quiet"]) == 0
+    ds = xr.load_dataset(out)
+    assert ds.sizes["iteration"] == 6 and '"inference": "fixed"' in ds.attrs["settings"]
+    assert (
+        main(["run", "--problem", "flu", "--inference", "fixed", "--out", str(tmp_path / "f.nc")])
+        == 2
+    )
+    assert "problem 'flu' has no known_kernels" in capsys.readouterr().err
