@@ -263,6 +263,7 @@ def run_bench(
     tasks = spec.tasks()
     for p, s, why in spec.skipped:
         log(f"skip {p}/{s}: {why}")
+    _check_existing_runs(tasks, out)
     todo = [t for t in tasks if not t.path(out).exists()]
     log(f"{len(tasks)} task(s), {len(tasks) - len(todo)} already done, {len(todo)} to run")
     start = time.perf_counter()
@@ -299,9 +300,62 @@ def run_bench(
     ds = combine(spec, out)
     ds.attrs["wall_seconds"] = time.perf_counter() - start
     ds.to_netcdf(out / "bench.nc")
-    (out / "summary.md").write_text(summary_table(ds, spec.baseline, spec.compared))
-    plot_bench(ds, out / "regret.png")
+    write_report(ds, out)
     return ds
+
+
+def write_report(ds: xr.Dataset, out) -> None:
+    """``summary.md`` and ``regret.png`` of a combined benchmark, in folder ``out``.
+
+    The baseline and compared strategies are the benchmark's own (its settings).
+    """
+    import json
+
+    settings = json.loads(ds.attrs.get("settings", "{}"))
+    table = summary_table(ds, settings.get("baseline", "gp-ucb"), settings.get("compared"))
+    (Path(out) / "summary.md").write_text(table)
+    plot_bench(ds, Path(out) / "regret.png")
+
+
+def summarize(out) -> str:
+    """Rewrite the report of the benchmark folder ``out`` from its ``bench.nc``; the table."""
+    path = Path(out) / "bench.nc"
+    if not path.exists():
+        raise ValueError(f"no bench.nc in {str(out)!r}: run pp-decomp bench --out there first")
+    ds = xr.load_dataset(path)
+    write_report(ds, out)
+    return (Path(out) / "summary.md").read_text()
+
+
+def _check_existing_runs(tasks: list[Task], out: Path) -> None:
+    """Raise if a run already in ``out`` was made with other settings than its task.
+
+    Run files are found by problem, strategy and trial only, so a benchmark
+    rerun into the same folder with, say, another ``inference`` would otherwise
+    resume or reuse runs of the old one and mix the two in one table.
+    """
+    import json
+
+    for task in tasks:
+        final = task.path(out)
+        for path in (final, final.with_suffix(".partial.nc")):
+            if not path.exists():
+                continue
+            with xr.open_dataset(path, engine="h5netcdf") as run:
+                settings = json.loads(run.attrs["settings"])
+                n = run.sizes.get("iteration", 0)
+            want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
+            got = {k: settings.get(k) for k in want}
+            if got != want:
+                raise ValueError(
+                    f"{path} was run with {got}, but this benchmark asks for {want}; "
+                    "give another --out (or move the old runs away)"
+                )
+            if path == final and n < task.iterations:
+                raise ValueError(
+                    f"{path} holds {n} evaluations, fewer than iterations={task.iterations}; "
+                    "give another --out (or move the old runs away)"
+                )
 
 
 def combine(spec: BenchSpec, out) -> xr.Dataset:
@@ -352,40 +406,59 @@ def _mean_se(a: np.ndarray) -> tuple[float, float, int]:
     return float(a.mean()), float(se), len(a)
 
 
+def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
+    """``other`` against ``base`` over paired trials: relative change (paired diff ± SE)."""
+    ok = np.isfinite(base) & np.isfinite(other)
+    if ok.sum() < 2:
+        return ""
+    diff = other[ok] - base[ok]
+    change = other[ok].mean() / base[ok].mean() - 1
+    return f"{100 * change:+.1f}% ({diff.mean():+.3g} ± {diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
+
+
 def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> str:
     """Markdown: final cumulative and simple regret (mean ± SE) and the change of each
     ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``,
-    with the paired difference over trials ± its standard error."""
+    with the paired difference over trials ± its standard error.
+
+    With an initial design (``n_init`` in the settings) a last column compares the
+    regret accrued after it: the design is shared by every strategy of a trial, so
+    its regret is the same for all and dilutes the relative change of the whole run.
+    """
+    import json
+
     label = "GP-UCB" if baseline == "gp-ucb" else baseline
+    n_init = int(json.loads(ds.attrs.get("settings", "{}")).get("n_init", 0))
+    after = f" | change after the {n_init} initial evaluations" if n_init else ""
     lines = [
         "| problem | strategy | trials | final cumulative regret | final simple regret "
-        f"| cumulative regret change vs {label} (paired diff ± SE) |",
-        "| --- | --- | --- | --- | --- | --- |",
+        f"| cumulative regret change vs {label} (paired diff ± SE){after} |",
+        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else ""),
     ]
     strategies = list(ds["strategy"].values)
     if compared is None:
         compared = [s for s in strategies if s.startswith("d-")]
     for p in ds["problem"].values:
-        final = ds["cumulative_regret"].sel(problem=p).isel(iteration=-1)
+        cum = ds["cumulative_regret"].sel(problem=p)
+        final = cum.isel(iteration=-1)
+        later = final - cum.isel(iteration=n_init - 1) if n_init else None
         simple = ds["simple_regret"].sel(problem=p).isel(iteration=-1)
-        base = final.sel(strategy=baseline).values if baseline in strategies else None
         for s in strategies:
             m, se, k = _mean_se(final.sel(strategy=s).values)
             if k == 0:
                 continue
             sm, sse, _ = _mean_se(simple.sel(strategy=s).values)
-            rel = ""
-            if base is not None and s != baseline and s in compared:
-                b = base
-                ok = np.isfinite(b) & np.isfinite(final.sel(strategy=s).values)
-                if ok.sum() > 1:
-                    diff = b[ok] - final.sel(strategy=s).values[ok]
-                    change = final.sel(strategy=s).values[ok].mean() / b[ok].mean() - 1
-                    rel = (
-                        f"{100 * change:+.1f}% ({-diff.mean():+.3g} ± "
-                        f"{diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
+            rel = rel_after = ""
+            if baseline in strategies and s != baseline and s in compared:
+                rel = _paired_change(
+                    final.sel(strategy=baseline).values, final.sel(strategy=s).values
+                )
+                if n_init:
+                    rel_after = _paired_change(
+                        later.sel(strategy=baseline).values, later.sel(strategy=s).values
                     )
-            lines.append(f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |")
+            row = f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |"
+            lines.append(row + (f" {rel_after} |" if n_init else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -148,6 +148,14 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _cmd_summary(args) -> int:
+    from pp_decomp.bench import summarize
+
+    print(summarize(args.out))
+    print(f"rewrote {args.out}/summary.md and {args.out}/regret.png from {args.out}/bench.nc")
+    return 0
+
+
 def _cmd_perf(args) -> int:
     from pp_decomp.perf import run_perf
 
@@ -257,6 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=_cmd_bench)
+
+    sm = sub.add_parser("summary", help="rewrite a benchmark's table and plot from its bench.nc")
+    sm.add_argument("out", help="the benchmark folder (its --out)")
+    sm.set_defaults(func=_cmd_summary)
 
     pf = sub.add_parser("perf", help="speed of the full-Bayes loop against its references")
     pf.add_argument("--quick", action="store_true")

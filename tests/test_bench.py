@@ -140,3 +140,48 @@ def test_summary_compares_against_the_chosen_baseline():
     assert table.splitlines()[-1].endswith("|  |")  # random is not compared
     with pytest.raises(ValueError, match="baseline"):
         preset("rolland2018", baseline="nope")
+
+
+def test_bench_refuses_to_mix_runs_made_with_other_settings(local_run):
+    out, _ = local_run
+    stamps = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/trial*.nc")}
+    with pytest.raises(ValueError, match=r"was run with \{'inference': 'map', 'n_init': 3"):
+        run_bench(BenchSpec(**{**SPEC, "n_init": 4}), out, progress=False, log=lambda m: None)
+    with pytest.raises(ValueError, match="holds 6 evaluations, fewer than iterations=8"):
+        run_bench(BenchSpec(**{**SPEC, "iterations": 8}), out, progress=False, log=lambda m: None)
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # nothing touched
+
+
+def test_summary_separates_the_shared_initial_design():
+    # per-step regret: 2 shared initial evaluations of regret 5, then 1 vs 2 per step
+    steps = np.array([[5.0, 5.0, 1.0, 1.0], [5.0, 5.0, 2.0, 2.0]])  # (strategy, iteration)
+    cum = np.cumsum(steps, axis=1)
+    reg = np.broadcast_to(cum[None, :, None, :], (1, 2, 3, 4)).copy()
+    reg[0, :, 1] += [[0.0, 0.0, 0.5, 1.0], [0.0, 0.0, 0.0, 0.0]]  # trials differ a little
+    ds = xr.Dataset(
+        {
+            "cumulative_regret": (("problem", "strategy", "trial", "iteration"), reg),
+            "simple_regret": (("problem", "strategy", "trial", "iteration"), reg.copy()),
+        },
+        coords={"problem": ["p"], "strategy": ["d-gpucb", "gp-ucb"]},
+        attrs={"settings": '{"n_init": 2}'},
+    )
+    table = summary_table(ds)
+    assert "change after the 2 initial evaluations" in table
+    row = next(line for line in table.splitlines() if "| d-gpucb |" in line)
+    # whole run: 12.33 vs 14 (-11.9%); after the design: 2.33 vs 4 (-41.7%)
+    assert "-11.9% (-1.67 ± 0.33)" in row and "-41.7% (-1.67 ± 0.33)" in row
+
+
+def test_summary_command_rewrites_the_report(local_run, tmp_path, capsys):
+    import shutil
+
+    from pp_decomp.cli import main
+
+    out, _ = local_run
+    shutil.copy(out / "bench.nc", tmp_path / "bench.nc")
+    assert main(["summary", str(tmp_path)]) == 0
+    assert (tmp_path / "summary.md").read_text() == (out / "summary.md").read_text()
+    assert (tmp_path / "regret.png").stat().st_size > 10_000
+    assert main(["summary", str(tmp_path / "nowhere")]) == 2
+    assert "no bench.nc in" in capsys.readouterr().err
