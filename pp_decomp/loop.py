@@ -384,7 +384,7 @@ class Optimizer:
         comps = [
             ComponentGP(
                 known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name=name
-            ).condition(self.X, self.Y[:, j], known.draws[j])
+            ).condition(self.X, self.Y[:, j], known.draws[j], mean=known.mean[j])
             for j, name in enumerate(p.component_names)
         ]
         if self.strategy.surrogate == "decomposed":

@@ -200,3 +200,46 @@ def test_cli_runs_the_papers_protocol(tmp_path, capsys):
         == 2
     )
     assert "problem 'flu' has no known_kernels" in capsys.readouterr().err
+
+
+def test_kernels_fitted_on_earlier_runs_become_known_kernels():
+    rng = np.random.default_rng(0)
+    bounds = np.array([[0.0, -1.0], [2.0, 1.0]])
+    X = bounds[0] + rng.uniform(size=(40, 2)) * (bounds[1] - bounds[0])
+    Y = np.c_[np.sin(2 * X[:, 0]) + 5.0, 3.0 * X[:, 1] ** 2 - 1.0]
+    Y = Y + 0.01 * rng.standard_normal(Y.shape)
+    fitted = [
+        ComponentGP("se", 2, bounds=bounds, name=f"f{j}").fit(X, Y[:, j], seed=j) for j in range(2)
+    ]
+    known = KnownKernels.from_components(fitted, bounds)
+    assert known.kernel == "se"
+    np.testing.assert_allclose(known.mean, Y.mean(0))
+    Xs = bounds[0] + rng.uniform(size=(25, 2)) * (bounds[1] - bounds[0])
+    for j, gp in enumerate(fitted):
+        again = ComponentGP("se", 2, bounds=bounds, standardize=False)
+        again.condition(X, Y[:, j], known.draws[j], mean=known.mean[j])
+        m0, v0 = gp.predict(Xs)
+        m1, v1 = again.predict(Xs)
+        # the same GP up to the jitter, which is 1e-6 on each GP's own output scale
+        np.testing.assert_allclose(m1, m0, atol=1e-4 * Y[:, j].std())
+        np.testing.assert_allclose(v1, v0, atol=1e-4 * Y[:, j].var())
+    back = KnownKernels.from_description(known.describe())
+    assert back.mean == known.mean
+    with pytest.raises(ValueError, match=r"components\[0\] \('f0'\) was fitted with bounds"):
+        KnownKernels.from_components(fitted, [[0, 0], [1, 1]])
+    with pytest.raises(ValueError, match=r"components\[1\] \('g'\) is not fitted"):
+        KnownKernels.from_components([fitted[0], ComponentGP("se", 2, name="g")], bounds)
+    with pytest.raises(ValueError, match="mean must hold one finite value per component"):
+        KnownKernels("se", known.draws, mean=(1.0, np.nan))
+
+
+def test_fixed_run_uses_the_known_prior_mean():
+    # with a large known mean, the entire GP's prior mean is the signed sum of the means
+    p = get_problem("synthetic", seed=2, n_components=2, n_points=80)
+    shifted = KnownKernels("se", p.known_kernels.draws, mean=(10.0, -4.0))
+    opt = Optimizer(p, "gp-ucb", inference="fixed", n_init=0, seed=0, known_kernels=shifted)
+    mean, _ = opt._fit_fixed()["composed"].predict(p.domain.X[:3])
+    np.testing.assert_allclose(mean, 6.0)
+    dec = Optimizer(p, "d-gpucb", inference="fixed", n_init=0, seed=0, known_kernels=shifted)
+    gps = dec._fit_fixed()
+    np.testing.assert_allclose(gps["f0"].predict(p.domain.X[:3])[0], 10.0)

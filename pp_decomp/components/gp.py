@@ -95,13 +95,13 @@ class ComponentGP:
             return X
         return (X - self.bounds[0]) / (self.bounds[1] - self.bounds[0])
 
-    def _set_data(self, X, y, min_rows: int = 2):
+    def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
         y = check_y(y, "y", n=X.shape[0])
         if self.standardize:
             self.y_mean, self.y_std = output_standardization(y)
         else:
-            self.y_mean, self.y_std = 0.0, 1.0
+            self.y_mean, self.y_std = float(mean), 1.0
         self.X_train, self.y_train = X, y
         return self.scale_X(X), (y - self.y_mean) / self.y_std
 
@@ -159,12 +159,13 @@ class ComponentGP:
         self._posterior = GPPosterior(self.kernel, Xs, ys, self.draws, JITTER)
         return self
 
-    def condition(self, X, y, draws: HyperDraws) -> ComponentGP:
+    def condition(self, X, y, draws: HyperDraws, mean: float = 0.0) -> ComponentGP:
         """Condition on ``(X, y)`` with given hyperparameter draws (no inference).
 
         ``draws`` are on the model's scale (unit-scaled inputs, standardised
         outputs, or the original units when ``bounds=None, standardize=False``).
-        Without standardisation ``X`` may have no rows (the prior) or one.
+        Without standardisation ``X`` may have no rows (the prior) or one, and
+        ``mean`` is the GP's constant prior mean (ignored when standardising).
         """
         if not isinstance(draws, HyperDraws):
             raise TypeError(f"draws must be a HyperDraws; got {type(draws).__name__}")
@@ -179,7 +180,7 @@ class ComponentGP:
             )
         # without standardisation nothing is estimated from the data: the prior
         # (no rows) and one observation are valid posteriors
-        Xs, ys = self._set_data(X, y, min_rows=2 if self.standardize else 0)
+        Xs, ys = self._set_data(X, y, min_rows=2 if self.standardize else 0, mean=mean)
         self.draws = draws
         self.idata = None
         self.diagnostics = FitDiagnostics("fixed", draws.n_draws)

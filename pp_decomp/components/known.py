@@ -6,9 +6,10 @@ data (1000 simulator runs for flu, a third of the stations for perceived
 temperature). A user who has fitted kernels on historical runs is in the same
 position. With known kernels each component is the zero-mean GP
 
-``f_j ~ GP(0, k_j)``, ``y_j = f_j + ε_j``, ``ε_j ~ N(0, σ_j²)``
+``f_j ~ GP(m_j, k_j)``, ``y_j = f_j + ε_j``, ``ε_j ~ N(0, σ_j²)``
 
-in the component's own output units (no standardisation), and the composed
+with a constant prior mean ``m_j`` (0 unless given), in the component's own
+output units (no standardisation), and the composed
 baseline of a linear decomposition is the entire GP with kernel
 ``Σ_j g_j(x) k_j(x, x') g_j(x')`` (:class:`pp_decomp.EntireGP`), so that
 Theorem 6 compares the two models on equal terms.
@@ -37,11 +38,14 @@ class KnownKernels:
         Each usually a single draw (several draws are a fixed mixture). Lengthscales
         ``(S, d)`` are on the unit-scaled domain ``(x - lower) / (upper - lower)``;
         amplitudes ``η`` and noise standard deviations ``σ`` are in the component's
-        output units, with prior mean 0.
+        output units.
+    mean : sequence of float, optional
+        Constant prior means ``m_j`` in output units (default 0).
     """
 
     kernel: str
     draws: tuple[HyperDraws, ...]
+    mean: tuple[float, ...] | None = None
 
     def __post_init__(self):
         kernel = canonical_kernel(self.kernel)
@@ -61,8 +65,53 @@ class KnownKernels:
                     f"draws[{j}].alpha must be given exactly for kernel 'rq'; kernel is "
                     f"{kernel!r} and alpha is {d.alpha!r}"
                 )
+        mean = np.zeros(len(draws)) if self.mean is None else np.asarray(self.mean, dtype=float)
+        if mean.shape != (len(draws),) or not np.all(np.isfinite(mean)):
+            raise ValueError(
+                f"mean must hold one finite value per component ({len(draws)}); got {self.mean!r}"
+            )
         object.__setattr__(self, "kernel", kernel)
         object.__setattr__(self, "draws", draws)
+        object.__setattr__(self, "mean", tuple(float(m) for m in mean))
+
+    @classmethod
+    def from_components(cls, components: Sequence, bounds) -> KnownKernels:
+        """The kernels of fitted component GPs, to be held fixed from now on.
+
+        Typically MAP fits on earlier runs of the system (Wang et al. fit the flu
+        kernels on 1000 simulator runs). Each GP's amplitude and noise are taken
+        from its standardised scale to output units (``η s_y``, ``σ s_y``) and its
+        output mean becomes the prior mean; lengthscales stay on the unit-scaled
+        domain, so every GP must have been fitted with the problem's ``bounds``.
+
+        Parameters
+        ----------
+        components : sequence of fitted ComponentGP, one per component
+        bounds : (2, d) array
+            The domain bounds of the problem the kernels are for.
+        """
+        from pp_decomp.validate import check_bounds
+
+        components = list(components)
+        if not components:
+            raise ValueError("components must hold one fitted ComponentGP per component")
+        bounds = check_bounds(bounds, components[0].input_dim)
+        kernels = {c.kernel for c in components}
+        if len(kernels) != 1:
+            raise ValueError(f"components must share one kernel family; got {sorted(kernels)}")
+        draws = []
+        for j, c in enumerate(components):
+            if c.draws is None:
+                raise ValueError(f"components[{j}] ({c.name!r}) is not fitted")
+            if c.bounds is None or not np.allclose(c.bounds, bounds):
+                raise ValueError(
+                    f"components[{j}] ({c.name!r}) was fitted with bounds {c.bounds!r}, "
+                    f"not the problem's {bounds.tolist()!r}: its lengthscales would be "
+                    "on another scale"
+                )
+            d = c.draws
+            draws.append(HyperDraws(d.ls, d.eta * c.y_std, d.sigma * c.y_std, d.alpha))
+        return cls(kernels.pop(), tuple(draws), tuple(c.y_mean for c in components))
 
     @property
     def n_components(self) -> int:
@@ -87,6 +136,7 @@ class KnownKernels:
         """JSON-serialisable form, stored in a run's settings so that it resumes."""
         return {
             "kernel": self.kernel,
+            "mean": list(self.mean),
             "draws": [
                 {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(d).items()}
                 for d in self.draws
@@ -102,4 +152,5 @@ class KnownKernels:
                 HyperDraws(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
                 for d in desc["draws"]
             ),
+            desc.get("mean"),
         )
