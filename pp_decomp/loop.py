@@ -9,7 +9,6 @@ temporary file, then ``os.replace``) after every ``tell``.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import time
@@ -93,9 +92,10 @@ class Optimizer:
         Refit policy of the fast path.
     known_kernels : KnownKernels, optional
         The components' kernels for ``inference="fixed"``; defaults to
-        ``problem.known_kernels``. Components are then zero-mean GPs in their own
-        units, and the composed strategies (GP-UCB, EI, PI, GP-MI, Thompson) use
-        the entire GP with kernel ``Σ g_j k_j g_j`` (linear decompositions only).
+        ``problem.known_kernels``. Components are then GPs with these kernels
+        and prior means, in output units, and the composed strategies (GP-UCB,
+        EI, PI, GP-MI, Thompson) use the entire GP with kernel ``Σ g_j k_j g_j``
+        (linear decompositions only).
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies
         (``add-gp-ucb*``, ``g-add-gp-ucb*``), which model the composed output with
@@ -221,11 +221,7 @@ class Optimizer:
             raise ValueError(
                 f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
             )
-        problem = self.problem
-        if known is not problem.known_kernels:
-            problem = copy.copy(problem)
-            problem.known_kernels = known
-        why = fixed_unsupported(strategy, problem)
+        why = fixed_unsupported(strategy, self.problem, known)
         if why is not None:
             raise ValueError(
                 f"strategy {strategy!r} cannot run with inference='fixed' on "

@@ -229,15 +229,16 @@ def additive_unsupported(name: str, problem) -> str | None:
     return None
 
 
-def fixed_unsupported(name: str, problem) -> str | None:
+def fixed_unsupported(name: str, problem, known_kernels=None) -> str | None:
     """Why strategy ``name`` cannot run with known kernels on ``problem``, or ``None``.
 
-    ``inference="fixed"`` conditions the GPs on ``problem.known_kernels``; the
+    ``inference="fixed"`` conditions the GPs on ``known_kernels`` (default
+    ``problem.known_kernels``); the
     composed baselines then use the entire GP of a linear decomposition (its
     kernel ``Σ g_j k_j g_j`` follows from the components'), and the additive
     strategies learn their own structure, which known component kernels do not fix.
     """
-    if problem.known_kernels is None:
+    if known_kernels is None and problem.known_kernels is None:
         return "the problem has no known_kernels"
     surrogate = get_strategy(name).surrogate
     if surrogate == "additive":
