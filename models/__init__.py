@@ -50,6 +50,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "perceived temperature (NWS heat index / wind chill) at 836 real US "
         "stations, 18 Mar 1995; find the warmest-feeling station (Wang 2019)",
     ),
+    "perceived-temperature-run": ProblemEntry(
+        _lazy("perceived_temperature", "perceived_temperature", split="run", known_kernels=True),
+        "the paper's protocol: perceived temperature on two thirds of the stations, "
+        "with SE kernels fitted by MAP on the other third (Wang 2019)",
+    ),
     "flu": ProblemEntry(
         _flu,
         "age-stratified SIR flu season, real US contacts + population, 5 vaccination "

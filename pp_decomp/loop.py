@@ -93,9 +93,9 @@ class Optimizer:
     known_kernels : KnownKernels, optional
         The components' kernels for ``inference="fixed"``; defaults to
         ``problem.known_kernels``. Components are then GPs with these kernels
-        and prior means, in output units, and the composed strategies (GP-UCB,
-        EI, PI, GP-MI, Thompson) use the entire GP with kernel ``Σ g_j k_j g_j``
-        (linear decompositions only).
+        and prior means, in output units. The composed strategies (GP-UCB, EI,
+        PI, GP-MI, Thompson) use the known composed kernel if there is one, else
+        the entire GP with kernel ``Σ g_j k_j g_j`` (linear decompositions).
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies
         (``add-gp-ucb*``, ``g-add-gp-ucb*``), which model the composed output with
@@ -385,6 +385,16 @@ class Optimizer:
         ]
         if self.strategy.surrogate == "decomposed":
             return dict(zip(p.component_names, comps, strict=True))
+        if known.composed is not None:
+            gp = ComponentGP(
+                known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name="composed"
+            )
+            signed_mean = p.sign * known.composed_mean
+            return {
+                "composed": gp.condition(
+                    self.X, self.signed_objective(), known.composed, mean=signed_mean
+                )
+            }
         return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).fit(self.X, self.Y)}
 
     def _fit(self, t: int) -> tuple[dict, dict]:

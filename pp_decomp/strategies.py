@@ -233,19 +233,20 @@ def fixed_unsupported(name: str, problem, known_kernels=None) -> str | None:
     """Why strategy ``name`` cannot run with known kernels on ``problem``, or ``None``.
 
     ``inference="fixed"`` conditions the GPs on ``known_kernels`` (default
-    ``problem.known_kernels``); the
-    composed baselines then use the entire GP of a linear decomposition (its
-    kernel ``Σ g_j k_j g_j`` follows from the components'), and the additive
-    strategies learn their own structure, which known component kernels do not fix.
+    ``problem.known_kernels``). The composed baselines need a known kernel of
+    the composed output, or a linear decomposition (then the entire GP's kernel
+    ``Σ g_j k_j g_j`` follows from the components'); the additive strategies
+    learn their own structure, which known component kernels do not fix.
     """
-    if known_kernels is None and problem.known_kernels is None:
+    known = problem.known_kernels if known_kernels is None else known_kernels
+    if known is None:
         return "the problem has no known_kernels"
     surrogate = get_strategy(name).surrogate
     if surrogate == "additive":
         return "the additive strategies learn their own kernel structure"
-    if surrogate == "composed" and problem.linear is None:
+    if surrogate == "composed" and problem.linear is None and known.composed is None:
         return (
-            "its composed GP with known kernels is the entire GP of a linear decomposition, "
-            "and g is not linear"
+            "g is not linear, so its composed GP needs a known kernel of its own "
+            "(KnownKernels(composed=...))"
         )
     return None

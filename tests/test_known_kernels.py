@@ -150,7 +150,7 @@ def test_fixed_inference_rejects_what_it_cannot_do(small_synthetic):
         )
     pt = get_problem("perceived-temperature")
     fake = KnownKernels("se", (HyperDraws([[0.3, 0.3]], [1.0], [0.1]),) * 3)
-    with pytest.raises(ValueError, match="g is not linear"):
+    with pytest.raises(ValueError, match=r"g is not linear.*KnownKernels\(composed=\.\.\.\)"):
         Optimizer(pt, "gp-ucb", inference="fixed", known_kernels=fake)
     Optimizer(pt, "d-gpucb-mc", inference="fixed", known_kernels=fake)  # decomposed is fine
     box = get_problem("kandasamy-10-3-3")
@@ -243,3 +243,47 @@ def test_fixed_run_uses_the_known_prior_mean():
     dec = Optimizer(p, "d-gpucb", inference="fixed", n_init=0, seed=0, known_kernels=shifted)
     gps = dec._fit_fixed()
     np.testing.assert_allclose(gps["f0"].predict(p.domain.X[:3])[0], 10.0)
+
+
+def test_known_composed_kernel_serves_the_composed_strategies_on_a_nonlinear_g():
+    pt = get_problem("perceived-temperature", split="run", seed=1)
+    comp = HyperDraws([[0.1, 0.08]], [15.0], [3.0])
+    known = KnownKernels(
+        "se",
+        (HyperDraws([[0.1, 0.07]], [14.0], [2.0]),) * 3,
+        mean=(12.0, 57.0, 4.0),
+        composed=comp,
+        composed_mean=11.0,
+    )
+    back = KnownKernels.from_description(known.describe())
+    assert back.composed_mean == 11.0 and np.array_equal(back.composed.ls, comp.ls)
+    opt = Optimizer(pt, "gp-ucb", inference="fixed", n_init=6, seed=0, known_kernels=known)
+    opt.run(8)
+    gp = opt._fit_fixed()["composed"]
+    Xs = pt.domain.X[::50]
+    scale = (pt.domain.bounds[1] - pt.domain.bounds[0])[None, :]
+    K = kernel_matrix("se", opt.X / scale, opt.X / scale, comp.ls, comp.eta)[0]
+    Ks = kernel_matrix("se", opt.X / scale, Xs / scale, comp.ls, comp.eta)[0]
+    h = opt.signed_objective()  # maximised as is: sign +1
+    mean, var = _exact_posterior(K, Ks, 15.0**2, h - 11.0, 3.0**2 + 1e-6)
+    got_mean, got_var = gp.predict(Xs)
+    np.testing.assert_allclose(got_mean, 11.0 + mean, atol=1e-7)
+    np.testing.assert_allclose(got_var, var, atol=1e-7)
+    with pytest.raises(ValueError, match=r"composed.ls has 1 column\(s\) but the problem has 2"):
+        KnownKernels("se", known.draws, composed=HyperDraws([[0.1]], [1.0], [1.0])).check(3, 2)
+
+
+def test_known_kernels_fit_on_earlier_runs_and_the_paper_protocol_problem():
+    with pytest.raises(ValueError, match="it needs split='run'; got split='all'"):
+        get_problem("perceived-temperature", known_kernels=True)
+    p = get_problem("perceived-temperature-run", seed=2)
+    k = p.known_kernels
+    assert p.name == "perceived-temperature-run" and k.composed is not None
+    learn_Y = p.metadata["learn_Y"]
+    np.testing.assert_allclose(k.mean, learn_Y.mean(0))  # the learning third's means
+    np.testing.assert_allclose(k.composed_mean, p.compose(learn_Y, p.metadata["learn_X"]).mean())
+    # no learning-third station is among the run stations
+    run = {tuple(x) for x in p.domain.X}
+    assert not any(tuple(x) in run for x in p.metadata["learn_X"])
+    ds = Optimizer(p, "gp-ucb", inference="fixed", n_init=0, seed=0).run(3)
+    assert ds.sizes["iteration"] == 3

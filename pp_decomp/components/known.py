@@ -4,15 +4,16 @@ Wang et al. (2019) run every bandit experiment with kernels known before the
 first evaluation: drawn with the functions (synthetic), or fitted on other
 data (1000 simulator runs for flu, a third of the stations for perceived
 temperature). A user who has fitted kernels on historical runs is in the same
-position. With known kernels each component is the zero-mean GP
+position. With known kernels each component is the GP
 
 ``f_j ~ GP(m_j, k_j)``, ``y_j = f_j + ε_j``, ``ε_j ~ N(0, σ_j²)``
 
 with a constant prior mean ``m_j`` (0 unless given), in the component's own
-output units (no standardisation), and the composed
-baseline of a linear decomposition is the entire GP with kernel
-``Σ_j g_j(x) k_j(x, x') g_j(x')`` (:class:`pp_decomp.EntireGP`), so that
-Theorem 6 compares the two models on equal terms.
+output units (no standardisation). The composed baselines use, for a linear
+decomposition, the entire GP with kernel ``Σ_j g_j(x) k_j(x, x') g_j(x')``
+(:class:`pp_decomp.EntireGP`), so that Theorem 6 compares the two models on
+equal terms; for any ``g``, a known kernel of the composed output may be given
+instead (``composed``), as the paper fits one for GP-UCB on perceived temperature.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from pp_decomp.kernels import canonical_kernel
 
 @dataclass(frozen=True)
 class KnownKernels:
-    """One fixed kernel per component.
+    """One fixed kernel per component, and optionally one for the composed output.
 
     Parameters
     ----------
     kernel : {"se", "matern52", "matern32", "rq"}
-        Covariance family shared by the components.
+        Covariance family shared by all the kernels.
     draws : sequence of HyperDraws, one per component
         Each usually a single draw (several draws are a fixed mixture). Lengthscales
         ``(S, d)`` are on the unit-scaled domain ``(x - lower) / (upper - lower)``;
@@ -41,11 +42,19 @@ class KnownKernels:
         output units.
     mean : sequence of float, optional
         Constant prior means ``m_j`` in output units (default 0).
+    composed : HyperDraws, optional
+        Kernel of one GP on the composed output ``g(y; x)`` (its units), used by the
+        composed strategies (GP-UCB, EI, PI, GP-MI, Thompson) instead of the entire GP;
+        required for them when ``g`` is not linear.
+    composed_mean : float
+        Constant prior mean of the composed output.
     """
 
     kernel: str
     draws: tuple[HyperDraws, ...]
     mean: tuple[float, ...] | None = None
+    composed: HyperDraws | None = None
+    composed_mean: float = 0.0
 
     def __post_init__(self):
         kernel = canonical_kernel(self.kernel)
@@ -57,12 +66,15 @@ class KnownKernels:
         draws = tuple(self.draws)
         if not draws:
             raise ValueError("draws must hold one HyperDraws per component; got none")
-        for j, d in enumerate(draws):
+        named = [(f"draws[{j}]", d) for j, d in enumerate(draws)]
+        if self.composed is not None:
+            named.append(("composed", self.composed))
+        for name, d in named:
             if not isinstance(d, HyperDraws):
-                raise TypeError(f"draws[{j}] must be a HyperDraws; got {type(d).__name__}")
+                raise TypeError(f"{name} must be a HyperDraws; got {type(d).__name__}")
             if (d.alpha is None) != (kernel != "rq"):
                 raise ValueError(
-                    f"draws[{j}].alpha must be given exactly for kernel 'rq'; kernel is "
+                    f"{name}.alpha must be given exactly for kernel 'rq'; kernel is "
                     f"{kernel!r} and alpha is {d.alpha!r}"
                 )
         mean = np.zeros(len(draws)) if self.mean is None else np.asarray(self.mean, dtype=float)
@@ -70,13 +82,16 @@ class KnownKernels:
             raise ValueError(
                 f"mean must hold one finite value per component ({len(draws)}); got {self.mean!r}"
             )
+        if not np.isfinite(self.composed_mean):
+            raise ValueError(f"composed_mean must be finite; got {self.composed_mean!r}")
         object.__setattr__(self, "kernel", kernel)
         object.__setattr__(self, "draws", draws)
         object.__setattr__(self, "mean", tuple(float(m) for m in mean))
+        object.__setattr__(self, "composed_mean", float(self.composed_mean))
 
     @classmethod
-    def from_components(cls, components: Sequence, bounds) -> KnownKernels:
-        """The kernels of fitted component GPs, to be held fixed from now on.
+    def from_components(cls, components: Sequence, bounds, composed=None) -> KnownKernels:
+        """The kernels of fitted GPs, to be held fixed from now on.
 
         Typically MAP fits on earlier runs of the system (Wang et al. fit the flu
         kernels on 1000 simulator runs). Each GP's amplitude and noise are taken
@@ -89,6 +104,8 @@ class KnownKernels:
         components : sequence of fitted ComponentGP, one per component
         bounds : (2, d) array
             The domain bounds of the problem the kernels are for.
+        composed : fitted ComponentGP, optional
+            A GP fitted on the composed output, for the composed strategies.
         """
         from pp_decomp.validate import check_bounds
 
@@ -96,22 +113,63 @@ class KnownKernels:
         if not components:
             raise ValueError("components must hold one fitted ComponentGP per component")
         bounds = check_bounds(bounds, components[0].input_dim)
-        kernels = {c.kernel for c in components}
+        gps = components + ([] if composed is None else [composed])
+        kernels = {c.kernel for c in gps}
         if len(kernels) != 1:
-            raise ValueError(f"components must share one kernel family; got {sorted(kernels)}")
+            raise ValueError(f"the GPs must share one kernel family; got {sorted(kernels)}")
         draws = []
-        for j, c in enumerate(components):
+        for j, c in enumerate(gps):
+            label = "composed" if j == len(components) else f"components[{j}]"
             if c.draws is None:
-                raise ValueError(f"components[{j}] ({c.name!r}) is not fitted")
+                raise ValueError(f"{label} ({c.name!r}) is not fitted")
             if c.bounds is None or not np.allclose(c.bounds, bounds):
                 raise ValueError(
-                    f"components[{j}] ({c.name!r}) was fitted with bounds {c.bounds!r}, "
+                    f"{label} ({c.name!r}) was fitted with bounds {c.bounds!r}, "
                     f"not the problem's {bounds.tolist()!r}: its lengthscales would be "
                     "on another scale"
                 )
             d = c.draws
             draws.append(HyperDraws(d.ls, d.eta * c.y_std, d.sigma * c.y_std, d.alpha))
-        return cls(kernels.pop(), tuple(draws), tuple(c.y_mean for c in components))
+        return cls(
+            kernels.pop(),
+            tuple(draws[: len(components)]),
+            tuple(c.y_mean for c in components),
+            None if composed is None else draws[-1],
+            0.0 if composed is None else composed.y_mean,
+        )
+
+    @classmethod
+    def fit(
+        cls,
+        X,
+        Y,
+        bounds,
+        *,
+        composed_y=None,
+        kernel: str = "se",
+        seed: int = 0,
+    ) -> KnownKernels:
+        """MAP kernels of every component fitted on earlier runs ``X (n, d)``, ``Y (n, J)``.
+
+        ``composed_y (n,)``, the composed output of those runs, adds a kernel for
+        the composed strategies. See :meth:`from_components` for the scales.
+        """
+        from pp_decomp.components.gp import ComponentGP
+        from pp_decomp.validate import check_X, check_Y, check_y
+
+        X = check_X(X, "X", min_rows=2)
+        Y = check_Y(Y, "Y", n=X.shape[0])
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+
+        def fitted(y, name):
+            gp = ComponentGP(kernel, X.shape[1], bounds=bounds, name=name)
+            return gp.fit(X, y, "map", seed=rng)
+
+        comps = [fitted(Y[:, j], f"f{j}") for j in range(Y.shape[1])]
+        comp = None
+        if composed_y is not None:
+            comp = fitted(check_y(composed_y, "composed_y", n=X.shape[0]), "composed")
+        return cls.from_components(comps, bounds, comp)
 
     @property
     def n_components(self) -> int:
@@ -124,10 +182,13 @@ class KnownKernels:
                 f"known_kernels has {self.n_components} kernel(s) but the problem has "
                 f"{n_components} component(s)"
             )
-        for j, d in enumerate(self.draws):
+        named = [(f"draws[{j}]", d) for j, d in enumerate(self.draws)]
+        if self.composed is not None:
+            named.append(("composed", self.composed))
+        for name, d in named:
             if d.input_dim != input_dim:
                 raise ValueError(
-                    f"known_kernels.draws[{j}].ls has {d.input_dim} column(s) but the "
+                    f"known_kernels.{name}.ls has {d.input_dim} column(s) but the "
                     f"problem has {input_dim} input dimension(s)"
                 )
         return self
@@ -137,20 +198,27 @@ class KnownKernels:
         return {
             "kernel": self.kernel,
             "mean": list(self.mean),
-            "draws": [
-                {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(d).items()}
-                for d in self.draws
-            ],
+            "draws": [_draws_dict(d) for d in self.draws],
+            "composed": None if self.composed is None else _draws_dict(self.composed),
+            "composed_mean": self.composed_mean,
         }
 
     @classmethod
     def from_description(cls, desc: dict) -> KnownKernels:
         """Inverse of :meth:`describe`."""
+        composed = desc.get("composed")
         return cls(
             desc["kernel"],
-            tuple(
-                HyperDraws(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
-                for d in desc["draws"]
-            ),
+            tuple(_draws_from_dict(d) for d in desc["draws"]),
             desc.get("mean"),
+            None if composed is None else _draws_from_dict(composed),
+            desc.get("composed_mean", 0.0),
         )
+
+
+def _draws_dict(d: HyperDraws) -> dict:
+    return {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(d).items()}
+
+
+def _draws_from_dict(d: dict) -> HyperDraws:
+    return HyperDraws(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
