@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 def main():
     from pp_decomp.models import PROBLEMS, get_problem
 
-    print(f"{'problem':<24}{'d':>4}{'J':>5}  {'domain':<28}{'build s':>9}{'eval ms':>10}")
+    print(f"{'problem':<27}{'d':>4}{'J':>5}  {'domain':<34}{'build s':>9}{'eval ms':>10}")
     for name in PROBLEMS:
         start = time.perf_counter()
         p = get_problem(name, seed=0)
@@ -34,7 +34,7 @@ def main():
             p.evaluate(x[None], seed=0)
             times.append(time.perf_counter() - t0)
         print(
-            f"{name:<24}{p.dim:>4}{p.n_components:>5}  {p.domain!r:<28}{build:>9.2f}"
+            f"{name:<27}{p.dim:>4}{p.n_components:>5}  {p.domain!r:<34}{build:>9.2f}"
             f"{1e3 * np.median(times):>10.2f}"
         )
 
