@@ -295,7 +295,7 @@ class Optimizer:
         """The additive GP of the composed output; structure relearnt every ``n_cyc`` steps."""
         from pp_decomp.additive import gibbs_structure, learn_decomposition
         from pp_decomp.additive.structure import default_amplitudes
-        from pp_decomp.components.gp import output_standardization
+        from pp_decomp.components.gp import to_model_scale
 
         s, name, D = self.additive_settings, self.strategy.name, self.problem.dim
         bounds = self.problem.domain.bounds
@@ -306,9 +306,7 @@ class Optimizer:
             return gp.condition(self.X, y, AdditiveDraws(**st["draws"]))
         rng = self._rng(t, _FIT)
         start = time.perf_counter()
-        Xs = (self.X - bounds[0]) / (bounds[1] - bounds[0])
-        y_mean, y_std = output_standardization(y)
-        ys = (y - y_mean) / y_std
+        Xs, ys, _, _ = to_model_scale(self.X, y, bounds)
         edges = []
         if name.startswith("add-"):
             if name == "add-gp-ucb-oracle":

@@ -19,7 +19,7 @@ import pytensor.tensor as pt
 from scipy import optimize
 
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
-from pp_decomp.components.gp import output_standardization
+from pp_decomp.components.gp import to_model_scale, unit_scale
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
@@ -256,17 +256,14 @@ class AdditiveGP:
 
     def scale_X(self, X) -> np.ndarray:
         """Inputs on the model's unit scale."""
-        X = np.asarray(X, dtype=float)
-        if self.bounds is None:
-            return X
-        return (X - self.bounds[0]) / (self.bounds[1] - self.bounds[0])
+        return unit_scale(X, self.bounds)
 
     def _set_data(self, X, y):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
         y = check_y(y, "y", n=X.shape[0])
-        self.y_mean, self.y_std = output_standardization(y)
         self.X_train, self.y_train = X, y
-        return self.scale_X(X), (y - self.y_mean) / self.y_std
+        Xs, ys, self.y_mean, self.y_std = to_model_scale(X, y, self.bounds)
+        return Xs, ys
 
     # ------------------------------------------------------------------ inference
     def fit(

@@ -91,19 +91,16 @@ class ComponentGP:
     # ----------------------------------------------------------------- scaling
     def scale_X(self, X: np.ndarray) -> np.ndarray:
         """Inputs on the model's unit scale."""
-        if self.bounds is None:
-            return X
-        return (X - self.bounds[0]) / (self.bounds[1] - self.bounds[0])
+        return unit_scale(X, self.bounds)
 
     def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
         y = check_y(y, "y", n=X.shape[0])
-        if self.standardize:
-            self.y_mean, self.y_std = output_standardization(y)
-        else:
-            self.y_mean, self.y_std = float(mean), 1.0
         self.X_train, self.y_train = X, y
-        return self.scale_X(X), (y - self.y_mean) / self.y_std
+        Xs, ys, self.y_mean, self.y_std = to_model_scale(
+            X, y, self.bounds, standardize=self.standardize, mean=mean
+        )
+        return Xs, ys
 
     # ----------------------------------------------------------------- fitting
     def fit(
@@ -337,6 +334,30 @@ class ComponentGP:
     def __repr__(self) -> str:
         fitted = "unfitted" if self._posterior is None else f"S={self.draws.n_draws}"
         return f"ComponentGP({self.name!r}, kernel={self.kernel!r}, d={self.input_dim}, {fitted})"
+
+
+def unit_scale(X: np.ndarray, bounds: np.ndarray | None) -> np.ndarray:
+    """``(X - lower) / (upper - lower)`` for ``bounds = (lower, upper)``; ``X`` if ``None``."""
+    X = np.asarray(X, dtype=float)
+    if bounds is None:
+        return X
+    return (X - bounds[0]) / (bounds[1] - bounds[0])
+
+
+def to_model_scale(
+    X: np.ndarray, y: np.ndarray, bounds, *, standardize: bool = True, mean: float = 0.0
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Validated data on a GP model's scale: ``(X̃, ỹ, ȳ, s_y)``.
+
+    ``X̃`` is :func:`unit_scale` of ``X``; ``ỹ = (y - ȳ) / s_y`` with ``ȳ, s_y``
+    from :func:`output_standardization`, or ``ȳ = mean, s_y = 1`` without
+    standardisation.
+    """
+    if standardize:
+        y_mean, y_std = output_standardization(y)
+    else:
+        y_mean, y_std = float(mean), 1.0
+    return unit_scale(X, bounds), (y - y_mean) / y_std, y_mean, y_std
 
 
 def output_standardization(y: np.ndarray) -> tuple[float, float]:
