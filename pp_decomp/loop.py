@@ -373,26 +373,28 @@ class Optimizer:
         return gp
 
     def _fit_fixed(self) -> dict:
-        """GPs conditioned on the known kernels: components, or the signed entire GP."""
+        """GPs conditioned on the known kernels: components, the known composed GP of
+        ``sign · g``, or the entire GP of the signed linear composition."""
         known, p = self.known_kernels, self.problem
-        comps = [
-            ComponentGP(
+
+        def conditioned(name, y, draws, mean):
+            gp = ComponentGP(
                 known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name=name
-            ).condition(self.X, self.Y[:, j], known.draws[j], mean=known.mean[j])
+            )
+            return gp.condition(self.X, y, draws, mean=mean)
+
+        composed = self.strategy.surrogate == "composed"
+        if composed and known.composed is not None:
+            h = self.signed_objective()
+            return {
+                "composed": conditioned("composed", h, known.composed, p.sign * known.composed_mean)
+            }
+        comps = [
+            conditioned(name, self.Y[:, j], known.draws[j], known.mean[j])
             for j, name in enumerate(p.component_names)
         ]
-        if self.strategy.surrogate == "decomposed":
+        if not composed:
             return dict(zip(p.component_names, comps, strict=True))
-        if known.composed is not None:
-            gp = ComponentGP(
-                known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name="composed"
-            )
-            signed_mean = p.sign * known.composed_mean
-            return {
-                "composed": gp.condition(
-                    self.X, self.signed_objective(), known.composed, mean=signed_mean
-                )
-            }
         return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).fit(self.X, self.Y)}
 
     def _fit(self, t: int) -> tuple[dict, dict]:

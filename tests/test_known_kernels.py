@@ -287,3 +287,20 @@ def test_known_kernels_fit_on_earlier_runs_and_the_paper_protocol_problem():
     assert not any(tuple(x) in run for x in p.metadata["learn_X"])
     ds = Optimizer(p, "gp-ucb", inference="fixed", n_init=0, seed=0).run(3)
     assert ds.sizes["iteration"] == 3
+
+
+def test_known_kernels_fit_checks_every_argument_before_fitting():
+    X, Y = np.random.default_rng(0).uniform(size=(10, 2)), np.ones((10, 3))
+    bounds = [[0, 0], [1, 1]]
+    with pytest.raises(ValueError, match="composed_y has 9 value"):
+        KnownKernels.fit(X, Y, bounds, composed_y=np.ones(9))
+    with pytest.raises(ValueError, match="composed_y must be finite"):
+        KnownKernels.fit(X, Y, bounds, composed_y=np.r_[np.ones(9), np.nan])
+    with pytest.raises(ValueError, match="X must be finite"):
+        KnownKernels.fit(np.r_[X[:9], [[np.inf, 0.0]]], Y, bounds)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        KnownKernels.fit(X, Y, bounds, seed=-1)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        KnownKernels.fit(X, Y, bounds, kernel="linear")
+    with pytest.raises(ValueError, match="c must be finite"):
+        LinearComposition.ones(2).scaled(np.nan)

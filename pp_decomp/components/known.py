@@ -155,11 +155,18 @@ class KnownKernels:
         the composed strategies. See :meth:`from_components` for the scales.
         """
         from pp_decomp.components.gp import ComponentGP
-        from pp_decomp.validate import check_X, check_Y, check_y
+        from pp_decomp.validate import check_bounds, check_positive_int, check_X, check_Y, check_y
 
+        # every argument is checked before the first (seconds-long) fit
         X = check_X(X, "X", min_rows=2)
         Y = check_Y(Y, "Y", n=X.shape[0])
-        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        bounds = check_bounds(bounds, X.shape[1])
+        if composed_y is not None:
+            composed_y = check_y(composed_y, "composed_y", n=X.shape[0])
+        canonical_kernel(kernel)
+        rng = np.random.default_rng(
+            np.random.SeedSequence(check_positive_int(seed, "seed", minimum=0))
+        )
 
         def fitted(y, name):
             gp = ComponentGP(kernel, X.shape[1], bounds=bounds, name=name)
@@ -168,7 +175,7 @@ class KnownKernels:
         comps = [fitted(Y[:, j], f"f{j}") for j in range(Y.shape[1])]
         comp = None
         if composed_y is not None:
-            comp = fitted(check_y(composed_y, "composed_y", n=X.shape[0]), "composed")
+            comp = fitted(composed_y, "composed")
         return cls.from_components(comps, bounds, comp)
 
     @property

@@ -57,7 +57,7 @@ class LinearComposition:
 
     def scaled(self, c: float) -> LinearComposition:
         """The composition ``c · Σ_j g_j(x) f_j(x)`` (weights ``c · g_j``)."""
-        c = float(c)
+        c = float(check_finite(np.asarray(c, dtype=float), "c"))
         if self._const is not None:
             return LinearComposition(c * self._const)
         fn = self._fn
