@@ -1,9 +1,11 @@
 # Two entry points (README quick start): `make demo` and `make test`.
-# Each creates or refreshes .venv with Python 3.11 and installs what it needs.
+# Each creates or refreshes .venv with Python 3.11 and installs what it needs,
+# pinned to the tested set in constraints.txt (pyproject.toml keeps ranges).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PIP := $(BIN)/python -m pip install --quiet -c constraints.txt
 export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
@@ -13,9 +15,9 @@ export MKL_NUM_THREADS := 1
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(PIP) -e ".[test,compare]"
 	touch $(STAMP)
 
 demo: $(STAMP)
