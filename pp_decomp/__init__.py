@@ -3,39 +3,43 @@
 Each observed component ``f_j`` gets its own PyMC marginal GP with priors on its
 hyperparameters (:class:`ComponentGP`); the components are composed into a
 posterior for the objective ``f = g(f_1, ..., f_J)`` (:mod:`pp_decomp.composition`).
+
+The public names are imported on first use, so ``import pp_decomp`` (and the
+command line's ``--help``) does not pay for PyMC, PyTensor and ArviZ.
 """
+
+from importlib import import_module
 
 from pp_decomp._threads import pin_threads
 
 pin_threads()
 
-from pp_decomp.components import (  # noqa: E402
-    ComponentGP,
-    GPPosterior,
-    HyperDraws,
-    KnownKernels,
-    Priors,
-)
-from pp_decomp.composition import EntireGP, LinearComposition  # noqa: E402
-from pp_decomp.data import Observations  # noqa: E402
-from pp_decomp.loop import Optimizer  # noqa: E402
-from pp_decomp.problem import Problem  # noqa: E402
-from pp_decomp.space import Box, CandidateSet  # noqa: E402
-
 __version__ = "0.1.0"
 
-__all__ = [
-    "Box",
-    "CandidateSet",
-    "Optimizer",
-    "Problem",
-    "ComponentGP",
-    "EntireGP",
-    "GPPosterior",
-    "HyperDraws",
-    "KnownKernels",
-    "LinearComposition",
-    "Observations",
-    "Priors",
-    "__version__",
-]
+_EXPORTS = {
+    "Box": "pp_decomp.space",
+    "CandidateSet": "pp_decomp.space",
+    "Optimizer": "pp_decomp.loop",
+    "Problem": "pp_decomp.problem",
+    "ComponentGP": "pp_decomp.components",
+    "EntireGP": "pp_decomp.composition",
+    "GPPosterior": "pp_decomp.components",
+    "HyperDraws": "pp_decomp.components",
+    "KnownKernels": "pp_decomp.components",
+    "LinearComposition": "pp_decomp.composition",
+    "Priors": "pp_decomp.components",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'pp_decomp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

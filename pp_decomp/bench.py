@@ -21,8 +21,6 @@ import xarray as xr
 
 from pp_decomp.validate import check_choice, check_positive_int
 
-DECOMPOSED_FOR_NONLINEAR = ("d-gpucb-lipschitz", "d-gpucb-mc")
-
 
 @dataclass(frozen=True)
 class Task:
@@ -123,27 +121,17 @@ class BenchSpec:
         AdditiveSettings(**self.additive)  # validates the fields before any run
 
     def tasks(self) -> list[Task]:
-        """Every applicable task; ``d-gpucb`` is skipped on nonlinear problems.
-
-        With ``inference="fixed"`` the strategies that cannot use the problem's
-        known kernels are skipped too (:func:`pp_decomp.strategies.fixed_unsupported`).
-        """
+        """Every applicable task; a strategy that cannot run on a problem with these
+        settings is skipped with the reason (:func:`pp_decomp.strategies.unsupported`)."""
         from pp_decomp.models import get_problem
-        from pp_decomp.strategies import additive_unsupported, fixed_unsupported, get_strategy
+        from pp_decomp.strategies import unsupported
 
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
         for p in self.problems:
             problem = get_problem(p, seed=0)
-            linear = problem.linear is not None
             for s in self.strategies:
-                why = None
-                if s == "d-gpucb" and not linear:
-                    why = "g is not linear: use d-gpucb-lipschitz/-mc"
-                elif get_strategy(s).surrogate == "additive":
-                    why = additive_unsupported(s, problem)
-                if why is None and self.inference == "fixed":
-                    why = fixed_unsupported(s, problem)
+                why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
                 if why is not None:
                     self.skipped.append((p, s, why))
                     continue

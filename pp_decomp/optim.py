@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize
 
-from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.space import Box, CandidateSet
 from pp_decomp.validate import check_choice, check_positive_int
 

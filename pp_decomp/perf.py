@@ -72,8 +72,9 @@ def ask_latency(T: int, seed: int = 0) -> dict:
     start = time.perf_counter()
     opt.ask()  # incremental update and reweighting, no refit
     without = time.perf_counter() - start
-    ess = min(opt._fast[n].post.ess for n in opt._fast)
-    S = min(len(opt._fast[n].post.logw) for n in opt._fast)
+    comps = opt.updater.components.values()
+    ess = min(fc.post.ess for fc in comps)
+    S = min(len(fc.post.logw) for fc in comps)
     return {
         "T": T,
         "J": problem.n_components,

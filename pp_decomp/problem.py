@@ -20,7 +20,7 @@ import numpy as np
 
 from pp_decomp.components.known import KnownKernels
 from pp_decomp.composition import LinearComposition
-from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box, CandidateSet, Domain
 from pp_decomp.validate import check_finite, check_positive_int, check_X, check_Y
 

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.stats import qmc
 
-from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.validate import check_finite, check_positive_int, check_X
 
 

@@ -3,7 +3,7 @@ import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.components import GPPosterior
-from pp_decomp.fast import IncrementalPosterior
+from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.kernels import kernel_matrix
 
 
@@ -86,7 +86,7 @@ def test_reweighted_draws_match_a_fresh_nuts_fit(rng):
 @pytest.mark.slow
 def test_fast_optimizer_resumes_exactly_and_reports_ess(tmp_path):
     from pp_decomp import Optimizer
-    from pp_decomp.fast import FastSettings
+    from pp_decomp.loop import FastSettings
     from pp_decomp.models import get_problem
 
     problem = get_problem("synthetic", seed=2, n_components=2, n_points=120)
@@ -115,7 +115,7 @@ def test_fast_path_rejects_unsupported_settings():
     problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
     with pytest.raises(ValueError, match="needs inference='nuts'"):
         Optimizer(problem, "d-gpucb", fast=True)
-    with pytest.raises(ValueError, match="does not support strategy 'thompson'"):
+    with pytest.raises(ValueError, match="strategy 'thompson' cannot run.*fast path"):
         Optimizer(problem, "thompson", fast=True, inference="nuts")
     box = Problem(Box([0], [1]), lambda X: X, 1, weights=[1.0])
     with pytest.raises(ValueError, match="finite candidate set"):

@@ -1,36 +1,22 @@
 import numpy as np
 import pytest
 
-from pp_decomp import ComponentGP, HyperDraws, LinearComposition, Observations, Priors
+from pp_decomp import ComponentGP, HyperDraws, LinearComposition, Priors
+from pp_decomp.validate import check_X, check_Y
 
 
-def test_observations_rejects_nan_in_X():
+def test_check_X_names_the_first_non_finite_value():
     with pytest.raises(ValueError, match=r"X must be finite.*index \(1, 0\)"):
-        Observations(np.array([[0.0], [np.nan]]), np.zeros((2, 2)))
+        check_X(np.array([[0.0], [np.nan]]))
 
 
-def test_observations_rejects_inf_in_Y():
+def test_check_Y_rejects_inf_and_row_mismatch():
     with pytest.raises(ValueError, match="Y must be finite"):
-        Observations(np.zeros((2, 1)), np.array([[0.0, np.inf], [1.0, 2.0]]))
-
-
-def test_observations_rejects_row_mismatch():
+        check_Y(np.array([[0.0, np.inf], [1.0, 2.0]]))
     with pytest.raises(ValueError, match=r"Y has 3 row\(s\) but X has 2"):
-        Observations(np.zeros((2, 1)), np.zeros((3, 2)))
-
-
-def test_observations_append_checks_component_count():
-    obs = Observations(np.zeros((2, 1)), np.zeros((2, 3)))
+        check_Y(np.zeros((3, 2)), n=2)
     with pytest.raises(ValueError, match=r"y must have 3 column\(s\)"):
-        obs.append([[0.5]], [[1.0, 2.0]])
-    grown = obs.append([[0.5]], [[1.0, 2.0, 3.0]])
-    assert grown.n == 3 and obs.n == 2  # the original is untouched
-
-
-def test_observations_are_read_only():
-    obs = Observations(np.zeros((2, 1)), np.zeros((2, 1)))
-    with pytest.raises(ValueError):
-        obs.X[0, 0] = 1.0
+        check_Y([[1.0, 2.0]], "y", n_components=3)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.random import as_generator
+from pp_decomp.rng import as_generator
 
 
 def _ei(mean, var, best, xi):

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.rng import SeedLike, as_generator
 
 
 class DGPUCB:

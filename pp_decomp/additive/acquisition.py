@@ -20,7 +20,7 @@ import numpy as np
 
 from pp_decomp.maxsum import maximize_factors
 from pp_decomp.optim import maximize_box
-from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box
 from pp_decomp.validate import check_finite, check_positive_int
 

@@ -23,7 +23,7 @@ from pp_decomp.components.gp import to_model_scale, unit_scale
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
-from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.validate import (
     check_bounds,
     check_choice,

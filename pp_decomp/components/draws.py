@@ -64,6 +64,15 @@ class HyperDraws:
         idx = np.linspace(0, self.n_draws - 1, max_draws).round().astype(int)
         return self.subset(idx)
 
+    def as_dict(self) -> dict:
+        """Plain lists (``None`` for an absent ``alpha``), for checkpoints and settings."""
+        return {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> HyperDraws:
+        """Inverse of :meth:`as_dict`."""
+        return cls(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
+
     @classmethod
     def from_posterior(cls, posterior, has_alpha: bool) -> HyperDraws:
         """Stack the ``(chain, draw)`` dims of an ArviZ posterior group into S draws."""

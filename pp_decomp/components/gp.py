@@ -14,7 +14,7 @@ from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
 from pp_decomp.kernels import canonical_kernel
-from pp_decomp.random import SeedLike, as_generator, int_seed
+from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
 INFERENCE = ("map", "nuts")

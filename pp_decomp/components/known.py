@@ -205,8 +205,8 @@ class KnownKernels:
         return {
             "kernel": self.kernel,
             "mean": list(self.mean),
-            "draws": [_draws_dict(d) for d in self.draws],
-            "composed": None if self.composed is None else _draws_dict(self.composed),
+            "draws": [d.as_dict() for d in self.draws],
+            "composed": None if self.composed is None else self.composed.as_dict(),
             "composed_mean": self.composed_mean,
         }
 
@@ -216,16 +216,8 @@ class KnownKernels:
         composed = desc.get("composed")
         return cls(
             desc["kernel"],
-            tuple(_draws_from_dict(d) for d in desc["draws"]),
+            tuple(HyperDraws.from_dict(d) for d in desc["draws"]),
             desc.get("mean"),
-            None if composed is None else _draws_from_dict(composed),
+            None if composed is None else HyperDraws.from_dict(composed),
             desc.get("composed_mean", 0.0),
         )
-
-
-def _draws_dict(d: HyperDraws) -> dict:
-    return {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(d).items()}
-
-
-def _draws_from_dict(d: dict) -> HyperDraws:
-    return HyperDraws(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})

@@ -9,7 +9,7 @@ import xarray as xr
 
 from pp_decomp.components.posterior import JITTER, cholesky_inverse, mixture_moments
 from pp_decomp.composition.linear import LinearComposition
-from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int, check_X, check_Y
 
 

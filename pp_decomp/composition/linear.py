@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xarray as xr
 
-from pp_decomp.random import SeedLike, as_generator
+from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_finite, check_positive_int, check_X
 
 

@@ -1,0 +1,6 @@
+"""The ask/tell loop: optimiser, run settings, model updaters and checkpoints."""
+
+from pp_decomp.loop.optimizer import Optimizer
+from pp_decomp.loop.settings import FastSettings, NutsSettings, RunSettings
+
+__all__ = ["FastSettings", "NutsSettings", "Optimizer", "RunSettings"]

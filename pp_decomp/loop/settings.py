@@ -1,0 +1,230 @@
+"""Every setting that determines a run, validated once and serialisable.
+
+:class:`RunSettings` is built by :meth:`RunSettings.build` before anything is
+evaluated: each argument is checked (errors name it and its value), the
+strategy is checked against the problem (:func:`pp_decomp.strategies.unsupported`),
+and the defaults that depend on the problem (strategy, ``β_t``, kernel) are
+filled in. Its :meth:`~RunSettings.to_dict` is stored with the run, and
+:meth:`~RunSettings.from_dict` rebuilds it on resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from pp_decomp.acquisition import (
+    BetaContinuous,
+    BetaDiscrete,
+    BetaKandasamy,
+    BetaRolland,
+    beta_from_description,
+)
+from pp_decomp.additive import AdditiveSettings
+from pp_decomp.components import KnownKernels, Priors
+from pp_decomp.kernels import canonical_kernel
+from pp_decomp.space import CandidateSet
+from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
+from pp_decomp.validate import check_choice, check_positive_int
+
+INFERENCE = ("map", "nuts", "fixed")
+ACQ_METHODS = ("auto", "lbfgs", "direct")
+
+
+@dataclass(frozen=True)
+class NutsSettings:
+    """NUTS settings of a refit: draws and tuning steps per chain, chains."""
+
+    draws: int = 500
+    tune: int = 500
+    chains: int = 2
+
+    def __post_init__(self):
+        check_positive_int(self.draws, "nuts_kwargs['draws']")
+        check_positive_int(self.tune, "nuts_kwargs['tune']", minimum=0)
+        check_positive_int(self.chains, "nuts_kwargs['chains']")
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict | None) -> NutsSettings:
+        """From a user's ``nuts_kwargs`` dict; an unknown key is named before any work."""
+        kwargs = dict(kwargs or {})
+        known = {f.name for f in fields(cls)}
+        bad = sorted(set(kwargs) - known)
+        if bad:
+            raise TypeError(f"nuts_kwargs has unknown key(s) {bad}; known keys: {sorted(known)}")
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class FastSettings:
+    """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`)."""
+
+    ess_min: float = 0.5  # refit when ESS < ess_min · S
+    max_age: int = 10  # ... or after this many appended points
+    draws: int = 64  # draws per chain kept at each NUTS refit: S = 128 over 2 chains
+    tune: int = 300
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The validated settings of one run (see :class:`pp_decomp.Optimizer` for each)."""
+
+    strategy: str
+    n_init: int = 5
+    inference: str = "map"
+    refit_every: int = 1
+    kernel: str = "se"
+    priors: Priors = field(default_factory=Priors)
+    seed: int = 0
+    nuts: NutsSettings = field(default_factory=NutsSettings)
+    max_draws: int = 256
+    mc_samples: int = 512
+    acq_method: str = "auto"
+    fast: bool = False
+    fast_settings: FastSettings = field(default_factory=FastSettings)
+    additive_settings: AdditiveSettings = field(default_factory=AdditiveSettings)
+    known_kernels: KnownKernels | None = None
+    beta: object = None
+
+    @classmethod
+    def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
+        """Validate every argument against ``problem`` and fill in the defaults."""
+        strategy = default_strategy(problem) if strategy is None else strategy
+        s = get_strategy(strategy)
+        inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
+        fixed = inference == "fixed"
+        n_init = check_positive_int(kw.get("n_init", 5), "n_init", minimum=0 if fixed else 2)
+        known = _known_kernels(problem, inference, kw.get("known_kernels"))
+        kernel = kw.get("kernel")
+        if known is not None and kernel is not None and canonical_kernel(kernel) != known.kernel:
+            raise ValueError(
+                f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
+            )
+        kernel = known.kernel if known is not None else canonical_kernel(kernel or "se")
+        fast = bool(kw.get("fast", False))
+        if fast and inference != "nuts":
+            raise ValueError(
+                f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
+            )
+        if fast and not isinstance(problem.domain, CandidateSet):
+            raise ValueError("fast=True needs a finite candidate set (problem.domain)")
+        check_strategy(
+            s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
+        )
+        additive = kw.get("additive_settings") or AdditiveSettings()
+        if not isinstance(additive, AdditiveSettings):
+            raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
+        priors = kw.get("priors") or Priors()
+        if not isinstance(priors, Priors):
+            raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+        beta = kw.get("beta")
+        beta = default_beta(s, problem, additive) if beta is None else beta
+        if not callable(beta):
+            raise TypeError("beta must be a callable t -> beta_t")
+        return cls(
+            strategy=s.name,
+            n_init=n_init,
+            inference=inference,
+            refit_every=check_positive_int(kw.get("refit_every", 1), "refit_every"),
+            kernel=kernel,
+            priors=priors,
+            seed=check_positive_int(kw.get("seed", 0), "seed", minimum=0),
+            nuts=NutsSettings.from_kwargs(kw.get("nuts_kwargs")),
+            max_draws=check_positive_int(kw.get("max_draws", 256), "max_draws"),
+            mc_samples=check_positive_int(kw.get("mc_samples", 512), "mc_samples"),
+            acq_method=check_choice(kw.get("acq_method", "auto"), "acq_method", ACQ_METHODS),
+            fast=fast,
+            fast_settings=kw.get("fast_settings") or FastSettings(),
+            additive_settings=additive,
+            known_kernels=known,
+            beta=beta,
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable settings, as stored with the run."""
+        beta = self.beta
+        return {
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "n_init": self.n_init,
+            "inference": self.inference,
+            "refit_every": self.refit_every,
+            "kernel": self.kernel,
+            "priors": asdict(self.priors),
+            "beta_schedule": beta.describe() if hasattr(beta, "describe") else {"name": repr(beta)},
+            "nuts_kwargs": asdict(self.nuts),
+            "max_draws": self.max_draws,
+            "mc_samples": self.mc_samples,
+            "acq_method": self.acq_method,
+            "fast": self.fast,
+            "fast_settings": asdict(self.fast_settings),
+            "additive_settings": asdict(self.additive_settings),
+            "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
+        }
+
+    @staticmethod
+    def kwargs_from_dict(s: dict) -> dict:
+        """The :meth:`build` keyword arguments that reproduce stored settings ``s``."""
+        kw = dict(
+            strategy=s["strategy"],
+            n_init=s["n_init"],
+            inference=s["inference"],
+            refit_every=s["refit_every"],
+            kernel=s["kernel"],
+            priors=Priors(**s["priors"]),
+            seed=s["seed"],
+            nuts_kwargs=s["nuts_kwargs"],
+            max_draws=s["max_draws"],
+            mc_samples=s["mc_samples"],
+            acq_method=s["acq_method"],
+            fast=s.get("fast", False),
+            fast_settings=FastSettings(**s.get("fast_settings", {})),
+            additive_settings=AdditiveSettings(**s.get("additive_settings", {})),
+            beta=beta_from_description(s["beta_schedule"]),
+        )
+        if s.get("known_kernels") is not None:
+            kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
+        return kw
+
+
+def _known_kernels(problem, inference: str, known) -> KnownKernels | None:
+    if inference != "fixed":
+        if known is not None:
+            raise ValueError(
+                f"known_kernels is used only with inference='fixed'; got inference={inference!r}"
+            )
+        return None
+    known = problem.known_kernels if known is None else known
+    if known is None:
+        raise ValueError(
+            f"inference='fixed' needs known_kernels=, and problem {problem.name!r} "
+            "has no known_kernels"
+        )
+    if not isinstance(known, KnownKernels):
+        raise TypeError(f"known_kernels must be a KnownKernels; got {type(known).__name__}")
+    return known.check(problem.n_components, problem.dim)
+
+
+def default_beta(strategy, problem, additive: AdditiveSettings):
+    """The exploration schedule of a strategy on a problem, when the user gives none.
+
+    The additive strategies use their papers' (``0.2 d log 2t``, ``0.5 log 2t``);
+    the others the scaled theoretical schedules (Wang et al.): on a finite set
+    :class:`BetaDiscrete` (``J`` counted for a nonlinear ``g``, Wang Thm 8), on a
+    box :class:`BetaContinuous`.
+    """
+    spec = get_strategy(strategy).additive
+    if spec is not None and spec.method == "kandasamy":
+        return BetaKandasamy(max_group_size(spec, problem, additive))
+    if spec is not None:
+        return BetaRolland()
+    if isinstance(problem.domain, CandidateSet):
+        J = 1 if problem.linear is not None else problem.n_components
+        return BetaDiscrete(problem.domain.size, n_components=J)
+    return BetaContinuous(problem.dim)
+
+
+def max_group_size(spec, problem, additive: AdditiveSettings) -> int:
+    """``d`` of Add-GP-UCB: the known groups' largest, or the settings' (default ``min(D, 3)``)."""
+    if spec.structure == "oracle":
+        return max(len(g) for g in problem.metadata["groups"])
+    return additive.max_group_size or min(problem.dim, 3)

@@ -1,0 +1,148 @@
+"""Model updaters: how the loop's surrogate models follow the data.
+
+Every updater obeys one protocol (:class:`Updater`): ``update`` returns the
+step's fitted GPs by name, ``state``/``restore`` carry whatever it keeps
+between steps through a checkpoint. :func:`make_updater` picks one from the
+run's settings and strategy:
+
+* :class:`RefitUpdater`: hyperparameters by MAP or NUTS every ``refit_every``
+  new observations, the last draws conditioned on the data in between
+  (Emukit's ``FixedIntervalUpdater``);
+* :class:`KnownKernelsUpdater`: GPs conditioned on known kernels, no inference;
+* :class:`~pp_decomp.loop.update_fast.FastUpdater`: the fast full-Bayes path;
+* :class:`~pp_decomp.loop.update_additive.AdditiveUpdater`: one additive GP whose
+  structure is relearnt every ``n_cyc`` steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.composition import EntireGP
+from pp_decomp.loop.records import fit_summary
+
+
+@dataclass(frozen=True)
+class LoopData:
+    """The observations so far and the outputs each surrogate model regresses.
+
+    ``X (n, d)``, ``Y (n, J)``; ``targets`` maps a model name to its outputs
+    ``(n,)``: each component's ``y_j``, or ``"composed"`` / ``"additive"`` to the
+    signed objective ``sign · g(y; x)``.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    targets: dict
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+
+class Updater(Protocol):
+    """What the loop asks of a model updater."""
+
+    def update(self, data: LoopData, t: int, rng: np.random.Generator, rec: dict) -> dict:
+        """The fitted GPs of step ``t`` by name; refit summaries go into ``rec``."""
+
+    def state(self) -> dict:
+        """JSON-serialisable state kept between steps (for checkpoints)."""
+
+    def restore(self, state: dict, data: LoopData) -> None:
+        """Rebuild from :meth:`state` and the data it was saved with."""
+
+
+class RefitUpdater(Updater):
+    """MAP or NUTS refits every ``refit_every`` new observations after the design."""
+
+    def __init__(self, settings, problem):
+        self.settings, self.problem = settings, problem
+        self.draws: dict[str, HyperDraws] = {}
+
+    def _gp(self, name: str) -> ComponentGP:
+        s = self.settings
+        return ComponentGP(
+            s.kernel,
+            self.problem.dim,
+            priors=s.priors,
+            bounds=self.problem.domain.bounds,
+            name=name,
+            max_draws=s.max_draws,
+        )
+
+    def update(self, data, t, rng, rec):
+        s = self.settings
+        refit = not self.draws or (data.n - s.n_init) % s.refit_every == 0
+        kw = vars(s.nuts) if s.inference == "nuts" else {}
+        gps = {}
+        for name, y in data.targets.items():
+            gp = gps[name] = self._gp(name)
+            if refit:
+                gp.fit(data.X, y, s.inference, seed=rng, **kw)
+                self.draws[name] = gp.draws
+                rec["refit"][name] = fit_summary(gp)
+            else:
+                gp.condition(data.X, y, self.draws[name])
+        return gps
+
+    def state(self) -> dict:
+        return {"draws": {name: d.as_dict() for name, d in self.draws.items()}}
+
+    def restore(self, state, data) -> None:
+        self.draws = {n: HyperDraws.from_dict(d) for n, d in state.get("draws", {}).items()}
+
+
+class KnownKernelsUpdater(Updater):
+    """GPs conditioned on known kernels: the components, the known composed GP of
+    ``sign · g``, or the entire GP of the signed linear composition."""
+
+    def __init__(self, settings, problem, composed: bool):
+        self.known, self.problem, self.composed = settings.known_kernels, problem, composed
+
+    def _conditioned(self, name, X, y, draws, mean) -> ComponentGP:
+        p = self.problem
+        gp = ComponentGP(
+            self.known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name=name
+        )
+        return gp.condition(X, y, draws, mean=mean)
+
+    def update(self, data, t, rng, rec):
+        known, p = self.known, self.problem
+        if self.composed and known.composed is not None:
+            h = data.targets["composed"]
+            mean = p.sign * known.composed_mean
+            return {"composed": self._conditioned("composed", data.X, h, known.composed, mean)}
+        comps = [
+            self._conditioned(name, data.X, data.Y[:, j], known.draws[j], known.mean[j])
+            for j, name in enumerate(p.component_names)
+        ]
+        if not self.composed:
+            return dict(zip(p.component_names, comps, strict=True))
+        return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).fit(data.X, data.Y)}
+
+    def state(self) -> dict:
+        return {}
+
+    def restore(self, state, data) -> None:
+        pass
+
+
+def make_updater(settings, strategy, problem) -> Updater | None:
+    """The updater of a run (``None`` for strategies without a model, e.g. random)."""
+    from pp_decomp.loop.update_additive import AdditiveUpdater
+    from pp_decomp.loop.update_fast import FastUpdater
+
+    if strategy.surrogate == "none":
+        return None
+    if strategy.surrogate == "additive":
+        return AdditiveUpdater(settings, strategy, problem)
+    if settings.inference == "fixed":
+        return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
+    if settings.fast:
+        return FastUpdater(settings, problem)
+    return RefitUpdater(settings, problem)

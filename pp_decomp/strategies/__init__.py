@@ -1,0 +1,22 @@
+"""Named strategies: the surrogate each uses, how it chooses, and what it needs."""
+
+from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
+from pp_decomp.strategies.catalog import STRATEGIES
+from pp_decomp.strategies.compat import (
+    check_strategy,
+    default_strategy,
+    get_strategy,
+    unsupported,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "AdditiveSpec",
+    "Context",
+    "Needs",
+    "Strategy",
+    "check_strategy",
+    "default_strategy",
+    "get_strategy",
+    "unsupported",
+]

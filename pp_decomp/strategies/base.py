@@ -1,0 +1,110 @@
+"""What a strategy is: a named rule, the surrogate it uses and what it needs.
+
+Every strategy declares its needs (:class:`Needs`) so that one function
+(:func:`pp_decomp.strategies.unsupported`) decides, before any evaluation,
+whether it can run on a problem with given settings; the optimiser, the
+benchmark and the command line all ask that function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pp_decomp.optim import maximize
+
+SURROGATES = ("decomposed", "composed", "additive", "none")
+
+
+@dataclass
+class Context:
+    """Everything a strategy may use at one step (built by the loop).
+
+    ``decomposed`` / ``composed`` are the surrogates of the strategy's kind,
+    ``additive`` a fitted additive GP; ``best`` is the incumbent of the signed
+    objective ``h = sign·f`` among the observations, ``gamma`` GP-MI's state.
+    """
+
+    problem: object
+    t: int
+    beta: float
+    rng: np.random.Generator
+    decomposed: object = None
+    composed: object = None
+    best: float = -np.inf
+    gamma: float = 0.0
+    mc_samples: int = 512
+    method: str = "auto"
+    additive: object = None
+    levels: int = 25
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a strategy needs of the problem and of the run.
+
+    Parameters
+    ----------
+    linear_g : the composition must be linear (``problem.weights``)
+    incumbent : it improves on the best observation, so ``n_init >= 1``
+    box : it maximises group by group: a Box without linear constraints
+    structure : key of the problem's known structure in ``problem.metadata``
+    fast_path : it can run on the fast full-Bayes path (it needs only
+        pointwise posterior moments, not joint samples)
+    known_kernels : it can run with ``inference="fixed"``
+    """
+
+    linear_g: bool = False
+    incumbent: bool = False
+    box: bool = False
+    structure: str | None = None
+    fast_path: bool = True
+    known_kernels: bool = True
+
+
+@dataclass(frozen=True)
+class AdditiveSpec:
+    """How an additive strategy learns its structure.
+
+    ``method``: ``"kandasamy"`` (random disjoint decompositions scored by the
+    marginal likelihood, hyperparameters by ``inference``) or ``"rolland"``
+    (Gibbs sampling over a dependency graph); ``structure``: ``"learn"`` or
+    ``"oracle"`` (the problem's known groups or edges); ``overlap``: whether
+    Rolland's groups may overlap.
+    """
+
+    method: str
+    structure: str = "learn"
+    overlap: bool = True
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named rule for choosing the next input.
+
+    ``build(ctx)`` returns an acquisition ``X (m, d) -> (m,)`` maximised over the
+    domain; ``choose_fn(ctx)`` chooses directly (Thompson, random, additive).
+    ``after_choice(ctx, x)``, if given, returns the strategy's state after
+    choosing ``x`` (GP-MI's ``γ̂``).
+    """
+
+    name: str
+    surrogate: str
+    description: str
+    build: Callable | None = None
+    choose_fn: Callable | None = None
+    needs: Needs = field(default_factory=Needs)
+    additive: AdditiveSpec | None = None
+    after_choice: Callable | None = None
+
+    def choose(self, ctx: Context) -> tuple[np.ndarray, float]:
+        """The next input and its acquisition value."""
+        if self.choose_fn is not None:
+            return self.choose_fn(ctx)
+        return maximize(self.build(ctx), ctx.problem.domain, seed=ctx.rng, method=ctx.method)
+
+    def state_after(self, ctx: Context, x) -> float:
+        """GP-MI's ``γ̂`` after choosing ``x`` (unchanged for the other strategies)."""
+        return ctx.gamma if self.after_choice is None else self.after_choice(ctx, x)

@@ -1,0 +1,79 @@
+"""One rule for where a strategy can run: used by the optimiser, the benchmark and the CLI."""
+
+from __future__ import annotations
+
+from pp_decomp.space import Box
+from pp_decomp.strategies.base import Strategy
+from pp_decomp.strategies.catalog import STRATEGIES
+
+
+def get_strategy(name: str) -> Strategy:
+    """The strategy called ``name``, or a ValueError listing the choices."""
+    if isinstance(name, Strategy):
+        return name
+    if name not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}; got {name!r}")
+    return STRATEGIES[name]
+
+
+def default_strategy(problem) -> str:
+    """The strategy used when none is given: D-GPUCB for a linear ``g``, else the
+    Monte Carlo generalized D-GPUCB (it needs nothing of ``g`` but evaluations)."""
+    return "d-gpucb" if problem.linear is not None else "d-gpucb-mc"
+
+
+def unsupported(
+    strategy,
+    problem,
+    *,
+    inference: str = "map",
+    n_init: int = 5,
+    fast: bool = False,
+    known_kernels=None,
+) -> str | None:
+    """Why ``strategy`` cannot run on ``problem`` with these settings, or ``None``.
+
+    Decided from what the strategy declares it needs (:class:`~pp_decomp.strategies.Needs`)
+    and what the problem and settings offer, before any evaluation.
+    """
+    s = get_strategy(strategy)
+    needs, dom = s.needs, problem.domain
+    if needs.linear_g and problem.linear is None:
+        return (
+            "it needs a linear decomposition (problem.weights) and g is not linear; "
+            "use d-gpucb-mc or d-gpucb-lipschitz"
+        )
+    if needs.incumbent and n_init < 1:
+        return "it improves on the best observation, so it needs n_init >= 1"
+    if needs.box and (not isinstance(dom, Box) or dom.A is not None):
+        return "it maximises group by group, so it needs a Box domain without linear constraints"
+    if needs.structure is not None and needs.structure not in problem.metadata:
+        return f"it needs the problem's known structure in problem.metadata[{needs.structure!r}]"
+    if fast and not needs.fast_path:
+        return "it needs joint posterior samples or its own model, which the fast path lacks"
+    if inference == "fixed":
+        return _fixed_unsupported(s, problem, known_kernels)
+    return None
+
+
+def _fixed_unsupported(s: Strategy, problem, known_kernels) -> str | None:
+    known = problem.known_kernels if known_kernels is None else known_kernels
+    if not s.needs.known_kernels:
+        return "it learns its own kernel structure, which known component kernels do not fix"
+    if known is None:
+        return "inference='fixed' needs known kernels and the problem has no known_kernels"
+    if s.surrogate == "composed" and problem.linear is None and known.composed is None:
+        return (
+            "g is not linear, so its composed GP needs a known kernel of its own "
+            "(KnownKernels(composed=...))"
+        )
+    return None
+
+
+def check_strategy(strategy, problem, **settings) -> Strategy:
+    """The strategy, or a ValueError naming it, the problem and why it cannot run there."""
+    s = get_strategy(strategy)
+    why = unsupported(s, problem, **settings)
+    if why is not None:
+        raise ValueError(f"strategy {s.name!r} cannot run on problem {problem.name!r}: {why}")
+    return s
