@@ -87,7 +87,7 @@ def _trial(kind, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
                 )
                 for j in range(J)
             ]
-            entire = EntireGP(comps, comp).fit(X, Y)
+            entire = EntireGP(comps, comp).condition(X, Y)
         else:
             comps = [
                 ComponentGP(kind, d, bounds=bounds, name=f"f{j}").fit(

@@ -40,7 +40,7 @@ def test_theorem6_decomposed_variance_never_exceeds_entire(seed, J, d, n, kinds,
     comps = _components(rng, J, d, kinds, X, Y, standardize)
     Xnew = np.vstack([rng.uniform(-0.2, 1.2, size=(40, d)), X])
     dec = comp.posterior(comps, Xnew)
-    ent = EntireGP(comps, comp).fit(X, Y).posterior(Xnew)
+    ent = EntireGP(comps, comp).condition(X, Y).to_dataset(Xnew)
     scale = 1.0 + ent["variance"].values.max()
     assert np.all(dec["variance"].values <= ent["variance"].values + 1e-9 * scale)
 
@@ -52,7 +52,7 @@ def test_entire_gp_equals_direct_formula(rng):
     G = rng.normal(size=J)
     comp = LinearComposition(G)
     Xnew = rng.uniform(size=(5, d))
-    mean, var = EntireGP(comps, comp).fit(X, Y).predict(Xnew)
+    mean, var = EntireGP(comps, comp).condition(X, Y).predict(Xnew)
     # Alg. 1 written out: one GP with kernel Σ g_j k_j g_j and prior mean Σ g_j m_j.
     K = sum(g**2 * c.prior_cov(X, X)[0] for g, c in zip(G, comps, strict=True))
     K += np.diag(np.full(n, sum(g**2 * c.noise_var[0] for g, c in zip(G, comps, strict=True))))

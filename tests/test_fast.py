@@ -34,7 +34,7 @@ def test_appends_match_a_fresh_posterior_and_exact_reweighting(kind, rng):
     for i in range(8, 12):
         inc.append(X[i], y[i])
     fresh = GPPosterior(kind, X, y, draws)
-    mean_s, var_s = fresh.mean_var_per_draw(Xc)
+    mean_s, var_s = fresh.per_draw(Xc)
     np.testing.assert_allclose(inc.mean, mean_s, atol=1e-8)
     np.testing.assert_allclose(np.maximum(draws.eta[:, None] ** 2 - inc.qsum, 0), var_s, atol=1e-8)
     # log-weights are exactly log p(y_9..12 | θ_s, y_1..8)
@@ -115,8 +115,8 @@ def test_fast_path_rejects_unsupported_settings():
     problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
     with pytest.raises(ValueError, match="needs inference='nuts'"):
         Optimizer(problem, "d-gpucb", fast=True)
-    with pytest.raises(ValueError, match="strategy 'thompson' cannot run.*fast path"):
-        Optimizer(problem, "thompson", fast=True, inference="nuts")
+    with pytest.raises(ValueError, match="strategy 'random' cannot run.*fast path"):
+        Optimizer(problem, "random", fast=True, inference="nuts")
     box = Problem(Box([0], [1]), lambda X: X, 1, weights=[1.0])
     with pytest.raises(ValueError, match="finite candidate set"):
         Optimizer(box, "d-gpucb", fast=True, inference="nuts")

@@ -113,7 +113,7 @@ def test_entire_gp_joint_samples_match_its_moments(small_synthetic):
         ComponentGP("se", 1, standardize=False).condition(X, Y[:, j], d)
         for j, d in enumerate(p.known_kernels.draws)
     ]
-    entire = EntireGP(comps, LinearComposition.ones(3)).fit(X, Y)
+    entire = EntireGP(comps, LinearComposition.ones(3)).condition(X, Y)
     Xs = p.domain.X[3:40:3]
     draws = entire.sample(Xs, 4000, seed=0, joint=True)
     mean, var = entire.predict(Xs)

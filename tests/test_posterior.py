@@ -41,7 +41,7 @@ def test_batched_posterior_matches_pymc_conditional(kind, rng):
         alpha=[2.0, 0.7, 5.0] if kind == "rq" else None,
     )
     post = GPPosterior(kind, X, y, draws)
-    mean_s, var_s = post.mean_var_per_draw(Xnew)
+    mean_s, var_s = post.per_draw(Xnew)
     mean_j, cov_j = post.joint_per_draw(Xnew)
     for s in range(draws.n_draws):
         alpha = None if draws.alpha is None else draws.alpha[s]
@@ -59,9 +59,9 @@ def test_chunking_does_not_change_results(rng, monkeypatch):
 
     X, y, Xnew = rng.uniform(size=(12, 1)), rng.normal(size=12), rng.uniform(size=(50, 1))
     draws = HyperDraws(ls=rng.uniform(0.1, 1, (4, 1)), eta=np.ones(4), sigma=np.full(4, 0.1))
-    whole = GPPosterior("matern32", X, y, draws).mean_var_per_draw(Xnew)
+    whole = GPPosterior("matern32", X, y, draws).per_draw(Xnew)
     monkeypatch.setattr(posterior, "_MAX_BYTES", 8 * 4 * 12 * 3 * 7)  # 7 points per chunk
-    chunked = GPPosterior("matern32", X, y, draws).mean_var_per_draw(Xnew)
+    chunked = GPPosterior("matern32", X, y, draws).per_draw(Xnew)
     np.testing.assert_allclose(whole[0], chunked[0], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(whole[1], chunked[1], rtol=1e-12, atol=1e-14)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components.posterior import JITTER, cholesky_inverse, mixture_moments
+from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise, mixture_moments
 
 
 def group_masks(groups, input_dim: int) -> np.ndarray:
@@ -49,7 +49,7 @@ def group_cov(X1, X2, ls, eta, W) -> np.ndarray:
     return (eta**2)[:, :, None, None] * np.exp(-0.5 * group_sqdist(X1, X2, ls, W))
 
 
-class AdditivePosterior:
+class AdditivePosterior(DrawPosterior):
     """Posterior of an additive zero-mean GP for each of S hyperparameter draws.
 
     Parameters
@@ -71,19 +71,20 @@ class AdditivePosterior:
         K = group_cov(self.X, self.X, self.ls, self.eta, self.W).sum(1)
         idx = np.arange(len(self.X))
         K[:, idx, idx] += (self.sigma**2)[:, None] + jitter
-        self.L_inv = cholesky_inverse(K)
-        self.alpha = np.einsum("sji,sj->si", self.L_inv, self.L_inv @ self.y)
-        # log marginal likelihood per draw: -½ yᵀK⁻¹y - Σ log L_ii - n/2 log 2π
-        logdet_half = -np.log(np.diagonal(self.L_inv, axis1=1, axis2=2)).sum(1)
-        self.log_marginal_likelihood = (
-            -0.5 * np.einsum("si,i->s", self.alpha, self.y)
-            - logdet_half
-            - 0.5 * len(self.y) * np.log(2 * np.pi)
-        )
+        self.L_inv, self.alpha, self.log_marginal_likelihood = factorise(K, self.y)
 
     @property
     def n_groups(self) -> int:
         return self.W.shape[0]
+
+    @property
+    def n_draws(self) -> int:
+        return self.ls.shape[0]
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation-noise variance ``σ_s²`` per draw: (S,)."""
+        return self.sigma**2
 
     def group_per_draw(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw means and variances of the groups at ``Xnew (m, D)``: ``(S, M', m)`` each.
@@ -112,6 +113,12 @@ class AdditivePosterior:
         prior = (self.eta**2).sum(1)[:, None]
         return mean, np.maximum(prior - np.einsum("sma,sma->sm", V, V), 1e-12)
 
-    def moments(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture mean and variance of the full ``f``: ``(m,)`` each."""
-        return mixture_moments(*self.per_draw(Xnew))
+    def joint_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint mean (S', m) and covariance (S', m, m) of the full ``f`` at ``Xnew``."""
+        Xnew = np.asarray(Xnew, dtype=float)
+        idx = np.arange(self.n_draws) if idx is None else np.asarray(idx)
+        ls, eta, L_inv = self.ls[idx], self.eta[idx], self.L_inv[idx]
+        Kx = group_cov(Xnew, self.X, ls, eta, self.W).sum(1)  # (S', m, n)
+        Kxx = group_cov(Xnew, Xnew, ls, eta, self.W).sum(1)
+        V = np.einsum("sab,smb->sam", L_inv, Kx)
+        return np.einsum("smn,sn->sm", Kx, self.alpha[idx]), Kxx - V.transpose(0, 2, 1) @ V

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.posterior import JITTER, gaussian_log_likelihood
 from pp_decomp.maxsum import junction_tree_cliques
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
@@ -112,12 +112,7 @@ class _Scorer:
         for g, a in zip(groups, eta2, strict=True):
             K += a * np.exp(-0.5 * scaled[:, :, list(g)].sum(-1))
         K[np.diag_indices(n)] += sigma**2 + JITTER
-        try:
-            L = np.linalg.cholesky(K)
-        except np.linalg.LinAlgError:
-            return -np.inf
-        z = np.linalg.solve(L, self.y)
-        return float(-0.5 * z @ z - np.log(np.diag(L)).sum() - 0.5 * n * np.log(2 * np.pi))
+        return gaussian_log_likelihood(K, self.y)
 
 
 def log_marginal_likelihood(X, y, groups, ls, sigma, eta=None) -> float:

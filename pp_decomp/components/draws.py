@@ -1,8 +1,13 @@
-"""Hyperparameter draws of one component GP, flattened over chains."""
+"""Hyperparameter draws of a GP, flattened over chains: one row per draw.
+
+:class:`Draws` holds what every model's draws share (validation, thinning,
+subsets, serialisation); :class:`HyperDraws` are the draws of one component
+GP, :class:`pp_decomp.additive.AdditiveDraws` those of an additive GP.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -10,39 +15,30 @@ from pp_decomp.validate import check_finite
 
 
 @dataclass(frozen=True)
-class HyperDraws:
-    """S draws of the hyperparameters ``θ = (ℓ, η, σ[, α])``.
+class Draws:
+    """S draws of positive hyperparameters; subclasses declare each field's dimensions
+    in ``NDIM`` (``1``: one value per draw, ``2``: a row per draw)."""
 
-    Parameters
-    ----------
-    ls : (S, d) lengthscales (on the component's unit-scaled inputs)
-    eta : (S,) amplitudes (standardised output units)
-    sigma : (S,) noise standard deviations (standardised output units)
-    alpha : (S,) rational-quadratic shapes, or ``None`` for other kernels
-    """
-
-    ls: np.ndarray
-    eta: np.ndarray
-    sigma: np.ndarray
-    alpha: np.ndarray | None = None
+    NDIM = {}
 
     def __post_init__(self):
-        ls = np.atleast_2d(np.asarray(self.ls, dtype=float))
-        eta = np.atleast_1d(np.asarray(self.eta, dtype=float))
-        sigma = np.atleast_1d(np.asarray(self.sigma, dtype=float))
-        S = ls.shape[0]
-        fields = {"ls": ls, "eta": eta, "sigma": sigma}
-        if self.alpha is not None:
-            fields["alpha"] = np.atleast_1d(np.asarray(self.alpha, dtype=float))
-        for name, arr in fields.items():
-            check_finite(arr, name)
+        S = None
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            ndim = self.NDIM[f.name]
+            arr = np.asarray(value, dtype=float)
+            arr = np.atleast_2d(arr) if ndim == 2 else np.atleast_1d(arr)
+            check_finite(arr, f.name)
             if np.any(arr <= 0):
-                raise ValueError(f"{name} must be > 0; got min {arr.min()!r}")
-            if arr.shape[0] != S or (name != "ls" and arr.ndim != 1):
+                raise ValueError(f"{f.name} must be > 0; got min {arr.min()!r}")
+            S = arr.shape[0] if S is None else S
+            if arr.shape[0] != S or arr.ndim != ndim:
                 raise ValueError(
-                    f"{name} must hold one value per draw (S={S}); got shape {arr.shape}"
+                    f"{f.name} must hold one value per draw (S={S}); got shape {arr.shape}"
                 )
-            object.__setattr__(self, name, arr)
+            object.__setattr__(self, f.name, arr)
 
     @property
     def n_draws(self) -> int:
@@ -52,38 +48,61 @@ class HyperDraws:
     def input_dim(self) -> int:
         return self.ls.shape[1]
 
-    def subset(self, idx) -> HyperDraws:
+    def subset(self, idx):
         """The draws at positions ``idx``."""
-        alpha = None if self.alpha is None else self.alpha[idx]
-        return HyperDraws(self.ls[idx], self.eta[idx], self.sigma[idx], alpha)
+        return replace(
+            self,
+            **{
+                f.name: getattr(self, f.name)[idx]
+                for f in fields(self)
+                if getattr(self, f.name) is not None
+            },
+        )
 
-    def thin(self, max_draws: int | None) -> HyperDraws:
+    def thin(self, max_draws: int | None):
         """At most ``max_draws`` draws, evenly spaced (keeps all when ``None``)."""
         if max_draws is None or self.n_draws <= max_draws:
             return self
-        idx = np.linspace(0, self.n_draws - 1, max_draws).round().astype(int)
-        return self.subset(idx)
+        return self.subset(np.linspace(0, self.n_draws - 1, max_draws).round().astype(int))
 
     def as_dict(self) -> dict:
-        """Plain lists (``None`` for an absent ``alpha``), for checkpoints and settings."""
-        return {k: (None if v is None else np.asarray(v).tolist()) for k, v in vars(self).items()}
+        """Plain lists (``None`` for an absent field), for checkpoints and settings."""
+        return {
+            f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).tolist())
+            for f in fields(self)
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> HyperDraws:
+    def from_dict(cls, d: dict):
         """Inverse of :meth:`as_dict`."""
         return cls(**{k: (None if v is None else np.asarray(v)) for k, v in d.items()})
 
     @classmethod
-    def from_posterior(cls, posterior, has_alpha: bool) -> HyperDraws:
+    def from_posterior(cls, posterior, names):
         """Stack the ``(chain, draw)`` dims of an ArviZ posterior group into S draws."""
 
         def flat(name):
             arr = np.asarray(posterior[name].values, dtype=float)
             return arr.reshape((-1,) + arr.shape[2:])
 
-        return cls(
-            ls=flat("ls"),
-            eta=flat("eta"),
-            sigma=flat("sigma"),
-            alpha=flat("alpha") if has_alpha else None,
-        )
+        return cls(**{name: flat(name) for name in names})
+
+
+@dataclass(frozen=True)
+class HyperDraws(Draws):
+    """S draws of the hyperparameters ``θ = (ℓ, η, σ[, α])`` of one component GP.
+
+    Parameters
+    ----------
+    ls : (S, d) lengthscales (on the component's unit-scaled inputs)
+    eta : (S,) amplitudes (standardised output units)
+    sigma : (S,) noise standard deviations (standardised output units)
+    alpha : (S,) rational-quadratic shapes, or ``None`` for other kernels
+    """
+
+    NDIM = {"ls": 2, "eta": 1, "sigma": 1, "alpha": 1}
+
+    ls: np.ndarray
+    eta: np.ndarray
+    sigma: np.ndarray
+    alpha: np.ndarray | None = None

@@ -109,10 +109,24 @@ class IncrementalPosterior:
         second = (w * (var_s + self.mean**2)).sum(0)
         return mean, np.maximum(second - mean**2, 0.0)
 
-    def per_draw(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-weight per-draw means and variances (systematic resampling by weight)."""
+    def resample(self, rng: np.random.Generator) -> np.ndarray:
+        """Draw indices of an equal-weight sample of the draws (systematic resampling): (S,)."""
         S = len(self.logw)
         cum = np.cumsum(self.weights)
-        idx = np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(S)) / S), S - 1)
+        return np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(S)) / S), S - 1)
+
+    def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""
         var_s = np.maximum(self.draws.eta[:, None] ** 2 - self.qsum, 0.0)
         return self.mean[idx], var_s[idx]
+
+    def joint(self, idx: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint means (S', m) and covariances (S', m, m) of draws ``idx`` at candidates ``rows``.
+
+        ``cov_s = k_s(X_c, X_c) - V_sᵀ V_s`` with ``V = L⁻¹ k(X, X_c)`` kept for the appends.
+        """
+        d, n = self.draws.subset(idx), len(self.X)
+        Xr = self.Xc[rows]
+        V = self._V[idx][:, :n][:, :, rows]
+        K = kernel_matrix(self.kind, Xr, Xr, d.ls, d.eta, d.alpha)
+        return self.mean[idx][:, rows], K - V.transpose(0, 2, 1) @ V

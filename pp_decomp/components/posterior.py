@@ -1,18 +1,22 @@
-"""Batched GP posterior over hyperparameter draws, in plain numpy.
+"""Batched GP posteriors over hyperparameter draws, in plain numpy.
 
-For each draw ``s`` with ``K_s = k_s(X, X) + (σ_s² + jitter) I = L_s L_sᵀ``:
+For each draw ``s`` with ``K_s = k_s(X, X) + (σ_s² + jitter) I = L_s L_sᵀ``
+(:func:`factorise`):
 
-* ``μ_s(x) = k_s(x, X) K_s⁻¹ y``
+* ``μ_s(x) = m + k_s(x, X) K_s⁻¹ (y - m)``
 * ``σ_s²(x) = k_s(x, x) - ‖L_s⁻¹ k_s(X, x)‖²``
+* ``log p_s(y) = -½ (y - m)ᵀ K_s⁻¹ (y - m) - Σ_i log (L_s)_ii - n/2 log 2π``
 
 Over the S draws the posterior of ``f(x)`` is a Gaussian mixture with
 
 * mean ``E_s μ_s(x)``
 * variance ``E_s σ_s²(x) + Var_s μ_s(x)``.
 
-Factorisations are done once at construction; predictions are chunked over new
-points so that the ``(S, m, n)`` cross-covariance stays within ``max_bytes``.
-No Python loop runs over draws or points.
+:class:`DrawPosterior` gives every posterior with S draws (this module's
+:class:`GPPosterior`, the entire GP, the additive GP) the same mixture moments
+and the same sampling. Factorisations are done once at construction;
+predictions are chunked over new points so that the ``(S, m, n)``
+cross-covariance stays within ``max_bytes``. No Python loop runs over draws or points.
 """
 
 from __future__ import annotations
@@ -21,12 +25,122 @@ import numpy as np
 
 from pp_decomp.components.draws import HyperDraws
 from pp_decomp.kernels import kernel_matrix
+from pp_decomp.validate import check_positive_int
 
 _MAX_BYTES = 64 * 2**20
 JITTER = 1e-6  # PyMC's JITTER_DEFAULT, added to K's diagonal both here and in the PyMC model
 
 
-class GPPosterior:
+def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``L⁻¹``, ``α = K⁻¹ r`` and ``log N(r; 0, K)`` for ``K = L Lᵀ``, batched over draws.
+
+    Parameters
+    ----------
+    K : (S, n, n) covariance matrices (noise and jitter on the diagonal)
+    r : (n,) residuals ``y - m``
+
+    Returns
+    -------
+    L_inv : (S, n, n); alpha : (S, n); log_ml : (S,)
+
+    Holding ``L⁻¹`` turns every later triangular solve into one batched matmul
+    (``L⁻¹ k`` for the variance, ``L⁻ᵀ L⁻¹ r`` for the weights). Raises
+    ``numpy.linalg.LinAlgError`` when a ``K`` is not positive definite.
+    """
+    L_inv = cholesky_inverse(K)
+    alpha = np.einsum("sji,sj->si", L_inv, L_inv @ r)
+    logdet_half = -np.log(np.diagonal(L_inv, axis1=-2, axis2=-1)).sum(-1)
+    log_ml = -0.5 * np.einsum("si,i->s", alpha, r) - logdet_half - 0.5 * len(r) * np.log(2 * np.pi)
+    return L_inv, alpha, log_ml
+
+
+def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray) -> float:
+    """``log N(r; 0, K)`` for one ``(n, n)`` matrix, ``-inf`` if ``K`` is not positive definite.
+
+    Only the likelihood: one Cholesky factor and one triangular solve, cheaper
+    than :func:`factorise` where no prediction follows (structure scoring).
+    """
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        return -np.inf
+    z = np.linalg.solve(L, r)
+    return float(-0.5 * z @ z - np.log(np.diag(L)).sum() - 0.5 * len(r) * np.log(2 * np.pi))
+
+
+def cholesky_inverse(K: np.ndarray) -> np.ndarray:
+    """``L⁻¹`` where ``K = L Lᵀ``, batched over leading axes: (..., n, n)."""
+    L = np.linalg.cholesky(K)
+    eye = np.broadcast_to(np.eye(K.shape[-1]), K.shape)
+    return np.linalg.solve(L, eye)
+
+
+def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of an equal-weight Gaussian mixture along axis 0.
+
+    ``mean = E_s μ_s``, ``var = E_s σ_s² + Var_s μ_s``.
+    """
+    mean = mean_s.mean(axis=0)
+    var = var_s.mean(axis=0) + mean_s.var(axis=0)
+    return mean, var
+
+
+class DrawPosterior:
+    """Mixture moments and samples of a posterior with S hyperparameter draws.
+
+    Subclasses give :meth:`per_draw`, :meth:`joint_per_draw`, ``n_draws`` and
+    ``noise_var (S,)`` (or :meth:`noise_per_draw` where the noise depends on ``x``).
+    """
+
+    def per_draw(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means and variances of the latent ``f`` at ``Xnew``: (S, m) each."""
+        raise NotImplementedError
+
+    def joint_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint means (S', m) and covariances (S', m, m) at ``Xnew``."""
+        raise NotImplementedError
+
+    def sample_jitter(self, cov: np.ndarray) -> np.ndarray | float:
+        """What is added to the diagonal of a joint covariance before its Cholesky."""
+        return JITTER
+
+    def noise_per_draw(self, Xnew) -> np.ndarray:
+        """Observation-noise variance per draw at ``Xnew``: (S, m)."""
+        return np.broadcast_to(self.noise_var[:, None], (self.n_draws, len(Xnew)))
+
+    def moments(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance over the draws at ``Xnew``: (m,) each."""
+        return mixture_moments(*self.per_draw(Xnew))
+
+    def sample(self, Xnew, n_samples: int, rng, joint: bool = False, noise: bool = False):
+        """Posterior samples of ``f`` (of ``y`` if ``noise``) at ``Xnew``: (n_samples, m).
+
+        Each sample first draws a hyperparameter index ``s`` uniformly, so the
+        samples follow the mixture. ``joint=True`` samples whole functions over
+        ``Xnew`` (jointly Gaussian given ``s``); otherwise each point is sampled
+        from its marginal independently, which is all a pointwise acquisition needs.
+        """
+        n_samples = check_positive_int(n_samples, "n_samples")
+        Xnew = np.asarray(Xnew, dtype=float)
+        m = Xnew.shape[0]
+        s_idx = rng.integers(0, self.n_draws, size=n_samples)
+        z = rng.standard_normal((n_samples, m))
+        if joint:
+            uniq, inverse = np.unique(s_idx, return_inverse=True)
+            mean, cov = self.joint_per_draw(Xnew, uniq)
+            diag = np.arange(m)
+            cov[:, diag, diag] += self.sample_jitter(cov)
+            if noise:
+                cov[:, diag, diag] += self.noise_per_draw(Xnew)[uniq]
+            Lc = np.linalg.cholesky(cov)
+            return mean[inverse] + np.einsum("kij,kj->ki", Lc[inverse], z)
+        mean_s, var_s = self.per_draw(Xnew)
+        if noise:
+            var_s = var_s + self.noise_per_draw(Xnew)
+        return mean_s[s_idx] + np.sqrt(var_s[s_idx]) * z
+
+
+class GPPosterior(DrawPosterior):
     """Posterior of a zero-mean GP given data, for each of S hyperparameter draws.
 
     Parameters
@@ -53,12 +167,19 @@ class GPPosterior:
         K = self.prior_cov(self.X, self.X)
         idx = np.arange(n)
         K[:, idx, idx] += (draws.sigma**2)[:, None] + self.jitter
-        self.L_inv = cholesky_inverse(K)
-        self.alpha = np.einsum("sji,sj->si", self.L_inv, self.L_inv @ self.y)
+        self.L_inv, self.alpha, self.log_marginal_likelihood = factorise(K, self.y)
 
     @property
     def n_draws(self) -> int:
         return self.draws.n_draws
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation-noise variance ``σ_s²`` per draw: (S,)."""
+        return self.draws.sigma**2
+
+    def sample_jitter(self, cov):
+        return self.jitter
 
     def prior_cov(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
         """``k_s(X1, X2)`` for every draw: (S, n1, n2)."""
@@ -71,13 +192,8 @@ class GPPosterior:
         for start in range(0, m, step):
             yield slice(start, min(m, start + step))
 
-    def mean_var_per_draw(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-draw posterior means and variances of the latent ``f`` at ``Xnew``.
-
-        Returns
-        -------
-        mean, var : (S, m) arrays
-        """
+    def per_draw(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw posterior means and variances of the latent ``f`` at ``Xnew``: (S, m) each."""
         Xnew = np.asarray(Xnew, dtype=float)
         m = Xnew.shape[0]
         mean = np.empty((self.n_draws, m))
@@ -91,11 +207,6 @@ class GPPosterior:
         np.maximum(var, 0.0, out=var)
         return mean, var
 
-    def mean_var(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture mean and variance over the draws: (m,), (m,)."""
-        mean_s, var_s = self.mean_var_per_draw(Xnew)
-        return mixture_moments(mean_s, var_s)
-
     def joint_per_draw(self, Xnew: np.ndarray, idx: np.ndarray | None = None):
         """Per-draw joint posterior mean (S', m) and covariance (S', m, m) at ``Xnew``."""
         Xnew = np.asarray(Xnew, dtype=float)
@@ -108,58 +219,3 @@ class GPPosterior:
         mean = np.einsum("snm,sn->sm", Ks, alpha)
         cov = Kss - V.transpose(0, 2, 1) @ V
         return mean, cov
-
-    def sample(
-        self,
-        Xnew: np.ndarray,
-        n_samples: int,
-        rng: np.random.Generator,
-        joint: bool = False,
-        noise: bool = False,
-    ) -> np.ndarray:
-        """Posterior samples of ``f`` (or of ``y`` if ``noise``) at ``Xnew``: (n_samples, m).
-
-        Each sample first draws a hyperparameter index ``s`` uniformly, so the
-        samples follow the mixture. ``joint=True`` samples whole functions over
-        ``Xnew`` (jointly Gaussian given ``s``); otherwise each point is sampled
-        from its marginal independently, which is all a pointwise acquisition needs.
-        """
-        Xnew = np.asarray(Xnew, dtype=float)
-        m = Xnew.shape[0]
-        s_idx = rng.integers(0, self.n_draws, size=n_samples)
-        z = rng.standard_normal((n_samples, m))
-        if joint:
-            uniq, inverse = np.unique(s_idx, return_inverse=True)
-            mean, cov = self.joint_per_draw(Xnew, uniq)
-            diag = np.arange(m)
-            cov[:, diag, diag] += self.jitter
-            if noise:
-                cov[:, diag, diag] += (self.draws.sigma[uniq] ** 2)[:, None]
-            Lc = np.linalg.cholesky(cov)
-            out = mean[inverse] + np.einsum("kij,kj->ki", Lc[inverse], z)
-            return out
-        mean_s, var_s = self.mean_var_per_draw(Xnew)
-        if noise:
-            var_s = var_s + (self.draws.sigma**2)[:, None]
-        return mean_s[s_idx] + np.sqrt(var_s[s_idx]) * z
-
-
-def cholesky_inverse(K: np.ndarray) -> np.ndarray:
-    """``L⁻¹`` where ``K = L Lᵀ``, batched over leading axes: (..., n, n).
-
-    Holding ``L⁻¹`` turns every later triangular solve into one batched matmul
-    (``L⁻¹ k`` for the variance, ``L⁻ᵀ L⁻¹ y`` for the weights).
-    """
-    L = np.linalg.cholesky(K)
-    eye = np.broadcast_to(np.eye(K.shape[-1]), K.shape)
-    return np.linalg.solve(L, eye)
-
-
-def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of an equal-weight Gaussian mixture along axis 0.
-
-    ``mean = E_s μ_s``, ``var = E_s σ_s² + Var_s μ_s``.
-    """
-    mean = mean_s.mean(axis=0)
-    var = var_s.mean(axis=0) + mean_s.var(axis=0)
-    return mean, var

@@ -18,7 +18,7 @@ import numpy as np
 
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.structure import default_amplitudes
-from pp_decomp.components.gp import to_model_scale
+from pp_decomp.components.scaling import to_model_scale
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
 from pp_decomp.loop.updaters import Updater

@@ -16,8 +16,10 @@ import numpy as np
 
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.incremental import IncrementalPosterior
+from pp_decomp.components.posterior import DrawPosterior
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters import Updater
+from pp_decomp.rng import as_generator
 
 
 class FastComponent:
@@ -74,41 +76,79 @@ class FastComponent:
         mean, var = self.post.moments()
         return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
 
-    def per_draw(self, rng) -> tuple[np.ndarray, np.ndarray]:
-        """Per-draw means and variances at every candidate (resampled), each ``(S, N)``."""
-        mean, var = self.post.per_draw(rng)
-        return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
 
+class CandidatePosterior(DrawPosterior):
+    """An equal-weight resample of a fast component's draws, at the candidates only.
 
-class FastGPView:
-    """A :class:`FastComponent` seen through the ``ComponentGP`` prediction interface.
-
-    Acquisitions pass rows of the candidate set; they are mapped back to their
-    indices, and the step's moments and (resampled) per-draw arrays are
-    computed once per step.
+    Rows of ``X`` passed in are candidates (original units), mapped back to their
+    indices; per-draw arrays at every candidate are computed once.
     """
 
-    def __init__(self, comp: FastComponent, index: dict, rng: np.random.Generator):
-        self.comp, self.index, self.name = comp, index, comp.gp.name
-        self._moments = comp.moments()
-        self._per_draw = comp.per_draw(rng)
+    def __init__(self, post: IncrementalPosterior, index: dict, draw_idx: np.ndarray):
+        self.post, self.index, self.draw_idx = post, index, draw_idx
+        self._mean, self._var = post.per_draw(draw_idx)
+        self.noise_var = post.draws.sigma[draw_idx] ** 2
+        self.n_draws = len(draw_idx)
 
-    def _idx(self, X) -> np.ndarray:
+    def rows(self, X) -> np.ndarray:
+        """Candidate indices of the rows of ``X``."""
         X = np.ascontiguousarray(X, dtype=float)
         try:
             return np.fromiter((self.index[row.tobytes()] for row in X), int, len(X))
         except KeyError as err:
             raise ValueError("the fast path predicts only at the problem's candidates") from err
 
+    def per_draw(self, Xnew):
+        """Per-draw means and variances (standardised) at candidate rows ``Xnew``: (S, m)."""
+        i = self.rows(Xnew)
+        return self._mean[:, i], self._var[:, i]
+
+    def joint_per_draw(self, Xnew, idx=None):
+        """Per-draw joint means and covariances (standardised) at candidate rows ``Xnew``."""
+        idx = np.arange(self.n_draws) if idx is None else np.asarray(idx)
+        return self.post.joint(self.draw_idx[idx], self.rows(Xnew))
+
+
+class FastGPView:
+    """A :class:`FastComponent` at one step, through the GP model interface
+    (:class:`~pp_decomp.components.protocol.GPModel`), in the component's units.
+
+    :meth:`predict` gives the importance-weighted moments; :meth:`predict_per_draw`
+    and :meth:`sample` an equal-weight resample of the draws (fixed for the step).
+    """
+
+    def __init__(self, comp: FastComponent, index: dict, rng: np.random.Generator):
+        self.comp, self.name = comp, comp.gp.name
+        self.posterior = CandidatePosterior(comp.post, index, comp.post.resample(rng))
+        self._moments = comp.moments()
+        self.y_mean, self.y_std = comp.gp.y_mean, comp.gp.y_std
+
+    @property
+    def n_draws(self) -> int:
+        """Draws in the step's resample."""
+        return self.posterior.n_draws
+
     def predict(self, X, pred_noise: bool = False):
-        """Mixture mean and variance at candidate rows ``X``, read from the cached posterior."""
-        i = self._idx(X)
-        return self._moments[0][i], self._moments[1][i]
+        """Weighted mixture mean and variance at candidate rows ``X``: (m,) each."""
+        i = self.posterior.rows(X)
+        mean, var = self._moments[0][i], self._moments[1][i]
+        if pred_noise:
+            w = self.comp.post.weights
+            var = var + self.y_std**2 * float(w @ self.comp.post.draws.sigma**2)
+        return mean, var
 
     def predict_per_draw(self, X, pred_noise: bool = False):
-        """Per-draw means and variances at candidate rows ``X``, read from the cached posterior."""
-        i = self._idx(X)
-        return self._per_draw[0][:, i], self._per_draw[1][:, i]
+        """Per-draw means and variances at candidate rows ``X``: (S, m) each."""
+        mean, var = self.posterior.per_draw(X)
+        if pred_noise:
+            var = var + self.posterior.noise_var[:, None]
+        return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def sample(self, X, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False):
+        """Posterior samples at candidate rows ``X``: (n_samples, m)."""
+        X = np.asarray(X, dtype=float)
+        z = self.posterior.sample(X, n_samples, as_generator(seed), joint, pred_noise)
+        return self.y_mean + self.y_std * z
 
 
 def candidate_index(Xc: np.ndarray) -> dict:

@@ -123,7 +123,7 @@ class KnownKernelsUpdater(Updater):
         ]
         if not self.composed:
             return dict(zip(p.component_names, comps, strict=True))
-        return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).fit(data.X, data.Y)}
+        return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).condition(data.X, data.Y)}
 
     def state(self) -> dict:
         return {}

@@ -51,8 +51,8 @@ class Needs:
     incumbent : it improves on the best observation, so ``n_init >= 1``
     box : it maximises group by group: a Box without linear constraints
     structure : key of the problem's known structure in ``problem.metadata``
-    fast_path : it can run on the fast full-Bayes path (it needs only
-        pointwise posterior moments, not joint samples)
+    fast_path : it can run on the fast full-Bayes path (it uses component or
+        composed GPs, which that path updates)
     known_kernels : it can run with ``inference="fixed"``
     """
 

@@ -61,7 +61,6 @@ def _gpmi_gamma(ctx: Context, x) -> float:
     return acq.GPMI(ctx.composed, ctx.gamma).updated_gamma(x)
 
 
-_JOINT = Needs(fast_path=False)  # joint posterior samples: not on the fast path
 _ADDITIVE = dict(surrogate="additive", needs=Needs(box=True, fast_path=False, known_kernels=False))
 
 STRATEGIES: dict[str, Strategy] = {
@@ -109,7 +108,6 @@ STRATEGIES: dict[str, Strategy] = {
             "decomposed",
             "Thompson sampling of the components through g",
             choose_fn=_thompson,
-            needs=_JOINT,
         ),
         Strategy(
             "gp-ucb",
@@ -143,7 +141,6 @@ STRATEGIES: dict[str, Strategy] = {
             "composed",
             "Thompson sampling on the composed output",
             choose_fn=_thompson,
-            needs=_JOINT,
         ),
         Strategy(
             "add-gp-ucb",

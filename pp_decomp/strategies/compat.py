@@ -50,7 +50,7 @@ def unsupported(
     if needs.structure is not None and needs.structure not in problem.metadata:
         return f"it needs the problem's known structure in problem.metadata[{needs.structure!r}]"
     if fast and not needs.fast_path:
-        return "it needs joint posterior samples or its own model, which the fast path lacks"
+        return "it has no component GPs for the fast path to update"
     if inference == "fixed":
         return _fixed_unsupported(s, problem, known_kernels)
     return None

@@ -1,0 +1,246 @@
+"""``MarginalGP``: what every fittable GP model of pp_decomp shares.
+
+A PyMC marginal GP on the model scale (inputs unit-scaled by ``bounds``,
+outputs standardised), its hyperparameters inferred by MAP (multi-start
+L-BFGS-B) or NUTS (nutpie on the structure's shared compiled model), or given
+(:meth:`MarginalGP.condition`), and a batched numpy posterior over the draws
+that predicts and samples in the original units. Subclasses
+(:class:`~pp_decomp.ComponentGP`, :class:`~pp_decomp.additive.AdditiveGP`) say
+what their model, draws and posterior are.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pp_decomp.components.compiled import map_search
+from pp_decomp.components.draws import Draws
+from pp_decomp.components.posterior import JITTER, DrawPosterior
+from pp_decomp.components.priors import Priors
+from pp_decomp.components.scaling import to_model_scale, unit_scale
+from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
+from pp_decomp.rng import SeedLike, as_generator, int_seed
+from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
+
+INFERENCE = ("map", "nuts")
+
+
+class MarginalGP:
+    """Skeleton of a GP with a hyperparameter posterior (see the module docstring).
+
+    Subclasses define ``draws_type``, :meth:`hyper_names`, :meth:`_compiled`,
+    :meth:`_map_problem`, :meth:`_check_draws` and :meth:`_make_posterior`.
+    """
+
+    draws_type: type[Draws] = Draws
+    label = "GP"  # how messages name the model
+
+    def __init__(self, input_dim, *, priors, bounds, standardize, name, max_draws):
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.priors = priors if priors is not None else Priors()
+        if not isinstance(self.priors, Priors):
+            raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+        self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
+        self.standardize = bool(standardize)
+        self.name = str(name)
+        self.max_draws = check_positive_int(max_draws, "max_draws")
+        self.idata = None
+        self.draws = None
+        self.diagnostics: FitDiagnostics | None = None
+        self._posterior: DrawPosterior | None = None
+
+    # ----------------------------------------------------------------- scaling
+    def scale_X(self, X: np.ndarray) -> np.ndarray:
+        """Inputs on the model's unit scale."""
+        return unit_scale(X, self.bounds)
+
+    def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
+        y = check_y(y, "y", n=X.shape[0])
+        self.X_train, self.y_train = X, y
+        Xs, ys, self.y_mean, self.y_std = to_model_scale(
+            X, y, self.bounds, standardize=self.standardize, mean=mean
+        )
+        return Xs, ys
+
+    # ----------------------------------------------------------------- fitting
+    def fit(
+        self,
+        X,
+        y,
+        inference: str = "map",
+        *,
+        draws: int = 500,
+        tune: int = 500,
+        chains: int = 2,
+        restarts: int = 3,
+        seed: SeedLike = None,
+        init: Draws | None = None,
+    ):
+        """Infer the hyperparameters from ``(X, y)`` and condition the GP on them.
+
+        Parameters
+        ----------
+        X : (n, d) array, n >= 2
+        y : (n,) array
+        inference : {"map", "nuts"}
+            ``"map"``: posterior mode by L-BFGS-B from ``restarts`` starts.
+            ``"nuts"``: full posterior by nutpie on the structure's shared compiled model.
+        draws, tune, chains : int
+            NUTS settings.
+        seed : int or Generator
+        init : draws, optional
+            Warm start, typically the previous fit's draws: their mean in the
+            unconstrained space is NUTS's initial point, or MAP's first start.
+        """
+        check_choice(inference, "inference", INFERENCE)
+        check_positive_int(draws, "draws")
+        check_positive_int(tune, "tune", minimum=0)
+        check_positive_int(chains, "chains")
+        check_positive_int(restarts, "restarts")
+        Xs, ys = self._set_data(X, y)
+        rng = as_generator(seed)
+        start = time.perf_counter()
+        if inference == "map":
+            hyper, info = self._fit_map(Xs, ys, restarts, rng, init)
+            self.idata = _map_idata(hyper, self.hyper_names(), info)
+            self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
+        else:
+            self.idata = self._fit_nuts(Xs, ys, draws, tune, chains, rng, init)
+            hyper = self.draws_type.from_posterior(self.idata.posterior, self.hyper_names())
+            seconds = time.perf_counter() - start
+            self.diagnostics = summarize_nuts(self.idata, self.hyper_names(), seconds)
+            warn_if_bad(self.diagnostics, self.name)
+        self.draws = hyper.thin(self.max_draws)
+        self._posterior = self._make_posterior(Xs, ys, self.draws)
+        return self
+
+    def condition(self, X, y, draws: Draws, mean: float = 0.0):
+        """Condition on ``(X, y)`` with given hyperparameter draws (no inference).
+
+        ``draws`` are on the model's scale (unit-scaled inputs, standardised
+        outputs, or the original units when ``bounds=None, standardize=False``).
+        Without standardisation ``X`` may have no rows (the prior) or one, and
+        ``mean`` is the GP's constant prior mean (ignored when standardising).
+        """
+        if not isinstance(draws, self.draws_type):
+            raise TypeError(
+                f"draws must be a {self.draws_type.__name__}; got {type(draws).__name__}"
+            )
+        self._check_draws(draws)
+        # without standardisation nothing is estimated from the data: the prior
+        # (no rows) and one observation are valid posteriors
+        Xs, ys = self._set_data(X, y, min_rows=2 if self.standardize else 0, mean=mean)
+        self.draws = draws
+        self.idata = None
+        self.diagnostics = FitDiagnostics("fixed", draws.n_draws)
+        self._posterior = self._make_posterior(Xs, ys, draws)
+        return self
+
+    def _unconstrained(self, init: Draws, cm) -> np.ndarray:
+        """The mean of ``init``'s draws in the unconstrained (log) space, flattened."""
+        return cm.flatten(
+            {f"{n}_log__": np.log(getattr(init, n)).mean(0) for n in self.hyper_names()}
+        )
+
+    def _fit_map(self, Xs, ys, restarts, rng, init):
+        f, starts, bounds, lock, to_draws = self._map_problem(Xs, ys, restarts, rng, init)
+        with lock:
+            best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
+        return to_draws(best.x), {"logp": -float(best.fun), "converged": bool(best.success)}
+
+    def _fit_nuts(self, Xs, ys, draws, tune, chains, rng, init=None):
+        import nutpie
+
+        cm = self._compiled()
+        model = cm.nutpie_model.with_data(**self._nutpie_data(Xs, ys))
+        kwargs = {} if init is None else {"init_mean": self._unconstrained(init, cm)}
+        return nutpie.sample(
+            model,
+            **kwargs,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, 2),
+            seed=int_seed(rng),
+            progress_bar=False,
+        )
+
+    def _nutpie_data(self, Xs, ys) -> dict:
+        return {"X": Xs, "y": ys}
+
+    # -------------------------------------------------------------- prediction
+    @property
+    def n_draws(self) -> int:
+        """Hyperparameter draws the predictions mix (after fitting)."""
+        return self.posterior.n_draws
+
+    @property
+    def posterior(self) -> DrawPosterior:
+        """The batched posterior on the model's scale (after :meth:`fit` or :meth:`condition`)."""
+        if self._posterior is None:
+            raise RuntimeError(f"{self.label} {self.name!r} is not fitted; call fit() first")
+        return self._posterior
+
+    def _Xnew(self, Xnew):
+        return self.scale_X(check_X(Xnew, "Xnew", input_dim=self.input_dim))
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation-noise variance per draw in original units, jitter included: (S,)."""
+        return self.y_std**2 * (self.draws.sigma**2 + JITTER)
+
+    def predict_per_draw(self, Xnew, pred_noise: bool = False):
+        """Per-draw means and variances at ``Xnew`` in original units: (S, m), (S, m)."""
+        mean, var = self.posterior.per_draw(self._Xnew(Xnew))
+        if pred_noise:
+            var = var + (self.draws.sigma**2)[:, None]
+        return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture posterior mean and variance at ``Xnew`` (m, d) in original units.
+
+        Returns
+        -------
+        mean, var : (m,) arrays; ``var = E_s σ_s² + Var_s μ_s`` (plus noise if ``pred_noise``).
+        """
+        mean_s, var_s = self.predict_per_draw(Xnew, pred_noise)
+        return mean_s.mean(0), var_s.mean(0) + mean_s.var(0)
+
+    def sample(
+        self,
+        Xnew,
+        n_samples: int,
+        seed: SeedLike = None,
+        joint: bool = False,
+        pred_noise: bool = False,
+    ) -> np.ndarray:
+        """Posterior samples at ``Xnew`` in original units: (n_samples, m).
+
+        Samples span the hyperparameter posterior (a draw index is picked per sample).
+        """
+        z = self.posterior.sample(
+            self._Xnew(Xnew), n_samples, as_generator(seed), joint, pred_noise
+        )
+        return self.y_mean + self.y_std * z
+
+    def summary(self):
+        """ArviZ summary table of the last NUTS/MAP fit."""
+        from pp_decomp._quiet import arviz
+
+        if self.idata is None:
+            raise RuntimeError(
+                f"{self.label} {self.name!r} has no InferenceData (not fitted by fit())"
+            )
+        kind = "all" if self.diagnostics.inference == "nuts" else "stats"
+        return arviz().summary(self.idata, var_names=self.hyper_names(), kind=kind)
+
+
+def _map_idata(hyper: Draws, names, info: dict):
+    from pp_decomp._quiet import arviz
+
+    idata = arviz().from_dict(posterior={n: getattr(hyper, n)[None] for n in names})
+    idata.posterior.attrs.update(inference="map", **{k: str(v) for k, v in info.items()})
+    return idata
