@@ -1,0 +1,201 @@
+"""Running a benchmark: every missing task, locally or on a Dask cluster, then combined.
+
+Each task is one checkpointed :class:`~pp_decomp.Optimizer` run written to
+``OUT/runs/PROBLEM/STRATEGY/trialNNN.nc`` when it completes (its checkpoint
+``*.partial.nc`` until then), so rerunning the same command skips finished
+tasks and resumes interrupted ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.bench.spec import BenchSpec, Task
+from pp_decomp.bench.summary import write_report
+
+
+def run_task(task: Task, out) -> str:
+    """Run (or resume, or skip) one task; returns the path of its finished results."""
+    from pp_decomp._threads import pin_threads
+
+    pin_threads()
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.models import get_problem
+
+    final = task.path(out)
+    if final.exists():
+        return str(final)
+    partial = final.with_suffix(".partial.nc")
+    from pp_decomp.acquisition import BetaKandasamy
+    from pp_decomp.additive import AdditiveSettings
+    from pp_decomp.strategies import get_strategy
+
+    problem = get_problem(task.problem, seed=task.seed)
+    beta = None
+    if task.beta_schedule == "kandasamy" and get_strategy(task.strategy).surrogate != "additive":
+        beta = BetaKandasamy(problem.dim)  # the papers' GP-UCB baseline: 0.2 D log 2t
+    opt = Optimizer.open(
+        partial,
+        problem,
+        strategy=task.strategy,
+        n_init=task.n_init,
+        inference=task.inference,
+        seed=task.seed,
+        beta=beta,
+        additive_settings=AdditiveSettings(**dict(task.additive)),
+    )
+    opt.run(task.iterations)
+    os.replace(partial, final)
+    return str(final)
+
+
+def _executor(scheduler: str | None, workers: int | None):
+    if scheduler is None and workers is None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=os.cpu_count() or 1), None
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        client = Client(scheduler)
+        return client, client
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = Client(cluster)
+    return client, client
+
+
+def run_bench(
+    spec: BenchSpec,
+    out,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+    log=print,
+) -> xr.Dataset:
+    """Run every missing task, then combine all finished runs into one Dataset.
+
+    ``scheduler``: address of a Dask scheduler; ``workers``: size of an
+    embedded Dask ``LocalCluster``; neither: a local process pool.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = spec.tasks()
+    for p, s, why in spec.skipped:
+        log(f"skip {p}/{s}: {why}")
+    _check_existing_runs(tasks, out)
+    todo = [t for t in tasks if not t.path(out).exists()]
+    log(f"{len(tasks)} task(s), {len(tasks) - len(todo)} already done, {len(todo)} to run")
+    start = time.perf_counter()
+    if todo:
+        pool, client = _executor(scheduler, workers)
+        try:
+            if client is not None:
+                from dask.distributed import as_completed
+
+                futures = client.map(run_task, todo, out=str(out), pure=False)
+            else:
+                from concurrent.futures import as_completed
+
+                futures = [pool.submit(run_task, t, str(out)) for t in todo]
+            bar = None
+            if progress:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=len(todo), desc=f"bench {spec.name}", unit="run")
+            for fut in as_completed(futures):
+                fut.result()
+                if bar is not None:
+                    bar.update()
+            if bar is not None:
+                bar.close()
+        finally:
+            if client is not None:
+                cluster = getattr(client, "cluster", None)
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+            else:
+                pool.shutdown()
+    ds = combine(spec, out)
+    ds.attrs["wall_seconds"] = time.perf_counter() - start
+    ds.to_netcdf(out / "bench.nc")
+    write_report(ds, out)
+    return ds
+
+
+def _check_existing_runs(tasks: list[Task], out: Path) -> None:
+    """Raise if a run already in ``out`` was made with other settings than its task.
+
+    Run files are found by problem, strategy and trial only, so a benchmark
+    rerun into the same folder with, say, another ``inference`` would otherwise
+    resume or reuse runs of the old one and mix the two in one table.
+    """
+
+    for task in tasks:
+        final = task.path(out)
+        for path in (final, final.with_suffix(".partial.nc")):
+            if not path.exists():
+                continue
+            with xr.open_dataset(path, engine="h5netcdf") as run:
+                settings = json.loads(run.attrs["settings"])
+                n = run.sizes.get("iteration", 0)
+            want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
+            got = {k: settings.get(k) for k in want}
+            if got != want:
+                raise ValueError(
+                    f"{path} was run with {got}, but this benchmark asks for {want}; "
+                    "give another --out (or move the old runs away)"
+                )
+            if path == final and n < task.iterations:
+                raise ValueError(
+                    f"{path} holds {n} evaluations, fewer than iterations={task.iterations}; "
+                    "give another --out (or move the old runs away)"
+                )
+
+
+def combine(spec: BenchSpec, out) -> xr.Dataset:
+    """All finished runs as one Dataset with dims (problem, strategy, trial, iteration)."""
+    from pp_decomp.results import package_versions
+
+    shape = (len(spec.problems), len(spec.strategies), spec.trials, spec.iterations)
+    arrays = {
+        v: np.full(shape, np.nan)
+        for v in ("regret", "cumulative_regret", "simple_regret", "objective", "ask_seconds")
+    }
+    for i, p in enumerate(spec.problems):
+        for j, s in enumerate(spec.strategies):
+            for k in range(spec.trials):
+                path = Task(
+                    p, s, k, spec.iterations, spec.n_init, spec.inference, spec.root_seed
+                ).path(out)
+                if not path.exists():
+                    continue
+                with xr.open_dataset(path) as run:
+                    for v in arrays:
+                        if v in run:
+                            arrays[v][i, j, k] = run[v].values[: spec.iterations]
+    dims = ("problem", "strategy", "trial", "iteration")
+    ds = xr.Dataset(
+        {v: (dims, a) for v, a in arrays.items()},
+        coords={
+            "problem": spec.problems,
+            "strategy": spec.strategies,
+            "trial": np.arange(spec.trials),
+            "iteration": np.arange(1, spec.iterations + 1),
+        },
+    )
+    settings = {k: v for k, v in asdict(spec).items() if k != "skipped"}
+
+    ds.attrs.update(
+        settings=json.dumps(settings), versions=json.dumps(package_versions()), preset=spec.name
+    )
+    return ds

@@ -1,0 +1,180 @@
+"""What a benchmark runs: tasks (problem × strategy × trial), specs and the papers' presets.
+
+Trial ``k`` uses the seed ``SeedSequence([root_seed, k])`` for the problem
+instance and the optimiser, so every strategy of a trial meets the same
+instance and initial design, and results do not depend on where or in which
+order tasks run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pp_decomp.validate import check_choice, check_positive_int
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of the benchmark."""
+
+    problem: str
+    strategy: str
+    trial: int
+    iterations: int
+    n_init: int
+    inference: str
+    root_seed: int
+    beta_schedule: str = "default"
+    additive: tuple = ()  # AdditiveSettings fields as (name, value) pairs
+
+    @property
+    def seed(self) -> int:
+        return int(np.random.SeedSequence([self.root_seed, self.trial]).generate_state(1)[0])
+
+    def path(self, out: Path) -> Path:
+        """Where this task's run file lives under the benchmark folder ``out``."""
+        return Path(out) / "runs" / self.problem / self.strategy / f"trial{self.trial:03d}.nc"
+
+
+@dataclass
+class BenchSpec:
+    """What to run: problems × strategies × trials."""
+
+    problems: list[str]
+    strategies: list[str]
+    trials: int = 30
+    iterations: int = 100
+    n_init: int = 5
+    inference: str = "map"
+    root_seed: int = 0
+    name: str = "custom"
+    beta_schedule: str = "default"
+    additive: dict = field(default_factory=dict)
+    # the summary's paired comparison: these strategies against the baseline
+    # (default: the decomposed ``d-*`` strategies against GP-UCB)
+    baseline: str = "gp-ucb"
+    compared: list[str] | None = None
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def __post_init__(self):
+        from pp_decomp.models import PROBLEMS
+        from pp_decomp.strategies import STRATEGIES
+
+        for p in self.problems:
+            check_choice(p, "problems", PROBLEMS)
+        for s in self.strategies:
+            check_choice(s, "strategies", STRATEGIES)
+        check_choice(self.baseline, "baseline", STRATEGIES)
+        for s in self.compared or ():
+            check_choice(s, "compared", STRATEGIES)
+        check_positive_int(self.trials, "trials")
+        check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
+        check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
+        check_choice(self.inference, "inference", ("map", "nuts", "fixed"))
+        check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
+        from pp_decomp.additive import AdditiveSettings
+
+        AdditiveSettings(**self.additive)  # validates the fields before any run
+
+    def tasks(self) -> list[Task]:
+        """Every applicable task; a strategy that cannot run on a problem with these
+        settings is skipped with the reason (:func:`pp_decomp.strategies.unsupported`)."""
+        from pp_decomp.models import get_problem
+        from pp_decomp.strategies import unsupported
+
+        out, self.skipped = [], []
+        additive = tuple(sorted(self.additive.items()))
+        for p in self.problems:
+            problem = get_problem(p, seed=0)
+            for s in self.strategies:
+                why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
+                if why is not None:
+                    self.skipped.append((p, s, why))
+                    continue
+                out += [
+                    Task(
+                        p,
+                        s,
+                        k,
+                        self.iterations,
+                        self.n_init,
+                        self.inference,
+                        self.root_seed,
+                        self.beta_schedule,
+                        additive,
+                    )
+                    for k in range(self.trials)
+                ]
+        return out
+
+
+PRESETS = {
+    "wang2019": dict(
+        problems=["synthetic", "flu", "perceived-temperature"],
+        strategies=[
+            "d-gpucb",
+            "d-gpucb-lipschitz",
+            "d-gpucb-mc",
+            "gp-ucb",
+            "ei",
+            "pi",
+            "gp-mi",
+            "random",
+        ],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+    "contal2014": dict(
+        problems=[
+            "gaussian-mixture",
+            "himmelblau",
+            "branin",
+            "goldstein-price",
+            "gp-sample-2d",
+            "gp-sample-4d",
+        ],
+        strategies=["gp-mi", "gp-ucb", "ei"],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+    "kandasamy2015": dict(
+        problems=["kandasamy-24-6-4"],
+        strategies=["add-gp-ucb-oracle", "add-gp-ucb", "gp-ucb", "random"],
+        trials=10,
+        iterations=200,
+        n_init=10,
+        beta_schedule="kandasamy",
+        additive={"n_cyc": 25, "max_group_size": 6},
+    ),
+    "rolland2018": dict(
+        problems=["rolland-star", "rolland-grid"],
+        strategies=["g-add-gp-ucb", "g-add-gp-ucb-disjoint", "g-add-gp-ucb-oracle", "random"],
+        trials=10,
+        iterations=300,
+        n_init=10,
+        additive={"n_cyc": 30, "gibbs_evals": 200},
+        baseline="g-add-gp-ucb-disjoint",
+        compared=["g-add-gp-ucb", "g-add-gp-ucb-oracle"],
+    ),
+}
+QUICK = {"trials": 2, "iterations": 20}
+
+
+def preset(name: str, quick: bool = False, **overrides) -> BenchSpec:
+    """A paper's benchmark settings (``quick`` shrinks trials and iterations)."""
+    check_choice(name, "preset", PRESETS)
+    kw = dict(PRESETS[name], name=name)
+    if quick:
+        kw.update(QUICK)
+    kw.update({k: v for k, v in overrides.items() if v is not None})
+    return BenchSpec(**kw)
+
+
+def parse_list(value: str | None) -> list[str] | None:
+    """Split a comma-separated command-line value into names (``None`` stays ``None``)."""
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]

@@ -1,0 +1,96 @@
+"""A benchmark's report: the markdown table of final regrets and paired comparisons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.bench.plots import plot_bench
+
+
+def write_report(ds: xr.Dataset, out) -> None:
+    """``summary.md`` and ``regret.png`` of a combined benchmark, in folder ``out``.
+
+    The baseline and compared strategies are the benchmark's own (its settings).
+    """
+
+    settings = json.loads(ds.attrs.get("settings", "{}"))
+    table = summary_table(ds, settings.get("baseline", "gp-ucb"), settings.get("compared"))
+    (Path(out) / "summary.md").write_text(table)
+    plot_bench(ds, Path(out) / "regret.png")
+
+
+def summarize(out) -> str:
+    """Rewrite the report of the benchmark folder ``out`` from its ``bench.nc``; the table."""
+    path = Path(out) / "bench.nc"
+    if not path.exists():
+        raise ValueError(f"no bench.nc in {str(out)!r}: run pp-decomp bench --out there first")
+    ds = xr.load_dataset(path)
+    write_report(ds, out)
+    return (Path(out) / "summary.md").read_text()
+
+
+def _mean_se(a: np.ndarray) -> tuple[float, float, int]:
+    a = a[np.isfinite(a)]
+    if len(a) == 0:
+        return float("nan"), float("nan"), 0
+    se = a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else float("nan")
+    return float(a.mean()), float(se), len(a)
+
+
+def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
+    """``other`` against ``base`` over paired trials: relative change (paired diff ± SE)."""
+    ok = np.isfinite(base) & np.isfinite(other)
+    if ok.sum() < 2:
+        return ""
+    diff = other[ok] - base[ok]
+    change = other[ok].mean() / base[ok].mean() - 1
+    return f"{100 * change:+.1f}% ({diff.mean():+.3g} ± {diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
+
+
+def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> str:
+    """Markdown: final cumulative and simple regret (mean ± SE) and the change of each
+    ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``,
+    with the paired difference over trials ± its standard error.
+
+    With an initial design (``n_init`` in the settings) a last column compares the
+    regret accrued after it: the design is shared by every strategy of a trial, so
+    its regret is the same for all and dilutes the relative change of the whole run.
+    """
+
+    label = "GP-UCB" if baseline == "gp-ucb" else baseline
+    n_init = int(json.loads(ds.attrs.get("settings", "{}")).get("n_init", 0))
+    after = f" | change after the {n_init} initial evaluations" if n_init else ""
+    lines = [
+        "| problem | strategy | trials | final cumulative regret | final simple regret "
+        f"| cumulative regret change vs {label} (paired diff ± SE){after} |",
+        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else ""),
+    ]
+    strategies = list(ds["strategy"].values)
+    if compared is None:
+        compared = [s for s in strategies if s.startswith("d-")]
+    for p in ds["problem"].values:
+        cum = ds["cumulative_regret"].sel(problem=p)
+        final = cum.isel(iteration=-1)
+        later = final - cum.isel(iteration=n_init - 1) if n_init else None
+        simple = ds["simple_regret"].sel(problem=p).isel(iteration=-1)
+        for s in strategies:
+            m, se, k = _mean_se(final.sel(strategy=s).values)
+            if k == 0:
+                continue
+            sm, sse, _ = _mean_se(simple.sel(strategy=s).values)
+            rel = rel_after = ""
+            if baseline in strategies and s != baseline and s in compared:
+                rel = _paired_change(
+                    final.sel(strategy=baseline).values, final.sel(strategy=s).values
+                )
+                if n_init:
+                    rel_after = _paired_change(
+                        later.sel(strategy=baseline).values, later.sel(strategy=s).values
+                    )
+            row = f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |"
+            lines.append(row + (f" {rel_after} |" if n_init else ""))
+    return "\n".join(lines) + "\n"
