@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from pp_decomp.gp_samples import stable_cholesky
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.problem import Problem
-from pp_decomp.regression import stable_cholesky
 from pp_decomp.space import Box, CandidateSet
 
 SOURCE = "Contal et al. 2014, Sec. 5 (classic test functions)"
@@ -126,8 +126,8 @@ def _grid_problem(name, X, values, description):
     return _single(name, CandidateSet(X), fn, float(values.max()), description)
 
 
-def _gp_sample(kind, X, ls, rng):
-    K = kernel_matrix(kind, X, X, np.full((1, X.shape[1]), ls), np.ones(1))[0]
+def _gp_sample(kernel, X, ls, rng):
+    K = kernel_matrix(kernel, X, X, np.full((1, X.shape[1]), ls), np.ones(1))[0]
     return stable_cholesky(K) @ rng.standard_normal(len(X))
 
 

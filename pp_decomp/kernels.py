@@ -50,30 +50,30 @@ def scaled_sqdist(X1: np.ndarray, X2: np.ndarray, ls: np.ndarray) -> np.ndarray:
     return r2
 
 
-def correlation_from_sqdist(kind: str, r2: np.ndarray, alpha: np.ndarray | None = None):
+def correlation_from_sqdist(kernel: str, r2: np.ndarray, alpha: np.ndarray | None = None):
     """Unit-amplitude correlation ``k/η²`` from scaled squared distances ``r2`` (S, ...)."""
-    if kind == "se":
+    if kernel == "se":
         return np.exp(-0.5 * r2)
-    if kind == "matern52":
+    if kernel == "matern52":
         r = np.sqrt(r2 + 1e-12)
         return (1.0 + np.sqrt(5.0) * r + 5.0 / 3.0 * r2) * np.exp(-np.sqrt(5.0) * r)
-    if kind == "matern32":
+    if kernel == "matern32":
         r = np.sqrt(r2 + 1e-12)
         return (1.0 + np.sqrt(3.0) * r) * np.exp(-np.sqrt(3.0) * r)
-    if kind == "rq":
+    if kernel == "rq":
         if alpha is None:
             raise ValueError("kernel 'rq' needs alpha")
         a = np.asarray(alpha, dtype=float).reshape((-1,) + (1,) * (r2.ndim - 1))
         return (1.0 + r2 / (2.0 * a)) ** (-a)
-    raise ValueError(f"unknown kernel {kind!r}")
+    raise ValueError(f"unknown kernel {kernel!r}")
 
 
-def kernel_matrix(kind, X1, X2, ls, eta, alpha=None) -> np.ndarray:
+def kernel_matrix(kernel, X1, X2, ls, eta, alpha=None) -> np.ndarray:
     """Covariance matrices ``k(X1, X2)`` for each of S hyperparameter draws.
 
     Parameters
     ----------
-    kind : str
+    kernel : str
         One of :data:`KERNELS`.
     X1, X2 : (n1, d), (n2, d) arrays
     ls : (S, d) lengthscales
@@ -85,26 +85,21 @@ def kernel_matrix(kind, X1, X2, ls, eta, alpha=None) -> np.ndarray:
     (S, n1, n2) array.
     """
     r2 = scaled_sqdist(X1, X2, ls)
-    return (eta**2)[:, None, None] * correlation_from_sqdist(kind, r2, alpha)
+    return (eta**2)[:, None, None] * correlation_from_sqdist(kernel, r2, alpha)
 
 
-def kernel_diag(X: np.ndarray, eta: np.ndarray) -> np.ndarray:
-    """Prior variance ``k(x, x) = η²`` at each row of ``X``: (S, n)."""
-    return np.broadcast_to((eta**2)[:, None], (eta.shape[0], X.shape[0]))
-
-
-def pymc_cov(kind: str, input_dim: int, ls, eta, alpha=None):
+def pymc_cov(kernel: str, input_dim: int, ls, eta, alpha=None):
     """The PyMC covariance ``η² k(ℓ)`` matching :func:`kernel_matrix`."""
     import pymc as pm
 
-    if kind == "se":
+    if kernel == "se":
         base = pm.gp.cov.ExpQuad(input_dim, ls=ls)
-    elif kind == "matern52":
+    elif kernel == "matern52":
         base = pm.gp.cov.Matern52(input_dim, ls=ls)
-    elif kind == "matern32":
+    elif kernel == "matern32":
         base = pm.gp.cov.Matern32(input_dim, ls=ls)
-    elif kind == "rq":
+    elif kernel == "rq":
         base = pm.gp.cov.RatQuad(input_dim, alpha=alpha, ls=ls)
     else:
-        raise ValueError(f"unknown kernel {kind!r}")
+        raise ValueError(f"unknown kernel {kernel!r}")
     return eta**2 * base

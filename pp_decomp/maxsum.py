@@ -89,7 +89,16 @@ def maximize_factors(
         G.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1 :])
     cliques = _triangulated_cliques(G)
     tables = _clique_tables(factors, cliques, cards)
-    # junction tree: maximum spanning tree on separator sizes (a forest if disconnected)
+    tree = _junction_tree(cliques)
+    assignment = np.zeros(D, dtype=int)
+    total = 0.0
+    for component in nx.connected_components(tree):
+        total += _max_sum(tree, min(component), cliques, tables, cards, assignment)
+    return assignment, total
+
+
+def _junction_tree(cliques) -> nx.Graph:
+    """Maximum spanning tree of the cliques on separator sizes (a forest if disconnected)."""
     CG = nx.Graph()
     CG.add_nodes_from(range(len(cliques)))
     for i in range(len(cliques)):
@@ -97,43 +106,42 @@ def maximize_factors(
             w = len(set(cliques[i]) & set(cliques[j]))
             if w:
                 CG.add_edge(i, j, weight=w)
-    tree = nx.maximum_spanning_tree(CG)
-    assignment = np.zeros(D, dtype=int)
-    total = 0.0
-    for component in nx.connected_components(tree):
-        root = min(component)
-        order = list(nx.dfs_preorder_nodes(tree, root))
-        parent = {root: None}
-        for u, v in nx.dfs_edges(tree, root):
-            parent[v] = u
-        msgs = {i: tables[i].copy() for i in component}
-        argmax = {}
-        for i in reversed(order):  # leaves first
-            p = parent[i]
-            if p is None:
-                continue
-            ci, cp = cliques[i], cliques[p]
-            sep = [v for v in ci if v in cp]
-            rest = [v for v in ci if v not in cp]
-            t = np.transpose(msgs[i], [ci.index(v) for v in sep + rest])
-            flat = t.reshape(int(np.prod([cards[v] for v in sep])), -1)
-            best = flat.max(1)
-            argmax[i] = (sep, rest, flat.argmax(1))
-            shape = [cards[v] if v in sep else 1 for v in cp]
-            msgs[p] = msgs[p] + best.reshape([cards[v] for v in sep]).reshape(shape)
-        croot = cliques[root]
-        k = int(np.argmax(msgs[root]))
-        total += float(msgs[root].ravel()[k])
-        for v, level in zip(croot, np.unravel_index(k, msgs[root].shape), strict=True):
+    return nx.maximum_spanning_tree(CG)
+
+
+def _max_sum(tree, root, cliques, tables, cards, assignment) -> float:
+    """Max-marginals passed to ``root`` on one tree of the forest, then decoded
+    downwards into ``assignment``; returns the tree's maximum."""
+    order = list(nx.dfs_preorder_nodes(tree, root))
+    parent = {root: None}
+    for u, v in nx.dfs_edges(tree, root):
+        parent[v] = u
+    msgs = {i: tables[i].copy() for i in order}
+    argmax = {}
+    for i in reversed(order):  # leaves first
+        p = parent[i]
+        if p is None:
+            continue
+        ci, cp = cliques[i], cliques[p]
+        sep = [v for v in ci if v in cp]
+        rest = [v for v in ci if v not in cp]
+        t = np.transpose(msgs[i], [ci.index(v) for v in sep + rest])
+        flat = t.reshape(int(np.prod([cards[v] for v in sep])), -1)
+        best = flat.max(1)
+        argmax[i] = (sep, rest, flat.argmax(1))
+        shape = [cards[v] if v in sep else 1 for v in cp]
+        msgs[p] = msgs[p] + best.reshape([cards[v] for v in sep]).reshape(shape)
+    k = int(np.argmax(msgs[root]))
+    for v, level in zip(cliques[root], np.unravel_index(k, msgs[root].shape), strict=True):
+        assignment[v] = level
+    for i in order[1:]:  # decode downwards: parents are set before children
+        sep, rest, arg = argmax[i]
+        idx = (
+            np.ravel_multi_index([assignment[v] for v in sep], [cards[v] for v in sep])
+            if sep
+            else 0
+        )
+        levels = np.unravel_index(int(arg[idx]), [cards[v] for v in rest]) if rest else ()
+        for v, level in zip(rest, levels, strict=True):
             assignment[v] = level
-        for i in order[1:]:  # decode downwards: parents are set before children
-            sep, rest, arg = argmax[i]
-            idx = (
-                np.ravel_multi_index([assignment[v] for v in sep], [cards[v] for v in sep])
-                if sep
-                else 0
-            )
-            levels = np.unravel_index(int(arg[idx]), [cards[v] for v in rest]) if rest else ()
-            for v, level in zip(rest, levels, strict=True):
-                assignment[v] = level
-    return assignment, total
+    return float(msgs[root].ravel()[k])

@@ -59,56 +59,63 @@ def maximize_box(
     """
     check_choice(method, "method", METHODS)
     rng = as_generator(seed)
-    lo, hi = box.lower, box.upper
-    scale = hi - lo
-
-    def neg(u):  # search in the unit cube for well-conditioned steps
-        return -float(acq((lo + u * scale)[None, :])[0])
-
     raw = box.sample(n_raw, seed=int_seed(rng))
     vals = np.asarray(acq(raw), dtype=float)
     vals = np.where(np.isfinite(vals), vals, -np.inf)
     best_x, best_v = raw[int(np.argmax(vals))].copy(), float(np.max(vals))
     starts = raw[np.argsort(-vals)[:n_starts]]
     if method == "direct":
-
-        def penalised(u):
-            x = lo + u * scale
-            if box.A is not None:
-                viol = np.maximum(box.A @ x - box.b, 0.0).sum()
-                if viol > 0:
-                    return abs(best_v) + 1e3 * (1.0 + viol)
-            return neg(u)
-
-        res = optimize.direct(penalised, [(0.0, 1.0)] * box.dim, maxfun=2000 * box.dim)
-        x = lo + res.x * scale
-        if box.contains(x[None])[0] and -res.fun > best_v:
-            best_x, best_v = x, float(-res.fun)
+        x, v = _direct(acq, box, best_v)
+        if v > best_v:
+            best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
-    bounds = [(0.0, 1.0)] * box.dim
-    cons = []
+    for x0 in starts:
+        x, v = _local_search(acq, box, x0, maxiter)
+        if v > best_v:
+            best_x, best_v = x, v
+    return best_x, best_v
+
+
+def _direct(acq: Callable, box: Box, worst: float) -> tuple[np.ndarray, float]:
+    """scipy's DIRECT on the unit cube, infeasible points penalised below ``worst``."""
+    lo, scale = box.lower, box.upper - box.lower
+
+    def penalised(u):
+        x = lo + u * scale
+        if box.A is not None:
+            viol = np.maximum(box.A @ x - box.b, 0.0).sum()
+            if viol > 0:
+                return abs(worst) + 1e3 * (1.0 + viol)
+        return -float(acq(x[None, :])[0])
+
+    res = optimize.direct(penalised, [(0.0, 1.0)] * box.dim, maxfun=2000 * box.dim)
+    x = lo + res.x * scale
+    return (x, float(-res.fun)) if box.contains(x[None])[0] else (x, -np.inf)
+
+
+def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray, float]:
+    """L-BFGS-B (SLSQP under linear constraints) from ``x0`` in the unit cube, where
+    steps are well conditioned; ``-inf`` when the result is not feasible."""
+    lo, scale = box.lower, box.upper - box.lower
+
+    def neg(u):
+        return -float(acq((lo + u * scale)[None, :])[0])
+
+    u0, bounds = (x0 - lo) / scale, [(0.0, 1.0)] * box.dim
     if box.A is not None:
         A_u, b_u = box.A * scale, box.b - box.A @ lo
         cons = [{"type": "ineq", "fun": lambda u: b_u - A_u @ u, "jac": lambda u: -A_u}]
-    for x0 in starts:
-        u0 = (x0 - lo) / scale
-        if cons:
-            res = optimize.minimize(
-                neg,
-                u0,
-                method="SLSQP",
-                bounds=bounds,
-                constraints=cons,
-                options={"maxiter": maxiter},
-            )
-        else:
-            res = optimize.minimize(
-                neg, u0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
-            )
-        x = lo + np.clip(res.x, 0.0, 1.0) * scale
-        if np.isfinite(res.fun) and box.contains(x[None])[0] and -res.fun > best_v:
-            best_x, best_v = x, float(-res.fun)
-    return best_x, best_v
+        res = optimize.minimize(
+            neg, u0, method="SLSQP", bounds=bounds, constraints=cons, options={"maxiter": maxiter}
+        )
+    else:
+        res = optimize.minimize(
+            neg, u0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+        )
+    x = lo + np.clip(res.x, 0.0, 1.0) * scale
+    if np.isfinite(res.fun) and box.contains(x[None])[0]:
+        return x, float(-res.fun)
+    return x, -np.inf
 
 
 def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto"):

@@ -17,62 +17,26 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.components import ComponentGP
 from pp_decomp.composition import EntireGP, LinearComposition
-from pp_decomp.kernels import canonical_kernel, kernel_matrix
+from pp_decomp.gp_samples import (
+    ETA_RANGE,
+    LS_RANGE,
+    random_kernel_draws,
+    sample_function,
+)
+from pp_decomp.kernels import canonical_kernel
 from pp_decomp.validate import check_choice, check_positive, check_positive_int
 
 STUDY_INFERENCE = ("true", "map", "nuts")
 
-# Ranges of the random generating hyperparameters (log-uniform), inputs in [0, 1]^d.
-LS_RANGE = (0.05, 0.5)
-ETA_RANGE = (0.5, 2.0)
-ALPHA_RANGE = (0.5, 5.0)
 
-
-def _log_uniform(rng, lo, hi, size=None):
-    return np.exp(rng.uniform(np.log(lo), np.log(hi), size=size))
-
-
-def random_kernel_draws(kind: str, input_dim: int, noise_sd: float, rng) -> HyperDraws:
-    """One random hyperparameter setting of the given family (a single draw)."""
-    return HyperDraws(
-        ls=_log_uniform(rng, *LS_RANGE, size=(1, input_dim)),
-        eta=_log_uniform(rng, *ETA_RANGE, size=1),
-        sigma=np.array([noise_sd]),
-        alpha=_log_uniform(rng, *ALPHA_RANGE, size=1) if kind == "rq" else None,
-    )
-
-
-def sample_function(kind: str, X: np.ndarray, draws: HyperDraws, rng) -> np.ndarray:
-    """A joint draw of ``f ~ GP(0, k)`` at the rows of ``X``: (n,).
-
-    ``L z`` with ``L`` the Cholesky factor of ``K + ε η² I``, ``ε`` the smallest of
-    ``1e-10, 1e-9, ...`` that factorises: unlike an eigendecomposition, ``L`` is
-    unique, so the draw does not hinge on how LAPACK resolves (near-)degenerate
-    eigenvalues and is the same on every machine and thread count.
-    """
-    K = kernel_matrix(kind, X, X, draws.ls, draws.eta, draws.alpha)[0]
-    return stable_cholesky(K, scale=float(draws.eta[0] ** 2)) @ rng.standard_normal(len(K))
-
-
-def stable_cholesky(K: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """Cholesky factor of ``K + ε·scale·I`` with the smallest working ``ε >= 1e-10``."""
-    eye = np.eye(len(K))
-    for eps in 10.0 ** np.arange(-10, -1):
-        try:
-            return np.linalg.cholesky(K + eps * scale * eye)
-        except np.linalg.LinAlgError:
-            continue
-    raise np.linalg.LinAlgError("matrix is not positive definite even with jitter 1e-2")
-
-
-def _trial(kind, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
+def _trial(kernel, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
     X_test = rng.uniform(size=(n_test, d)) if d > 1 else np.linspace(0, 1, n_test)[:, None]
     X_pool = rng.uniform(size=(T, d))
     X_all = np.vstack([X_test, X_pool])
-    truth = [random_kernel_draws(kind, d, noise_sd, rng) for _ in range(J)]
-    F = np.stack([sample_function(kind, X_all, t, rng) for t in truth], axis=1)
+    truth = [random_kernel_draws(kernel, d, noise_sd, rng) for _ in range(J)]
+    F = np.stack([sample_function(kernel, X_all, t, rng) for t in truth], axis=1)
     Y_pool = F[n_test:] + noise_sd * rng.standard_normal((T, J))
     f_test = F[:n_test].sum(axis=1)
     comp = LinearComposition.ones(J)
@@ -82,7 +46,7 @@ def _trial(kind, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
         X, Y = X_pool[:n], Y_pool[:n]
         if inference == "true":
             comps = [
-                ComponentGP(kind, d, standardize=False, name=f"f{j}").condition(
+                ComponentGP(kernel, d, standardize=False, name=f"f{j}").condition(
                     X, Y[:, j], truth[j]
                 )
                 for j in range(J)
@@ -90,12 +54,12 @@ def _trial(kind, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
             entire = EntireGP(comps, comp).condition(X, Y)
         else:
             comps = [
-                ComponentGP(kind, d, bounds=bounds, name=f"f{j}").fit(
+                ComponentGP(kernel, d, bounds=bounds, name=f"f{j}").fit(
                     X, Y[:, j], inference, seed=rng, **fit_kwargs
                 )
                 for j in range(J)
             ]
-            entire = ComponentGP(kind, d, bounds=bounds, name="entire").fit(
+            entire = ComponentGP(kernel, d, bounds=bounds, name="entire").fit(
                 X, comp.combine(Y, X), inference, seed=rng, **fit_kwargs
             )
         dec = comp.posterior(comps, X_test)
@@ -123,70 +87,60 @@ def regression_study(
     progress: bool = False,
     fit_kwargs: dict | None = None,
 ) -> xr.Dataset:
-    """Run the study; returns RMSE and mean posterior sd per trial and training size.
+    """Run the study; RMSE and mean posterior sd per trial and training size.
 
     Parameters
     ----------
     kernel : {"se", "matern", "matern52", "matern32", "rq"}
-    n_components : int
-        ``J``, number of components (``g_j ≡ 1``).
-    trials : int
-        Independent trials (new kernels, functions and designs each).
-    max_samples : int
-        ``T``: training sizes ``n = 2..T``.
+    n_components, trials, max_samples : int
+        ``J`` components (``g_j ≡ 1``); trials (new kernels, functions, designs); ``n = 2..T``.
     seed : int
         Root seed; trial ``i`` uses the ``i``-th child of ``SeedSequence(seed)``.
     inference : {"true", "map", "nuts"}
         Generating kernels for both models (paper), or learned hyperparameters.
-    input_dim : int
-        Input dimension ``d`` (the test set is a grid for ``d = 1``, uniform otherwise).
-    n_test : int
-        Size of the dense test set.
+    input_dim, n_test : int
+        ``d``; size of the test set (a grid for ``d = 1``, uniform otherwise).
     noise_sd : float
-        Observation noise sd of each component (default 1e-4, the noise of the
-        paper's synthetic experiments).
+        Observation noise sd of each component (1e-4: the paper's synthetic noise).
 
     Returns
     -------
     xarray.Dataset
         ``rmse_decomposed``, ``rmse_entire``, ``mean_sd_decomposed``,
-        ``mean_sd_entire`` with dims ``(trial, n_samples)``; settings and the
-        mean relative RMSE improvement ``1 - mean(rmse_dec) / mean(rmse_ent)``
-        as attributes.
+        ``mean_sd_entire`` over ``(trial, n_samples)``; the settings and
+        ``relative_rmse_improvement = 1 - mean(rmse_dec) / mean(rmse_ent)`` as attributes.
     """
-    kind = canonical_kernel(kernel)
-    J = check_positive_int(n_components, "n_components")
-    trials = check_positive_int(trials, "trials")
-    T = check_positive_int(max_samples, "max_samples", minimum=2)
-    d = check_positive_int(input_dim, "input_dim")
-    n_test = check_positive_int(n_test, "n_test")
-    noise_sd = check_positive(noise_sd, "noise_sd")
-    check_choice(inference, "inference", STUDY_INFERENCE)
-    check_positive_int(seed, "seed", minimum=0)
-    children = np.random.SeedSequence(seed).spawn(trials)
-    iterator = range(trials)
+    st = dict(
+        kernel=canonical_kernel(kernel),
+        n_components=check_positive_int(n_components, "n_components"),
+        trials=check_positive_int(trials, "trials"),
+        max_samples=check_positive_int(max_samples, "max_samples", minimum=2),
+        seed=check_positive_int(seed, "seed", minimum=0),
+        inference=check_choice(inference, "inference", STUDY_INFERENCE),
+        input_dim=check_positive_int(input_dim, "input_dim"),
+        n_test=check_positive_int(n_test, "n_test"),
+        noise_sd=check_positive(noise_sd, "noise_sd"),
+    )
+    children = np.random.SeedSequence(seed).spawn(st["trials"])
+    iterator = range(st["trials"])
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc=f"regression {kind}", unit="trial")
+        iterator = tqdm(iterator, desc=f"regression {st['kernel']}", unit="trial")
+    args = [st[k] for k in ("kernel", "n_components", "max_samples", "input_dim", "n_test")]
+    args += [st["noise_sd"], st["inference"]]
     res = np.stack(
-        [
-            _trial(
-                kind,
-                J,
-                T,
-                d,
-                n_test,
-                noise_sd,
-                inference,
-                np.random.default_rng(children[i]),
-                fit_kwargs or {},
-            )
-            for i in iterator
-        ],
-        axis=0,
+        [_trial(*args, np.random.default_rng(children[i]), fit_kwargs or {}) for i in iterator]
     )
+    return _study_dataset(res, st)
+
+
+def _study_dataset(res: np.ndarray, settings: dict) -> xr.Dataset:
+    """The study's results ``res (trial, 4, n_samples)`` labelled, with the settings."""
+    from pp_decomp import __version__
+
     dims = ("trial", "n_samples")
+    T = settings["max_samples"]
     ds = xr.Dataset(
         {
             "rmse_decomposed": (dims, res[:, 0]),
@@ -194,20 +148,10 @@ def regression_study(
             "mean_sd_decomposed": (dims, res[:, 2]),
             "mean_sd_entire": (dims, res[:, 3]),
         },
-        coords={"trial": np.arange(trials), "n_samples": np.arange(2, T + 1)},
+        coords={"trial": np.arange(len(res)), "n_samples": np.arange(2, T + 1)},
     )
-    from pp_decomp import __version__
-
     ds.attrs.update(
-        kernel=kind,
-        n_components=J,
-        trials=trials,
-        max_samples=T,
-        seed=seed,
-        inference=inference,
-        input_dim=d,
-        n_test=n_test,
-        noise_sd=noise_sd,
+        settings,
         ls_range=list(LS_RANGE),
         eta_range=list(ETA_RANGE),
         pp_decomp_version=__version__,

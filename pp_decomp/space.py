@@ -53,10 +53,6 @@ class Box:
         """``(2, d)`` array of lower and upper bounds."""
         return np.stack([self.lower, self.upper])
 
-    @property
-    def is_finite(self) -> bool:
-        return False
-
     def contains(self, X, tol: float = 1e-9) -> np.ndarray:
         """Whether each row of ``X (m, d)`` is feasible: (m,) bool."""
         X = check_X(X, "X", input_dim=self.dim)
@@ -114,10 +110,6 @@ class CandidateSet:
         hi = np.where(hi > lo, hi, lo + 1.0)
         return np.stack([lo, hi])
 
-    @property
-    def is_finite(self) -> bool:
-        return True
-
     def contains(self, X, tol: float = 1e-9) -> np.ndarray:
         """Whether each row of ``X`` is a candidate (to within ``tol``), ``(n,)`` bool."""
         X = check_X(X, "X", input_dim=self.dim)
@@ -133,7 +125,7 @@ class CandidateSet:
             raise ValueError(f"x={x} is not one of the candidates")
         return i
 
-    def sample(self, n: int, seed: SeedLike = None, sobol: bool = False) -> np.ndarray:
+    def sample(self, n: int, seed: SeedLike = None) -> np.ndarray:
         """``n`` distinct candidates drawn uniformly (all of them if ``n >= size``)."""
         n = check_positive_int(n, "n")
         rng = as_generator(seed)

@@ -10,14 +10,14 @@ from pp_decomp.kernels import KERNELS
 def _components(rng, J, d, kinds, X, Y, standardize=False):
     comps = []
     for j in range(J):
-        kind = kinds[j % len(kinds)]
+        kernel = kinds[j % len(kinds)]
         draws = HyperDraws(
             ls=rng.uniform(0.05, 1.0, (1, d)),
             eta=rng.uniform(0.3, 2.0, 1),
             sigma=rng.uniform(0.01, 0.5, 1),
-            alpha=rng.uniform(0.5, 4.0, 1) if kind == "rq" else None,
+            alpha=rng.uniform(0.5, 4.0, 1) if kernel == "rq" else None,
         )
-        gp = ComponentGP(kind, d, standardize=standardize, name=f"f{j}")
+        gp = ComponentGP(kernel, d, standardize=standardize, name=f"f{j}")
         comps.append(gp.condition(X, Y[:, j], draws))
     return comps
 

@@ -7,17 +7,17 @@ from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.kernels import kernel_matrix
 
 
-def _draws(rng, S=6, d=2, kind="se"):
+def _draws(rng, S=6, d=2, kernel="se"):
     return HyperDraws(
         ls=rng.uniform(0.2, 0.8, (S, d)),
         eta=rng.uniform(0.5, 1.5, S),
         sigma=rng.uniform(0.05, 0.3, S),
-        alpha=rng.uniform(0.5, 3, S) if kind == "rq" else None,
+        alpha=rng.uniform(0.5, 3, S) if kernel == "rq" else None,
     )
 
 
-def _log_ml(kind, X, y, draws):
-    K = kernel_matrix(kind, X, X, draws.ls, draws.eta, draws.alpha)
+def _log_ml(kernel, X, y, draws):
+    K = kernel_matrix(kernel, X, X, draws.ls, draws.eta, draws.alpha)
     K += (draws.sigma**2 + 1e-6)[:, None, None] * np.eye(len(X))
     sign, logdet = np.linalg.slogdet(K)
     alpha = np.linalg.solve(K, np.broadcast_to(y, (len(K), len(y)))[..., None])[..., 0]
@@ -25,20 +25,20 @@ def _log_ml(kind, X, y, draws):
     return -0.5 * (logdet + quad + len(y) * np.log(2 * np.pi))
 
 
-@pytest.mark.parametrize("kind", ["se", "matern32", "rq"])
-def test_appends_match_a_fresh_posterior_and_exact_reweighting(kind, rng):
+@pytest.mark.parametrize("kernel", ["se", "matern32", "rq"])
+def test_appends_match_a_fresh_posterior_and_exact_reweighting(kernel, rng):
     X, Xc = rng.uniform(size=(12, 2)), rng.uniform(size=(300, 2))
     y = np.sin(4 * X[:, 0]) + X[:, 1]
-    draws = _draws(rng, kind=kind)
-    inc = IncrementalPosterior(kind, X[:8], y[:8], draws, Xc)
+    draws = _draws(rng, kernel=kernel)
+    inc = IncrementalPosterior(kernel, X[:8], y[:8], draws, Xc)
     for i in range(8, 12):
         inc.append(X[i], y[i])
-    fresh = GPPosterior(kind, X, y, draws)
+    fresh = GPPosterior(kernel, X, y, draws)
     mean_s, var_s = fresh.per_draw(Xc)
     np.testing.assert_allclose(inc.mean, mean_s, atol=1e-8)
     np.testing.assert_allclose(np.maximum(draws.eta[:, None] ** 2 - inc.qsum, 0), var_s, atol=1e-8)
     # log-weights are exactly log p(y_9..12 | θ_s, y_1..8)
-    expected = _log_ml(kind, X, y, draws) - _log_ml(kind, X[:8], y[:8], draws)
+    expected = _log_ml(kernel, X, y, draws) - _log_ml(kernel, X[:8], y[:8], draws)
     np.testing.assert_allclose(inc.logw, expected, rtol=1e-8)
     w = np.exp(expected - expected.max())
     w /= w.sum()

@@ -9,10 +9,10 @@ from pp_decomp.components import GPPosterior, mixture_moments
 from pp_decomp.kernels import KERNELS, kernel_matrix, pymc_cov
 
 
-def _pymc_conditional(kind, X, y, ls, eta, sigma, alpha, Xnew):
+def _pymc_conditional(kernel, X, y, ls, eta, sigma, alpha, Xnew):
     """Mean and covariance of PyMC's conditional distribution at ``Xnew``."""
     with pm.Model():
-        gp = pm.gp.Marginal(cov_func=pymc_cov(kind, X.shape[1], ls, eta, alpha))
+        gp = pm.gp.Marginal(cov_func=pymc_cov(kernel, X.shape[1], ls, eta, alpha))
         gp.marginal_likelihood("y", X=X, y=y, sigma=sigma)
         fnew = gp.conditional("fnew", Xnew)
     mvn = fnew.owner.inputs
@@ -20,17 +20,17 @@ def _pymc_conditional(kind, X, y, ls, eta, sigma, alpha, Xnew):
     return mu, cov - 1e-6 * np.eye(len(Xnew))  # conditional adds its jitter for sampling
 
 
-@pytest.mark.parametrize("kind", KERNELS)
-def test_kernels_match_pymc(kind, rng):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernels_match_pymc(kernel, rng):
     X1, X2 = rng.uniform(size=(7, 3)), rng.uniform(size=(5, 3))
     ls, eta, alpha = np.array([0.3, 0.7, 1.4]), 1.7, 2.5
-    ours = kernel_matrix(kind, X1, X2, ls[None], np.array([eta]), np.array([alpha]))[0]
-    theirs = pymc_cov(kind, 3, ls, eta, alpha)(X1, X2).eval()
+    ours = kernel_matrix(kernel, X1, X2, ls[None], np.array([eta]), np.array([alpha]))[0]
+    theirs = pymc_cov(kernel, 3, ls, eta, alpha)(X1, X2).eval()
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("kind", KERNELS)
-def test_batched_posterior_matches_pymc_conditional(kind, rng):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_batched_posterior_matches_pymc_conditional(kernel, rng):
     X = rng.uniform(size=(15, 2))
     y = np.sin(4 * X[:, 0]) + X[:, 1]
     Xnew = rng.uniform(size=(9, 2))
@@ -38,15 +38,15 @@ def test_batched_posterior_matches_pymc_conditional(kind, rng):
         ls=[[0.3, 0.5], [0.8, 0.2], [0.25, 1.1]],
         eta=[1.0, 0.6, 1.8],
         sigma=[0.05, 0.2, 0.01],
-        alpha=[2.0, 0.7, 5.0] if kind == "rq" else None,
+        alpha=[2.0, 0.7, 5.0] if kernel == "rq" else None,
     )
-    post = GPPosterior(kind, X, y, draws)
+    post = GPPosterior(kernel, X, y, draws)
     mean_s, var_s = post.per_draw(Xnew)
     mean_j, cov_j = post.joint_per_draw(Xnew)
     for s in range(draws.n_draws):
         alpha = None if draws.alpha is None else draws.alpha[s]
         mu, cov = _pymc_conditional(
-            kind, X, y, draws.ls[s], draws.eta[s], draws.sigma[s], alpha, Xnew
+            kernel, X, y, draws.ls[s], draws.eta[s], draws.sigma[s], alpha, Xnew
         )
         np.testing.assert_allclose(mean_s[s], mu, atol=1e-8, rtol=0)
         np.testing.assert_allclose(var_s[s], np.diag(cov), atol=1e-8, rtol=0)

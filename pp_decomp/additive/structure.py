@@ -223,102 +223,121 @@ def gibbs_structure(
     n_evals : stop after this many likelihood evaluations (``N_Gibbs``)
     learn_graph : False keeps ``edges`` and samples only lengthscales and noise
     """
-    rng = as_generator(seed)
     score = _Scorer(X, y)
     D = score.X.shape[1]
     ls_grid = _check_positive_array(ls_grid, "ls_grid")
     sigma_grid = _check_positive_array(sigma_grid, "sigma_grid")
-    ls = (
-        np.full(D, ls_grid[len(ls_grid) // 2])
-        if ls is None
-        else _check_positive_array(ls, "ls", (D,)).copy()
-    )
-    sigma = check_positive(sigma, "sigma")
+    ls = np.full(D, ls_grid[len(ls_grid) // 2]) if ls is None else ls
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must lie in (0, 1); got {p!r}")
-    max_clique = check_positive_int(max_clique, "max_clique")
-    n_evals = check_positive_int(n_evals, "n_evals")
+    E = _initial_graph(edges, D, start_from_components=not overlap and learn_graph)
+    limits = check_positive_int(max_clique, "max_clique"), check_positive_int(n_evals, "n_evals")
+    ls, sigma = _check_positive_array(ls, "ls", (D,)).copy(), check_positive(sigma, "sigma")
+    gibbs = _Gibbs(score, as_generator(seed), overlap, *limits, E, ls, sigma)
+    while not gibbs.done:
+        if learn_graph and overlap:
+            gibbs.sweep_edges(p)
+        elif learn_graph:
+            gibbs.sweep_partition()
+        gibbs.sweep_lengthscales(ls_grid)
+        if not gibbs.done:
+            gibbs.sample([(0.0, gibbs.E, gibbs.ls, s) for s in sigma_grid])
+    gibbs.best.evaluations = score.evaluations
+    return gibbs.best
+
+
+def _initial_graph(edges, D: int, start_from_components: bool) -> set:
+    """The starting edges as sorted pairs, checked; for disjoint groups, the
+    connected components made cliques."""
     for a, b in edges:
         if not (0 <= int(a) < D and 0 <= int(b) < D) or int(a) == int(b):
             raise ValueError(f"edges must join two distinct dimensions in 0..{D - 1}; got {(a, b)}")
     E = {tuple(sorted((int(a), int(b)))) for a, b in edges}
-    if not overlap and learn_graph:  # start from the connected components, made cliques
-        E = groups_edges(_components(E, D))
+    return groups_edges(_components(E, D)) if start_from_components else E
 
-    def groups_of(E_):
-        return graph_groups(E_, D) if overlap else _components(E_, D)
 
-    def admissible(E_):
+class _Gibbs:
+    """The state of :func:`gibbs_structure`: graph ``E``, lengthscales, noise and the
+    most likely state visited; each ``sample`` draws one coordinate given the rest."""
+
+    def __init__(self, score, rng, overlap, max_clique, n_evals, E, ls, sigma):
+        self.score, self.rng, self.overlap = score, rng, overlap
+        self.max_clique, self.n_evals = max_clique, n_evals
+        self.D = score.X.shape[1]
+        self.E, self.ls, self.sigma = E, ls, sigma
+        ll = score(self.groups_of(E), ls, sigma)
+        self.best = GibbsResult(sorted(E), self.groups_of(E), ls.copy(), sigma, ll, 0)
+
+    @property
+    def done(self) -> bool:
+        return self.score.evaluations >= self.n_evals
+
+    def groups_of(self, E):
+        return graph_groups(E, self.D) if self.overlap else _components(E, self.D)
+
+    def admissible(self, E) -> bool:
         # the junction tree's largest clique sets the message-passing cost (L^size)
-        width = max(len(c) for c in junction_tree_cliques(groups_of(E_), D))
-        return width <= max_clique and (
-            overlap or all(len(c) * (len(c) - 1) // 2 == _n_internal(E_, c) for c in groups_of(E_))
+        groups = self.groups_of(E)
+        width = max(len(c) for c in junction_tree_cliques(groups, self.D))
+        return width <= self.max_clique and (
+            self.overlap or all(len(c) * (len(c) - 1) // 2 == _n_internal(E, c) for c in groups)
         )
 
-    state_ll = score(groups_of(E), ls, sigma)
-    best = GibbsResult(sorted(E), groups_of(E), ls.copy(), sigma, state_ll, 0)
-
-    def consider(ll, E_, ls_, sigma_):
-        nonlocal best
-        if ll > best.log_ml:
-            best = GibbsResult(sorted(E_), groups_of(E_), ls_.copy(), sigma_, ll, 0)
-
-    def sample(options):
-        """options: list of (log prior, E, ls, sigma); returns the chosen one and its φ."""
+    def sample(self, options) -> None:
+        """Draw one of ``options`` ``(log prior, E, ls, sigma)`` by prior × likelihood."""
         lls = []
-        for _, E_, ls_, s_ in options:
-            ll = score(groups_of(E_), ls_, s_) if admissible(E_) else -np.inf
+        for _, E, ls, s in options:
+            ll = self.score(self.groups_of(E), ls, s) if self.admissible(E) else -np.inf
             lls.append(ll)
-            if np.isfinite(ll):
-                consider(ll, E_, ls_, s_)
+            if np.isfinite(ll) and ll > self.best.log_ml:
+                self.best = GibbsResult(sorted(E), self.groups_of(E), ls.copy(), s, ll, 0)
         logw = np.array([lp for lp, *_ in options]) + np.array(lls)
-        if not np.any(np.isfinite(logw)):
-            return options[0], lls[0]
-        w = np.exp(logw - logw[np.isfinite(logw)].max())
-        k = rng.choice(len(options), p=w / w.sum())
-        return options[k], lls[k]
+        k = 0
+        if np.any(np.isfinite(logw)):
+            w = np.exp(logw - logw[np.isfinite(logw)].max())
+            k = self.rng.choice(len(options), p=w / w.sum())
+        _, self.E, self.ls, self.sigma = options[k]
 
-    pairs = list(itertools.combinations(range(D), 2))
-    while score.evaluations < n_evals:
-        if not learn_graph:
-            pass
-        elif overlap:
-            for k in rng.permutation(len(pairs)):
-                e = pairs[k]
-                on, off = E | {e}, E - {e}
-                (_, E, _, _), state_ll = sample(
-                    [(np.log1p(-p), off, ls, sigma), (np.log(p), on, ls, sigma)]
-                )
-                if score.evaluations >= n_evals:
-                    break
-        else:
-            for i in rng.permutation(D):
-                groups = [g for g in _components(E, D)]
-                rest = [tuple(v for v in g if v != i) for g in groups]
-                rest = [g for g in rest if g]
-                options = []
-                for k in range(len(rest) + 1):  # join group k, or stand alone
-                    new = [g + (int(i),) if j == k else g for j, g in enumerate(rest)]
-                    if k == len(rest):
-                        new = rest + [(int(i),)]
-                    E_new = groups_edges(new)
-                    options.append((0.0, E_new, ls, sigma))
-                (_, E, _, _), state_ll = sample(options)
-                if score.evaluations >= n_evals:
-                    break
-        for d in rng.permutation(D):
-            if score.evaluations >= n_evals:
-                break
+    def sweep_edges(self, p: float) -> None:
+        """Each possible edge in random order: present with probability ∝ p e^φ."""
+        pairs = list(itertools.combinations(range(self.D), 2))
+        for k in self.rng.permutation(len(pairs)):
+            E, e = self.E, pairs[k]
+            self.sample(
+                [
+                    (np.log1p(-p), E - {e}, self.ls, self.sigma),
+                    (np.log(p), E | {e}, self.ls, self.sigma),
+                ]
+            )
+            if self.done:
+                return
+
+    def sweep_partition(self) -> None:
+        """Each dimension in random order: joins one of the other groups or stands alone."""
+        for i in self.rng.permutation(self.D):
+            rest = [tuple(v for v in g if v != i) for g in _components(self.E, self.D)]
+            rest = [g for g in rest if g]
             options = []
-            for lv in ls_grid:
-                ls_new = ls.copy()
-                ls_new[d] = lv
-                options.append((0.0, E, ls_new, sigma))
-            (_, _, ls, _), state_ll = sample(options)
-        if score.evaluations < n_evals:
-            (_, _, _, sigma), state_ll = sample([(0.0, E, ls, s) for s in sigma_grid])
-    best.evaluations = score.evaluations
-    return best
+            for k in range(len(rest) + 1):  # join group k, or stand alone
+                new = [g + (int(i),) if j == k else g for j, g in enumerate(rest)]
+                if k == len(rest):
+                    new = rest + [(int(i),)]
+                options.append((0.0, groups_edges(new), self.ls, self.sigma))
+            self.sample(options)
+            if self.done:
+                return
+
+    def sweep_lengthscales(self, grid) -> None:
+        """Each dimension's lengthscale in random order, over the discrete ``grid``."""
+        for d in self.rng.permutation(self.D):
+            if self.done:
+                return
+            options = []
+            for lv in grid:
+                ls = self.ls.copy()
+                ls[d] = lv
+                options.append((0.0, self.E, ls, self.sigma))
+            self.sample(options)
 
 
 def _components(E, D) -> list[tuple[int, ...]]:

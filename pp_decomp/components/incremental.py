@@ -29,15 +29,15 @@ class IncrementalPosterior:
 
     Parameters
     ----------
-    kind : str
+    kernel : str
         Kernel name.
     X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs
     draws : HyperDraws with S draws
     Xc : (N, d) array, scaled candidates
     """
 
-    def __init__(self, kind, X, y, draws: HyperDraws, Xc):
-        self.kind, self.draws, self.Xc = kind, draws, np.asarray(Xc, dtype=float)
+    def __init__(self, kernel, X, y, draws: HyperDraws, Xc):
+        self.kernel, self.draws, self.Xc = kernel, draws, np.asarray(Xc, dtype=float)
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         S, n = draws.n_draws, len(self.X)
@@ -58,7 +58,7 @@ class IncrementalPosterior:
 
     def _k(self, A, B):
         d = self.draws
-        return kernel_matrix(self.kind, A, B, d.ls, d.eta, d.alpha)
+        return kernel_matrix(self.kernel, A, B, d.ls, d.eta, d.alpha)
 
     def append(self, x: np.ndarray, y: float) -> None:
         """Condition on one more scaled observation; reweight draws by its predictive density."""
@@ -128,5 +128,5 @@ class IncrementalPosterior:
         d, n = self.draws.subset(idx), len(self.X)
         Xr = self.Xc[rows]
         V = self._V[idx][:, :n][:, :, rows]
-        K = kernel_matrix(self.kind, Xr, Xr, d.ls, d.eta, d.alpha)
+        K = kernel_matrix(self.kernel, Xr, Xr, d.ls, d.eta, d.alpha)
         return self.mean[idx][:, rows], K - V.transpose(0, 2, 1) @ V

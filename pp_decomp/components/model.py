@@ -15,7 +15,7 @@ from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import pymc_cov
 
 
-def build_model(kind: str, input_dim: int, priors: Priors, n: int = 3):
+def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
     """The PyMC model ``y ~ MvNormal(0, η² k_ℓ(X, X) + (σ² + jitter) I)``.
 
     ``ℓ_d ~ InverseGamma``, ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``);
@@ -31,14 +31,14 @@ def build_model(kind: str, input_dim: int, priors: Priors, n: int = 3):
         eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=priors.eta_beta)
         sigma = pm.Gamma("sigma", alpha=priors.sigma_alpha, beta=priors.sigma_beta)
         alpha = None
-        if kind == "rq":
+        if kernel == "rq":
             alpha = pm.Gamma("alpha", alpha=priors.alpha_alpha, beta=priors.alpha_beta)
-        gp = pm.gp.Marginal(cov_func=pymc_cov(kind, input_dim, ls, eta, alpha))
+        gp = pm.gp.Marginal(cov_func=pymc_cov(kernel, input_dim, ls, eta, alpha))
         gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma, jitter=JITTER)
     return model
 
 
-def compiled_model(kind: str, input_dim: int, priors: Priors) -> CompiledModel:
+def compiled_model(kernel: str, input_dim: int, priors: Priors) -> CompiledModel:
     """The shared compiled model of a component structure."""
-    key = ("component", kind, int(input_dim), priors)
-    return compiled(key, lambda: build_model(kind, int(input_dim), priors))
+    key = ("component", kernel, int(input_dim), priors)
+    return compiled(key, lambda: build_model(kernel, int(input_dim), priors))

@@ -145,7 +145,7 @@ class GPPosterior(DrawPosterior):
 
     Parameters
     ----------
-    kind : str
+    kernel : str
         Kernel name (:data:`pp_decomp.kernels.KERNELS`).
     X : (n, d) array
         Training inputs (already scaled as the draws expect).
@@ -157,8 +157,8 @@ class GPPosterior(DrawPosterior):
         Added to the diagonal of ``K`` (PyMC's default ``1e-6``).
     """
 
-    def __init__(self, kind: str, X: np.ndarray, y: np.ndarray, draws: HyperDraws, jitter=JITTER):
-        self.kind = kind
+    def __init__(self, kernel: str, X: np.ndarray, y: np.ndarray, draws: HyperDraws, jitter=JITTER):
+        self.kernel = kernel
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         self.draws = draws
@@ -184,7 +184,7 @@ class GPPosterior(DrawPosterior):
     def prior_cov(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
         """``k_s(X1, X2)`` for every draw: (S, n1, n2)."""
         d = self.draws
-        return kernel_matrix(self.kind, X1, X2, d.ls, d.eta, d.alpha)
+        return kernel_matrix(self.kernel, X1, X2, d.ls, d.eta, d.alpha)
 
     def _chunks(self, m: int):
         n = max(self.X.shape[0], 1)
@@ -213,8 +213,8 @@ class GPPosterior(DrawPosterior):
         if idx is None:
             idx = np.arange(self.n_draws)
         draws, L_inv, alpha = self.draws.subset(idx), self.L_inv[idx], self.alpha[idx]
-        Ks = kernel_matrix(self.kind, self.X, Xnew, draws.ls, draws.eta, draws.alpha)
-        Kss = kernel_matrix(self.kind, Xnew, Xnew, draws.ls, draws.eta, draws.alpha)
+        Ks = kernel_matrix(self.kernel, self.X, Xnew, draws.ls, draws.eta, draws.alpha)
+        Kss = kernel_matrix(self.kernel, Xnew, Xnew, draws.ls, draws.eta, draws.alpha)
         V = L_inv @ Ks
         mean = np.einsum("snm,sn->sm", Ks, alpha)
         cov = Kss - V.transpose(0, 2, 1) @ V
