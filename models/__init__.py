@@ -111,8 +111,57 @@ PROBLEMS: dict[str, ProblemEntry] = {
 }
 
 
-def get_problem(name: str, **kwargs):
-    """Build the problem called ``name`` (``seed=`` picks the instance where random)."""
-    if name not in PROBLEMS:
-        raise ValueError(f"problem must be one of {sorted(PROBLEMS)}; got {name!r}")
-    return PROBLEMS[name].factory(**kwargs)
+def get_problem(name: str, seed: int = 0, **kwargs):
+    """Build the problem called ``name`` (``seed`` picks the instance where random).
+
+    ``name`` is a shipped problem (:data:`PROBLEMS`) or a user's own, written
+    ``package.module:factory`` for a function returning a :class:`pp_decomp.Problem`;
+    the factory gets ``seed=`` if it takes that argument. The instance's seed is
+    recorded in ``problem.metadata["seed"]``, so that a resume on another
+    instance is refused.
+    """
+    if ":" in str(name):
+        problem = _user_problem(str(name), seed, **kwargs)
+    elif name in PROBLEMS:
+        problem = PROBLEMS[name].factory(seed=seed, **kwargs)
+    else:
+        raise ValueError(
+            f"problem must be one of {sorted(PROBLEMS)} or 'package.module:factory'; got {name!r}"
+        )
+    problem.metadata.setdefault("seed", seed)
+    return problem
+
+
+def check_problem_name(name: str) -> str:
+    """``name`` if it names a shipped problem or looks like ``module:factory``, else a
+    ValueError listing the choices (without importing or building anything)."""
+    module, _, func = str(name).partition(":")
+    if name in PROBLEMS or (module and func and func.isidentifier()):
+        return name
+    raise ValueError(
+        f"problem must be one of {sorted(PROBLEMS)} or 'package.module:factory'; got {name!r}"
+    )
+
+
+def _user_problem(name: str, seed: int, **kwargs):
+    import inspect
+    from importlib import import_module
+
+    from pp_decomp.problem import Problem
+
+    module, _, func = check_problem_name(name).partition(":")
+    try:
+        factory = getattr(import_module(module), func)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"problem {name!r}: cannot import {func!r} from {module!r} ({err})") from err
+    try:
+        takes_seed = "seed" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    problem = factory(seed=seed, **kwargs) if takes_seed else factory(**kwargs)
+    if not isinstance(problem, Problem):
+        raise TypeError(
+            f"problem {name!r}: the factory must return a pp_decomp.Problem; "
+            f"got {type(problem).__name__}"
+        )
+    return problem

@@ -13,6 +13,15 @@ from pp_decomp.validate import check_choice, check_positive_int
 
 CHUNK = 2048
 METHODS = ("auto", "lbfgs", "direct")
+TOL = 1e-9  # relative distance (to the domain's extent) within which two inputs are one
+
+
+def is_excluded(X: np.ndarray, excluded: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Whether each row of ``X (m, d)`` is within tolerance of an excluded input: (m,) bool."""
+    if excluded is None or not len(excluded):
+        return np.zeros(len(X), dtype=bool)
+    d = np.abs(X[:, None, :] - excluded[None, :, :]) / scale
+    return np.any(np.all(d <= 10 * TOL, axis=-1), axis=1)
 
 
 def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):
@@ -118,8 +127,21 @@ def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray
     return x, -np.inf
 
 
-def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto"):
-    """Maximise ``acq`` over a :class:`CandidateSet` (exhaustive) or a :class:`Box`."""
+def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto", exclude=None):
+    """Maximise ``acq`` over a :class:`CandidateSet` (exhaustive) or a :class:`Box`.
+
+    ``exclude (k, d)``: inputs never to return (failed evaluations): the
+    acquisition is ``-inf`` at them (within a tiny relative tolerance).
+    """
+    if exclude is not None and len(exclude):
+        b = domain.bounds
+        inner = acq
+
+        def acq(X):
+            vals = np.array(inner(X), dtype=float)
+            vals[is_excluded(np.asarray(X, dtype=float), exclude, b[1] - b[0])] = -np.inf
+            return vals
+
     if isinstance(domain, CandidateSet):
         x, v, _ = maximize_candidates(acq, domain.X)
         return x, v

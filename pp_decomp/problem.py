@@ -13,6 +13,8 @@ Example
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -32,14 +34,20 @@ class Problem:
     Parameters
     ----------
     domain : Box or CandidateSet
-    components : callable ``X (n, d) -> (n, J)``
-        The system: its J intermediate outputs at each input (noise-free for
-        synthetic problems; ``noise_sd`` is then added by :meth:`evaluate`).
+    components : callable ``X (n, d) -> (n, J)``, optional
+        The system as a Python function: its J intermediate outputs at each input
+        (noise-free for synthetic problems; ``noise_sd`` is then added by
+        :meth:`evaluate`). When given, it is called once here, on up to 4 inputs,
+        to check its shape and ``g``; :meth:`evaluate` and ``Optimizer.run`` call
+        it. Leave it out for a system you run yourself (an ask/tell loop): ``g``
+        is then checked on standard-normal component values.
     n_components : int
         ``J``.
-    g : callable ``(F (..., J), X (..., d)) -> (...)``, optional
-        Known composition, vectorised over leading axes. Defaults to the linear
-        composition when ``weights`` is given.
+    g : callable ``g(F)`` or ``g(F, X)``, optional
+        Known composition ``F (..., J) -> (...)`` (with the inputs ``X (..., d)``
+        when it depends on them; the arity is read from the signature),
+        vectorised over leading axes. Defaults to the linear composition when
+        ``weights`` is given.
     weights : (J,) array or callable ``X (n, d) -> (n, J)``, optional
         ``g_j(x)`` of a linear decomposition ``f = Σ_j g_j(x) f_j(x)``.
     lipschitz : (J,) array, optional
@@ -57,8 +65,8 @@ class Problem:
     """
 
     domain: Domain
-    components: Callable
-    n_components: int
+    components: Callable | None = None
+    n_components: int | None = None
     g: Callable | None = None
     weights: np.ndarray | Callable | None = None
     lipschitz: np.ndarray | None = None
@@ -74,9 +82,11 @@ class Problem:
     def __post_init__(self):
         if not isinstance(self.domain, Box | CandidateSet):
             raise TypeError(f"domain must be a Box or CandidateSet; got {type(self.domain)}")
+        if self.n_components is None:
+            raise TypeError("n_components (J, the number of observed components) is required")
         J = self.n_components = check_positive_int(self.n_components, "n_components")
-        if not callable(self.components):
-            raise TypeError("components must be a callable X (n, d) -> (n, J)")
+        if self.components is not None and not callable(self.components):
+            raise TypeError("components must be a callable X (n, d) -> (n, J), or None")
         self.linear = None
         if self.weights is not None:
             self.linear = LinearComposition(self.weights, n_components=J)
@@ -86,24 +96,21 @@ class Problem:
             lin = self.linear
             self.g = lambda F, X: np.einsum("...j,...j->...", lin.weights_nd(X), F)
         elif not callable(self.g):
-            raise TypeError("g must be a callable (F (..., J), X (..., d)) -> (...)")
-        noise = np.broadcast_to(np.asarray(self.noise_sd, dtype=float), (J,)).copy()
-        if not np.all(np.isfinite(noise)) or np.any(noise < 0):
-            raise ValueError(f"noise_sd must be finite and >= 0; got {self.noise_sd!r}")
-        self.noise_sd = noise
+            raise TypeError("g must be a callable g(F) or g(F, X), F (..., J), X (..., d)")
+        else:
+            self.g = _two_argument(self.g)
+        self.noise_sd = _per_component(self.noise_sd, "noise_sd", J)
         if self.lipschitz is not None:
-            B = np.broadcast_to(np.asarray(self.lipschitz, dtype=float), (J,)).copy()
-            if not np.all(np.isfinite(B)) or np.any(B < 0):
-                raise ValueError(
-                    f"lipschitz bounds must be finite and >= 0; got {self.lipschitz!r}"
-                )
-            self.lipschitz = B
+            self.lipschitz = _per_component(self.lipschitz, "lipschitz", J)
         if self.component_names is None:
             self.component_names = [f"f{j}" for j in range(J)]
-        if len(self.component_names) != J:
-            raise ValueError(
-                f"component_names has {len(self.component_names)} names but n_components is {J}"
-            )
+        names = [str(c) for c in self.component_names]
+        if len(names) != J:
+            raise ValueError(f"component_names has {len(names)} names but n_components is {J}")
+        if len(set(names)) != J:
+            dup = sorted({c for c in names if names.count(c) > 1})
+            raise ValueError(f"component_names must be distinct; {dup} appear more than once")
+        self.component_names = names
         if self.known_kernels is not None:
             if not isinstance(self.known_kernels, KnownKernels):
                 raise TypeError(
@@ -123,23 +130,27 @@ class Problem:
         return 1.0 if self.maximize else -1.0
 
     def _check_g(self) -> None:
-        X = self.domain.sample(4, seed=0)
-        F = np.asarray(self.components(X), dtype=float)
-        if F.shape != (4, self.n_components):
+        X = self.domain.sample(4, seed=0)  # fewer on a set of < 4 candidates
+        m = len(X)
+        if self.components is None:
+            F = np.random.default_rng(0).standard_normal((m, self.n_components))
+        else:
+            F = np.asarray(self.components(X), dtype=float)
+        if F.shape != (m, self.n_components):
             raise ValueError(
                 f"components(X) must return shape (n, {self.n_components}) for X of shape "
                 f"{X.shape}; got {F.shape}"
             )
         check_finite(F, "components(X)")
         out = np.asarray(self.g(F, X), dtype=float)
-        if out.shape != (4,):
+        if out.shape != (m,):
             raise ValueError(
                 f"g(F, X) must return shape (n,) for F of shape {F.shape}; got {out.shape}"
             )
         check_finite(out, "g(F, X)")
         Fb = np.broadcast_to(F, (3,) + F.shape)
         outb = np.asarray(self.g(Fb, np.broadcast_to(X, (3,) + X.shape)), dtype=float)
-        if outb.shape != (3, 4):
+        if outb.shape != (3, m):
             raise ValueError(
                 f"g must be vectorised over leading axes: F of shape {Fb.shape} gave {outb.shape}"
             )
@@ -150,15 +161,87 @@ class Problem:
         X = np.broadcast_to(np.asarray(X, dtype=float), F.shape[:-1] + (self.dim,))
         return np.asarray(self.g(F, X), dtype=float)
 
+    def fingerprint(self) -> dict:
+        """What identifies this problem instance, stored with a run so that a resume on
+        another problem, instance, dimension, J or domain is refused."""
+        dom = self.domain
+        arrays = [dom.X] if isinstance(dom, CandidateSet) else [dom.bounds]
+        if isinstance(dom, Box) and dom.A is not None:
+            arrays += [dom.A, dom.b]
+        h = hashlib.sha256()
+        for a in arrays:
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return {
+            "name": self.name,
+            "dim": self.dim,
+            "n_components": self.n_components,
+            "component_names": list(self.component_names),
+            "domain": f"{dom!r} sha256:{h.hexdigest()[:16]}",
+            "maximize": bool(self.maximize),
+            "instance": self.metadata.get("seed"),
+            "optimum": None if self.optimum is None else float(self.optimum),
+        }
+
+    def _simulator(self) -> Callable:
+        if self.components is None:
+            raise ValueError(
+                f"problem {self.name!r} has no components function: evaluate your system "
+                "yourself and tell the optimiser its outputs (ask/tell)"
+            )
+        return self.components
+
     def evaluate(self, X, seed: SeedLike = None) -> np.ndarray:
         """Run the system at ``X (n, d)``: components plus observation noise, (n, J)."""
+        simulate = self._simulator()
         X = check_X(X, "X", input_dim=self.dim)
-        F = check_Y(self.components(X), "components(X)", n=len(X), n_components=self.n_components)
+        F = check_Y(simulate(X), "components(X)", n=len(X), n_components=self.n_components)
         if np.any(self.noise_sd > 0):
             F = F + self.noise_sd * as_generator(seed).standard_normal(F.shape)
         return F
 
     def objective(self, X) -> np.ndarray:
         """Noise-free objective ``f(x) = g(f_1(x), ..., f_J(x); x)``: (n,)."""
+        simulate = self._simulator()
         X = check_X(X, "X", input_dim=self.dim)
-        return self.compose(np.asarray(self.components(X), dtype=float), X)
+        return self.compose(np.asarray(simulate(X), dtype=float), X)
+
+
+def _per_component(value, name: str, J: int) -> np.ndarray:
+    """``value`` as ``(J,)`` finite non-negative floats (a scalar is repeated), or an
+    error naming ``name``."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] not in (1, J)):
+        raise ValueError(
+            f"{name} must be a number or hold one value per component (J={J}); got {value!r}"
+        )
+    arr = np.broadcast_to(arr, (J,)).copy()
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be finite and >= 0; got {value!r}")
+    return arr
+
+
+def _two_argument(g: Callable) -> Callable:
+    """``g`` as a function of ``(F, X)``: a one-argument ``g(F)`` ignores ``X``.
+
+    The arity is read from the signature (its parameters without defaults); a
+    callable whose signature cannot be read is called as ``g(F, X)``.
+    """
+    try:
+        params = inspect.signature(g).parameters.values()
+    except (TypeError, ValueError):
+        return g
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if any(p.kind == p.VAR_POSITIONAL for p in params) or len(positional) >= 2:
+        return g
+    if len(positional) == 1:
+
+        def g_of_F_and_X(F, X):
+            return g(F)
+
+        g_of_F_and_X.__wrapped__ = g
+        return g_of_F_and_X
+    raise TypeError(f"g must take F, or F and X; its signature is {inspect.signature(g)}")

@@ -1,4 +1,10 @@
-"""A run's history as an xarray Dataset; regret; netCDF I/O."""
+"""A run's history as a self-describing xarray Dataset; regret; package versions.
+
+The Dataset follows the CF conventions' attributes: every variable has a
+``long_name``, ``units`` and ``description``; counts are integers; the run's
+settings are one JSON attribute; the loop's resume state lives apart, in the
+file's ``checkpoint`` group (:mod:`pp_decomp.loop.checkpoint`).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,73 @@ import numpy as np
 import xarray as xr
 
 _VERSIONED = ("pp-decomp", "pymc", "pytensor", "arviz", "nutpie", "numpy", "scipy", "xarray")
-_REFIT_FIELDS = ("eta_mean", "sigma_mean", "rhat_max", "ess_bulk_min", "divergences", "fit_seconds")
+_UNIT_X = "1 (unit-scaled input, (x - lower) / (upper - lower))"
+_STD_Y = "1 (standardised output, (y - mean) / sd)"
+_SIGNED = (
+    "of the signed objective h = sign·f that the loop maximises (sign = -1 when the "
+    "problem minimises, so larger is better in either case)"
+)
+
+# name: (long_name, units, description); units "problem" means the objective's own
+ATTRS = {
+    "x": ("input", "problem", "the input evaluated at each iteration"),
+    "y": ("observed component", "problem", "the system's J outputs y_j = f_j(x) + noise"),
+    "objective": ("observed objective", "problem", "g(y; x) of the observed components"),
+    "phase": (
+        "phase",
+        "",
+        "init: space-filling design; acquisition: chosen by the strategy; "
+        "user: told without asking",
+    ),
+    "acq_value": ("acquisition value", "problem", f"the maximised acquisition, {_SIGNED}"),
+    "beta": ("exploration weight β_t", "1", "the UCB schedule's β_t at this step"),
+    "ask_seconds": ("ask time", "s", "wall time of ask(): model update and acquisition"),
+    "fit_seconds": ("fit time", "s", "wall time of the model update within ask()"),
+    "refit": ("refitted", "", "whether the GP's hyperparameters were (re)inferred at this step"),
+    "ls_mean": (
+        "lengthscale (mean over draws)",
+        _UNIT_X,
+        "posterior mean of each ARD lengthscale at a refit; NaN elsewhere",
+    ),
+    "eta_mean": (
+        "amplitude (mean over draws)",
+        _STD_Y,
+        "posterior mean of η at a refit; NaN elsewhere",
+    ),
+    "sigma_mean": (
+        "noise sd (mean over draws)",
+        _STD_Y,
+        "posterior mean of σ at a refit; NaN elsewhere",
+    ),
+    "rhat_max": (
+        "largest r-hat",
+        "1",
+        "rank-normalised split r-hat, worst hyperparameter of a NUTS refit",
+    ),
+    "ess_bulk_min": ("smallest bulk ESS", "1", "bulk effective sample size, worst hyperparameter"),
+    "ess_tail_min": ("smallest tail ESS", "1", "tail effective sample size, worst hyperparameter"),
+    "divergences": (
+        "divergent transitions",
+        "1",
+        "divergent NUTS transitions of a refit (0 where none ran)",
+    ),
+    "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
+    "ess": (
+        "ESS of reweighted draws",
+        "1",
+        "fast path: effective sample size of the importance-reweighted hyperparameter draws in use",
+    ),
+    "structure": (
+        "additive structure",
+        "",
+        "the learnt groups of input dimensions (JSON) where relearnt",
+    ),
+    "true_objective": ("true objective", "problem", "noise-free f(x) at the evaluated input"),
+    "regret": ("instantaneous regret", "problem", "f* - f(x_t) (f(x_t) - f* when minimising)"),
+    "cumulative_regret": ("cumulative regret", "problem", "R_T = Σ_{t≤T} regret_t"),
+    "simple_regret": ("simple regret", "problem", "min_{t≤T} regret_t"),
+}
+_REFIT_FLOAT = ("eta_mean", "sigma_mean", "rhat_max", "ess_bulk_min", "ess_tail_min")
 
 
 def package_versions() -> dict[str, str]:
@@ -24,72 +96,120 @@ def package_versions() -> dict[str, str]:
 
 
 def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
-    """History of a run.
+    """History of a run as a Dataset over ``iteration`` (1..n).
 
-    Variables (dims): ``x(iteration, dim)``, ``y(iteration, component)``,
-    ``objective(iteration)`` (``g`` of the observed components), ``phase``,
-    ``acq_value``, ``beta``, ``ask_seconds``, ``fit_seconds``; per refit and
-    model (NaN where no refit happened) ``ls_mean(iteration, model, dim)``,
-    ``eta_mean``, ``sigma_mean``, ``rhat_max``, ``ess_bulk_min``, ``divergences``;
-    on the fast path ``ess(iteration, model)``, the effective sample size of the
-    reweighted hyperparameter draws used at each step; for the additive
-    strategies ``structure(iteration)``, the learnt groups as JSON where relearnt;
-    where the problem's optimum is known, ``true_objective`` (noise-free),
-    ``regret``, ``cumulative_regret`` and ``simple_regret``.
+    Variables: ``x(iteration, dim)``, ``y(iteration, component)``, ``objective``,
+    ``phase``, ``acq_value``, ``beta``, ``ask_seconds``, ``fit_seconds``; per GP
+    and refit (dim ``component`` for decomposed strategies, ``model`` otherwise)
+    ``refit``, ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
+    ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``refit_seconds``; on the
+    fast path ``ess``; for the additive strategies ``structure``; where the
+    problem's optimum is known ``true_objective``, ``regret``,
+    ``cumulative_regret``, ``simple_regret``. :data:`ATTRS` describes each.
     """
     n, d = X.shape
-    it = np.arange(1, n + 1)
-    names = sorted({m for r in records for m in r.get("refit", {})}, key=str)
     ds = xr.Dataset(
         {
             "x": (("iteration", "dim"), X),
             "y": (("iteration", "component"), Y),
             "objective": ("iteration", problem.compose(Y, X) if n else np.empty(0)),
             "phase": ("iteration", np.array([r["phase"] for r in records], dtype=str)),
-            "acq_value": ("iteration", np.array([r["acq_value"] for r in records], dtype=float)),
-            "beta": ("iteration", np.array([r["beta"] for r in records], dtype=float)),
-            "ask_seconds": ("iteration", np.array([r["ask_seconds"] for r in records], float)),
-            "fit_seconds": ("iteration", np.array([r["fit_seconds"] for r in records], float)),
+            **{k: ("iteration", _field(records, k)) for k in ("acq_value", "beta")},
+            **{k: ("iteration", _field(records, k)) for k in ("ask_seconds", "fit_seconds")},
         },
-        coords={"iteration": it, "dim": np.arange(d), "component": list(problem.component_names)},
+        coords={
+            "iteration": np.arange(1, n + 1),
+            "dim": np.arange(d),
+            "component": list(problem.component_names),
+        },
     )
-    if names:
-        ls = np.full((n, len(names), d), np.nan)
-        fields = {f: np.full((n, len(names)), np.nan) for f in _REFIT_FIELDS}
-        for i, r in enumerate(records):
-            for k, name in enumerate(names):
-                summ = r.get("refit", {}).get(name)
-                if summ is None:
-                    continue
-                ls[i, k] = summ["ls_mean"]
-                for f in _REFIT_FIELDS:
-                    fields[f][i, k] = summ[f]
-        ds = ds.assign_coords(model=names)
-        ds["ls_mean"] = (("iteration", "model", "dim"), ls)
-        for f, arr in fields.items():
-            ds[f"refit_{f}" if f == "fit_seconds" else f] = (("iteration", "model"), arr)
-    ess_names = sorted({m for r in records for m in r.get("ess", {})}, key=str)
-    if ess_names:
-        ess = np.full((n, len(ess_names)), np.nan)
-        for i, r in enumerate(records):
-            for k, name in enumerate(ess_names):
-                ess[i, k] = r.get("ess", {}).get(name, np.nan)
-        ds = ds.assign_coords(model=ess_names)
-        ds["ess"] = (("iteration", "model"), ess)
+    ds = _add_refits(ds, records, list(problem.component_names))
     if any("structure" in r for r in records):
-        # the additive strategies' groups (JSON), at the steps that relearnt them
         ds["structure"] = ("iteration", np.array([r.get("structure", "") for r in records]))
     if problem.optimum is not None and n:
-        true = problem.objective(X)
-        ds["true_objective"] = ("iteration", true)
+        ds["true_objective"] = ("iteration", problem.objective(X))
         ds = add_regret(ds, problem.optimum, problem.maximize)
+    return describe(ds, problem, settings)
+
+
+def _field(records, key) -> np.ndarray:
+    return np.array([r[key] for r in records], dtype=float)
+
+
+def _gp_dim(names, components) -> str:
+    return "component" if set(names) <= set(components) else "model"
+
+
+def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
+    """Per-GP refit summaries and fast-path ESS, NaN (0, False) where no refit ran."""
+    n, d = ds.sizes["iteration"], ds.sizes["dim"]
+    names = list(dict.fromkeys(m for r in records for m in r.get("refit", {})))
+    ess_names = list(dict.fromkeys(m for r in records for m in r.get("ess", {})))
+    names += [m for m in ess_names if m not in names]
+    if not names:
+        return ds
+    dim = _gp_dim(names, components)
+    if dim == "component":
+        names = [c for c in components if c in names]
+    else:
+        ds = ds.assign_coords(model=names)
+    shape = (n, len(names))
+    arrays = {f: np.full(shape, np.nan) for f in (*_REFIT_FLOAT, "refit_seconds", "ess")}
+    arrays["ls_mean"] = np.full(shape + (d,), np.nan)
+    refit, div = np.zeros(shape, bool), np.zeros(shape, np.int64)
+    for i, r in enumerate(records):
+        for k, name in enumerate(names):
+            arrays["ess"][i, k] = r.get("ess", {}).get(name, np.nan)
+            summ = r.get("refit", {}).get(name)
+            if summ is None:
+                continue
+            refit[i, k], div[i, k] = True, int(summ["divergences"])
+            arrays["ls_mean"][i, k] = summ["ls_mean"]
+            arrays["refit_seconds"][i, k] = summ["fit_seconds"]
+            for f in _REFIT_FLOAT:
+                arrays[f][i, k] = summ.get(f, np.nan)
+    dims = ("iteration", dim)
+    ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
+    ds["ls_mean"] = ((*dims, "dim"), arrays.pop("ls_mean"))
+    ess = arrays.pop("ess")
+    for f, a in arrays.items():
+        ds[f] = (dims, a)
+    if ess_names:
+        ds["ess"] = (dims, ess)
+    return ds
+
+
+def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:
+    """Attach :data:`ATTRS` to every variable and the run's settings to the Dataset.
+
+    ``units`` "problem" stands for the problem's own units, read from
+    ``problem.metadata["units"]`` (keys ``x``, ``y``, ``objective``) where given;
+    text and boolean variables have no units.
+    """
+    own = problem.metadata.get("units", {})
+    for name, (long_name, units, description) in ATTRS.items():
+        if name not in ds:
+            continue
+        attrs = {"long_name": long_name, "description": description}
+        if units == "problem":
+            key = {"x": "x", "y": "y"}.get(name, "objective")
+            units = own.get(key, "the problem's own (not declared)")
+        if ds[name].dtype.kind not in "USOb":
+            attrs["units"] = units
+        ds[name].attrs.update(attrs)
+    ds["iteration"].attrs.update(long_name="evaluation number", units="1")
+    ds["dim"].attrs.update(long_name="input dimension")
+    ds["component"].attrs.update(long_name="observed component f_j")
     ds.attrs.update(
+        title=f"pp_decomp run: {settings['strategy']} on {problem.name}",
         problem=problem.name,
         strategy=settings["strategy"],
         seed=settings["seed"],
         maximize=int(problem.maximize),
+        sign_convention=f"acq_value is {_SIGNED}",
         settings=json.dumps(settings),
         versions=json.dumps(package_versions()),
+        Conventions="CF-1.10",
     )
     if problem.optimum is not None:
         ds.attrs["optimum"] = float(problem.optimum)
@@ -108,67 +228,3 @@ def add_regret(ds: xr.Dataset, optimum: float, maximize: bool = True) -> xr.Data
     ds["cumulative_regret"] = r.cumsum("iteration")
     ds["simple_regret"] = ("iteration", np.minimum.accumulate(r.values))
     return ds
-
-
-def plot_run(ds: xr.Dataset, path) -> None:
-    """Objective, regret and acquisition diagnostics of one run, saved to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    has_regret = "regret" in ds
-    fig, axes = plt.subplots(1, 3 if has_regret else 2, figsize=(14, 4), constrained_layout=True)
-    it = ds["iteration"].values
-    ax = axes[0]
-    ax.plot(it, ds["objective"], ".", label="observed g(y)")
-    if "true_objective" in ds:
-        ax.plot(it, ds["true_objective"], "-", alpha=0.6, label="true f(x)")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("objective")
-    ax.legend()
-    if has_regret:
-        ax = axes[1]
-        ax.plot(it, ds["cumulative_regret"] / it, label="average regret R_t / t")
-        ax.plot(it, ds["simple_regret"], label="simple regret")
-        ax.set_yscale("symlog", linthresh=1e-3)
-        ax.set_xlabel("iteration")
-        ax.legend()
-    ax = axes[-1]
-    ax.plot(it, ds["ask_seconds"], label="ask seconds")
-    ax.set_xlabel("iteration")
-    ax.legend()
-    fig.suptitle(f"{ds.attrs['problem']} / {ds.attrs['strategy']} (seed {ds.attrs['seed']})")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_comparison(runs: dict, path) -> None:
-    """Mean cumulative regret (± standard error over seeds) per strategy.
-
-    ``runs`` maps ``(strategy, seed)`` to a run's Dataset.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    strategies = sorted({s for s, _ in runs})
-    for strategy in strategies:
-        cum = np.stack(
-            [ds["cumulative_regret"].values for (s, _), ds in runs.items() if s == strategy]
-        )
-        it = np.arange(1, cum.shape[1] + 1)
-        for ax, arr in ((axes[0], cum), (axes[1], cum / it)):
-            m = arr.mean(0)
-            se = arr.std(0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * m
-            ax.plot(it, m, label=strategy)
-            ax.fill_between(it, m - se, m + se, alpha=0.2)
-    axes[0].set_ylabel("cumulative regret")
-    axes[1].set_ylabel("average regret R_t / t")
-    for ax in axes:
-        ax.set_xlabel("iteration")
-        ax.legend()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -16,16 +16,27 @@ class Box:
     Parameters
     ----------
     lower, upper : (d,) arrays
+        Or ``Box(bounds)`` with one ``(d, 2)`` array of ``(lower, upper)`` rows.
     A : (k, d) array, optional
         Linear inequality constraints ``A x <= b`` (e.g. a budget ``Σ x_i <= B``).
     b : (k,) array, optional
     """
 
-    def __init__(self, lower, upper, A=None, b=None):
+    def __init__(self, lower, upper=None, A=None, b=None):
+        if upper is None:
+            bounds = np.asarray(lower, dtype=float)
+            if bounds.ndim != 2 or bounds.shape[1] != 2:
+                raise ValueError(
+                    "Box(bounds) needs a (d, 2) array of (lower, upper) rows, or give "
+                    f"Box(lower, upper); got bounds of shape {bounds.shape}"
+                )
+            lower, upper = bounds[:, 0], bounds[:, 1]
         lo = check_finite(np.atleast_1d(np.asarray(lower, dtype=float)), "lower")
         hi = check_finite(np.atleast_1d(np.asarray(upper, dtype=float)), "upper")
         if lo.ndim != 1 or lo.shape != hi.shape:
             raise ValueError(f"lower and upper must be (d,) arrays; got {lo.shape} and {hi.shape}")
+        if lo.size == 0:
+            raise ValueError("a Box needs at least one dimension; got empty lower and upper")
         if np.any(hi <= lo):
             raise ValueError(f"upper must exceed lower in every dim; got lower={lo}, upper={hi}")
         self.lower, self.upper = lo, hi
@@ -91,6 +102,13 @@ class CandidateSet:
 
     def __init__(self, X, labels=None):
         self.X = check_X(X, "X")
+        _, first, counts = np.unique(self.X, axis=0, return_index=True, return_counts=True)
+        if np.any(counts > 1):
+            i = int(first[np.argmax(counts > 1)])
+            raise ValueError(
+                f"X must hold distinct candidates; row {i} ({self.X[i].tolist()}) appears "
+                f"{int(counts.max())} times"
+            )
         self.X.setflags(write=False)
         if labels is not None and len(labels) != len(self.X):
             raise ValueError(f"labels has {len(labels)} entries but X has {len(self.X)} rows")

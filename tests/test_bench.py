@@ -98,7 +98,7 @@ def test_presets_and_validation():
     assert any(
         s == ("perceived-temperature", "d-gpucb") for s in ((p, s) for p, s, _ in quick.skipped)
     )
-    with pytest.raises(ValueError, match="problems must be one of"):
+    with pytest.raises(ValueError, match="problem must be one of"):
         BenchSpec(problems=["nope"], strategies=["gp-ucb"])
     with pytest.raises(ValueError, match="iterations must be >= 6"):
         BenchSpec(problems=["flu"], strategies=["gp-ucb"], iterations=3, n_init=5)

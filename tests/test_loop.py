@@ -28,11 +28,20 @@ def test_run_records_history_and_regret(small_synthetic, tmp_path):
     assert np.all(ds["regret"] >= -1e-12)
     np.testing.assert_allclose(ds["cumulative_regret"], np.cumsum(ds["regret"]))
     assert np.all(np.diff(ds["simple_regret"]) <= 0)
-    assert ds["ls_mean"].dims == ("iteration", "model", "dim")
+    assert ds["ls_mean"].dims == ("iteration", "component", "dim")
     assert np.all(np.isfinite(ds["eta_mean"].values[4:]))
+    assert ds["refit"].values[4:].all() and not ds["refit"].values[:4].any()
+    assert ds["divergences"].dtype.kind == "i"
     assert ds.attrs["strategy"] == "d-gpucb" and "pymc" in ds.attrs["versions"]
-    on_disk = xr.load_dataset(tmp_path / "r.nc")
+    on_disk = xr.open_dataset(tmp_path / "r.nc")
     np.testing.assert_array_equal(on_disk["x"], ds["x"])
+    # self-describing: every variable says what it is; the resume state is not an attribute
+    for name, var in on_disk.variables.items():
+        assert var.attrs.get("long_name"), name
+    numeric = [v for v in on_disk.data_vars if on_disk[v].dtype.kind in "fi"]
+    assert all("units" in on_disk[v].attrs for v in numeric)
+    assert "acq_value" in on_disk.attrs["sign_convention"]
+    assert all(len(str(v)) < 5000 for v in on_disk.attrs.values())
 
 
 @pytest.mark.parametrize(

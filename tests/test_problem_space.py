@@ -43,7 +43,7 @@ def test_problem_validates_early():
         Problem(box, _components, 2, g=lambda F, X: np.log(F[..., 0] - 10))
     with pytest.raises(ValueError, match=r"g\(F, X\) must return shape \(n,\)"):
         Problem(box, _components, 2, g=lambda F, X: F)
-    with pytest.raises(ValueError, match="lipschitz bounds must be finite and >= 0"):
+    with pytest.raises(ValueError, match="lipschitz must be finite and >= 0"):
         Problem(box, _components, 2, weights=[1, 1], lipschitz=[1, -1])
     with pytest.raises(ValueError, match="give g .* or weights"):
         Problem(box, _components, 2)

@@ -162,7 +162,8 @@ class AdditiveGP(MarginalGP):
         from pp_decomp.additive.model import build_additive_model
 
         M, D, p = self.n_groups, self.input_dim, self.priors
-        return compiled(("additive", M, D, p), lambda: build_additive_model(M, D, p))
+        label = f"additive GP model ({M} groups, D={D})"
+        return compiled(("additive", M, D, p), lambda: build_additive_model(M, D, p), label)
 
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys, "W": self.W}

@@ -3,24 +3,30 @@
 :mod:`~pp_decomp.bench.spec` says what runs (tasks, specs, presets),
 :mod:`~pp_decomp.bench.execute` runs and combines them,
 :mod:`~pp_decomp.bench.summary` and :mod:`~pp_decomp.bench.plots` report them.
+Names are imported on first use, so the command line's help stays quick.
 """
 
-from pp_decomp.bench.execute import combine, run_bench, run_task
-from pp_decomp.bench.plots import plot_bench
-from pp_decomp.bench.spec import PRESETS, BenchSpec, Task, parse_list, preset
-from pp_decomp.bench.summary import summarize, summary_table, write_report
+from importlib import import_module
 
-__all__ = [
-    "PRESETS",
-    "BenchSpec",
-    "Task",
-    "combine",
-    "parse_list",
-    "plot_bench",
-    "preset",
-    "run_bench",
-    "run_task",
-    "summarize",
-    "summary_table",
-    "write_report",
-]
+_EXPORTS = {
+    "combine": "execute",
+    "run_bench": "execute",
+    "run_task": "execute",
+    "plot_bench": "plots",
+    "PRESETS": "spec",
+    "BenchSpec": "spec",
+    "Task": "spec",
+    "parse_list": "spec",
+    "preset": "spec",
+    "summarize": "summary",
+    "summary_table": "summary",
+    "write_report": "summary",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f"pp_decomp.bench.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'pp_decomp.bench' has no attribute {name!r}")

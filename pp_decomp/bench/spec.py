@@ -36,7 +36,8 @@ class Task:
 
     def path(self, out: Path) -> Path:
         """Where this task's run file lives under the benchmark folder ``out``."""
-        return Path(out) / "runs" / self.problem / self.strategy / f"trial{self.trial:03d}.nc"
+        folder = self.problem.replace(":", "--")  # a user's module:factory problem
+        return Path(out) / "runs" / folder / self.strategy / f"trial{self.trial:03d}.nc"
 
 
 @dataclass
@@ -60,11 +61,11 @@ class BenchSpec:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def __post_init__(self):
-        from pp_decomp.models import PROBLEMS
+        from pp_decomp.models import check_problem_name
         from pp_decomp.strategies import STRATEGIES
 
         for p in self.problems:
-            check_choice(p, "problems", PROBLEMS)
+            check_problem_name(p)
         for s in self.strategies:
             check_choice(s, "strategies", STRATEGIES)
         check_choice(self.baseline, "baseline", STRATEGIES)
@@ -163,6 +164,7 @@ PRESETS = {
     ),
 }
 QUICK = {"trials": 2, "iterations": 20}
+PRESET_NAMES = tuple(PRESETS)
 
 
 def preset(name: str, quick: bool = False, **overrides) -> BenchSpec:

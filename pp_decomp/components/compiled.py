@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 from scipy import optimize
 
+from pp_decomp._progress import one_off
 from pp_decomp._quiet import quiet_third_party
 
 _CACHE: dict[tuple, CompiledModel] = {}
@@ -63,8 +64,9 @@ class CompiledModel:
     builder : callable returning a ``pm.Model`` with ``pm.Data`` placeholders
     """
 
-    def __init__(self, builder: Callable):
+    def __init__(self, builder: Callable, label: str = "model"):
         self.model = builder()
+        self.label = label
         # the compiled logp's data are shared state: one MAP search at a time
         self.lock = threading.Lock()
 
@@ -107,7 +109,8 @@ class CompiledModel:
         # posterior mode of the constrained parameters.
         logp = self.model.logp(jacobian=False)
         grads = pt.grad(logp, self.model.value_vars)
-        with quiet_third_party():
+        what = f"compiling the {self.label} for MAP (once per process)"
+        with quiet_third_party(), one_off(what):
             return pytensor.function(
                 self.model.value_vars, [logp, *grads], on_unused_input="ignore"
             )
@@ -136,13 +139,14 @@ class CompiledModel:
     def nutpie_model(self):
         import nutpie
 
-        with quiet_third_party():
+        what = f"compiling the {self.label} for NUTS with nutpie (once per process, ~15-40 s)"
+        with quiet_third_party(), one_off(what):
             return nutpie.compile_pymc_model(self.model, backend="numba")
 
 
-def compiled(key: tuple, builder: Callable) -> CompiledModel:
+def compiled(key: tuple, builder: Callable, label: str = "model") -> CompiledModel:
     """The shared compiled model of structure ``key`` (built on first use, then cached)."""
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = CompiledModel(builder)
+            _CACHE[key] = CompiledModel(builder, label)
         return _CACHE[key]

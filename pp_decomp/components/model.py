@@ -41,4 +41,5 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
 def compiled_model(kernel: str, input_dim: int, priors: Priors) -> CompiledModel:
     """The shared compiled model of a component structure."""
     key = ("component", kernel, int(input_dim), priors)
-    return compiled(key, lambda: build_model(kernel, int(input_dim), priors))
+    label = f"{kernel} GP model (d={int(input_dim)})"
+    return compiled(key, lambda: build_model(kernel, int(input_dim), priors), label)

@@ -1,34 +1,43 @@
 """``Optimizer``: the ask/tell loop.
 
-Every random choice at step ``t`` draws from ``SeedSequence(seed, spawn_key=(t, k))``,
-and the hyperparameter draws in use are part of the checkpoint, so a run
-resumed from its file makes exactly the choices the uninterrupted run makes.
-The loop itself is thin: settings are validated by
-:class:`~pp_decomp.loop.settings.RunSettings`, models follow the data through an
-updater (:mod:`pp_decomp.loop.updaters`), strategies choose
-(:mod:`pp_decomp.strategies`) and files are written by :mod:`pp_decomp.loop.checkpoint`.
+Every random choice at step ``k`` (evaluations and failures so far, plus one)
+draws from ``SeedSequence(seed, spawn_key=(k, stream))``, and the hyperparameter
+draws in use are part of the checkpoint, so a run resumed from its file makes
+exactly the choices the uninterrupted run makes. The loop itself is thin:
+settings are validated by :class:`~pp_decomp.loop.settings.RunSettings`, models
+follow the data through an updater (:mod:`pp_decomp.loop.updaters`), strategies
+choose (:mod:`pp_decomp.strategies`), failed evaluations are kept by
+:mod:`pp_decomp.loop.failures` and files are written by :mod:`pp_decomp.loop.checkpoint`.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.loop import checkpoint
-from pp_decomp.loop.records import jsonable, step_record
+from pp_decomp.loop import checkpoint as ckpt
+from pp_decomp.loop.context import build_context, chosen_or_fallback, design_point
+from pp_decomp.loop.failures import FailureLog
+from pp_decomp.loop.pending import Pending
+from pp_decomp.loop.records import (
+    ACQ_STREAM,
+    FIT_STREAM,
+    INIT_STREAM,
+    checked_observation,
+    jsonable,
+    step_record,
+)
+from pp_decomp.loop.resume import attach, check_resume
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.updaters import LoopData, make_updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
-from pp_decomp.strategies import Context, get_strategy
-from pp_decomp.validate import check_positive_int, check_X, check_Y
+from pp_decomp.strategies import get_strategy
+from pp_decomp.validate import check_choice, check_positive_int, check_X
 
-# spawn-key streams of one step
-_INIT, _FIT, _ACQ, _NOISE = 0, 1, 2, 3
+ON_ERROR = ("raise", "record", "retry")
 
 
 class Optimizer:
@@ -41,6 +50,11 @@ class Optimizer:
         A name from :data:`pp_decomp.strategies.STRATEGIES`; default ``d-gpucb``
         for a linear ``g`` and ``d-gpucb-mc`` otherwise. A strategy that cannot
         run on the problem is refused here, before any evaluation.
+    checkpoint : path, optional
+        Results file rewritten atomically after every ``tell`` and locked against
+        a second writer. An existing file is refused (continue it with
+        :meth:`resume` or :meth:`open`) unless ``overwrite=True``, which keeps it
+        as ``.NAME.bak`` until this run's first checkpoint is written.
     n_init : int
         Space-filling initial design size (shared by all strategies for a seed);
         at least 2, or 0 with ``inference="fixed"``.
@@ -51,15 +65,12 @@ class Optimizer:
     refit_every : int
         Refit every this many new observations; in between the last draws are
         conditioned on the new data.
-    kernel : str, optional
-        Kernel family of every GP (default ``"se"``, or the known kernels').
-    priors : Priors, optional
-    beta : callable ``t -> β_t``, optional
-        Default :func:`pp_decomp.loop.settings.default_beta`.
+    kernel, priors, beta :
+        Kernel family (default ``"se"``), hyperparameter :class:`~pp_decomp.Priors`,
+        exploration schedule ``t -> β_t`` (default
+        :func:`~pp_decomp.loop.settings.default_beta`).
     seed : int
         Root seed of every random choice.
-    checkpoint : path, optional
-        Results file rewritten atomically after every ``tell``.
     nuts_kwargs : dict, optional
         ``draws``, ``tune``, ``chains`` of NUTS refits.
     max_draws, mc_samples : int
@@ -67,43 +78,64 @@ class Optimizer:
         Monte Carlo acquisitions.
     acq_method : {"auto", "lbfgs", "direct"}
         Maximiser on continuous boxes.
-    fast : bool
+    fast, fast_settings :
         The full-Bayes fast path (:mod:`pp_decomp.loop.update_fast`; needs
-        ``inference="nuts"``), refit policy ``fast_settings``.
+        ``inference="nuts"``) and its refit policy.
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies.
     known_kernels : KnownKernels, optional
         The components' kernels for ``inference="fixed"``.
+    max_retries : int
+        How many times an input that failed may be asked again (default 0: never).
     """
 
-    def __init__(self, problem: Problem, strategy: str | None = None, *, checkpoint=None, **kw):
+    def __init__(
+        self,
+        problem: Problem,
+        strategy: str | None = None,
+        *,
+        checkpoint=None,
+        overwrite=False,
+        **kw,
+    ):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
         self.problem = problem
         self.settings = RunSettings.build(problem, strategy, **kw)
         self.strategy = get_strategy(self.settings.strategy)
-        self.checkpoint = None if checkpoint is None else Path(checkpoint)
         self.X = np.empty((0, problem.dim))
         self.Y = np.empty((0, problem.n_components))
         self.records: list[dict] = []
+        self.failures = FailureLog(problem.dim, self.settings.max_retries)
         self.gamma = 0.0
         self.updater = make_updater(self.settings, self.strategy, problem)
-        self._pending: tuple[np.ndarray, dict] | None = None
+        self.pending = Pending(problem.dim)
         n_init = self.settings.n_init
         self._init_design = (
-            problem.domain.sample(n_init, seed=self._rng(0, _INIT))
+            problem.domain.sample(n_init, seed=self._rng(0, INIT_STREAM))
             if n_init
             else np.empty((0, problem.dim))
         )
+        self.checkpoint = self._file = None
+        if checkpoint is not None:
+            self.checkpoint, self._file = (
+                checkpoint,
+                attach(checkpoint, fresh=True, overwrite=overwrite),
+            )
 
-    def _rng(self, t: int, stream: int) -> np.random.Generator:
-        seq = np.random.SeedSequence(self.settings.seed, spawn_key=(t, stream))
+    def _rng(self, key: int, stream: int) -> np.random.Generator:
+        seq = np.random.SeedSequence(self.settings.seed, spawn_key=(key, stream))
         return np.random.default_rng(seq)
 
     @property
     def n(self) -> int:
-        """Evaluations told so far."""
+        """Evaluations told so far (failures not counted)."""
         return self.X.shape[0]
+
+    @property
+    def _key(self) -> int:
+        # failures count as steps, so that the step after a failure draws new numbers
+        return self.n + len(self.failures) + 1
 
     def signed_objective(self) -> np.ndarray:
         """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
@@ -120,83 +152,74 @@ class Optimizer:
     # ------------------------------------------------------------------ ask/tell
     def ask(self) -> np.ndarray:
         """The next input to evaluate, ``(d,)``. Repeated calls return the same input."""
-        if self._pending is not None:
-            return self._pending[0].copy()
-        t, start = self.n + 1, time.perf_counter()
+        if len(self.pending):
+            return self.pending.items[0][0].copy()
+        key, start = self._key, time.perf_counter()
         rec = step_record("init", self.gamma)
+        excluded = self.failures.excluded(self._scale)
         if self.n < self.settings.n_init:
-            x = self._init_design[self.n]
+            x = design_point(self, self._rng(key, INIT_STREAM), excluded)
         else:
-            ctx = self._context(t, rec)
+            models = {}
+            if self.updater is not None:
+                models = self.updater.update(self._data(), key, self._rng(key, FIT_STREAM), rec)
             rec["fit_seconds"] = time.perf_counter() - start
+            ctx = build_context(self, models, self.n + 1, self._rng(key, ACQ_STREAM), excluded)
             x, value = self.strategy.choose(ctx)
+            x = chosen_or_fallback(self.problem.domain, x, excluded, ctx.rng, self._scale)
             rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
             rec["gamma_next"] = self.strategy.state_after(ctx, x)
             if self.strategy.surrogate == "none":
                 rec.update(beta=np.nan, fit_seconds=0.0)
         rec["ask_seconds"] = time.perf_counter() - start
-        self._pending = (np.asarray(x, dtype=float), rec)
-        return self._pending[0].copy()
+        self.pending.add(x, rec)
+        return np.array(x, dtype=float)
 
-    def _context(self, t: int, rec: dict) -> Context:
-        s, kind = self.settings, self.strategy.surrogate
-        models = {}
-        if self.updater is not None:
-            models = self.updater.update(self._data(), t, self._rng(t, _FIT), rec)
-        surrogates = {}
-        if kind == "decomposed":
-            comps = [models[n] for n in self.problem.component_names]
-            surrogates["decomposed"] = DecomposedSurrogate(comps, self.problem)
-        elif kind == "composed":
-            surrogates["composed"] = ComposedSurrogate(models["composed"])
-        elif kind == "additive":
-            surrogates["additive"] = models["additive"]
-        best = float(np.max(self.signed_objective())) if self.n else -np.inf
-        return Context(
-            self.problem,
-            t,
-            float(s.beta(t)),
-            self._rng(t, _ACQ),
-            best=best,
-            gamma=self.gamma,
-            mc_samples=s.mc_samples,
-            method=s.acq_method,
-            levels=s.additive_settings.levels,
-            **surrogates,
-        )
+    @property
+    def _scale(self) -> np.ndarray:
+        b = self.problem.domain.bounds
+        return b[1] - b[0]
 
     def tell(self, x, y) -> None:
-        """Record the system's components ``y (J,)`` observed at ``x (d,)``; checkpoint."""
-        x = check_X(np.atleast_2d(x), "x", input_dim=self.problem.dim)
-        y = check_Y(np.atleast_2d(y), "y", n=1, n_components=self.problem.n_components)
-        if not self.problem.domain.contains(x)[0]:
-            raise ValueError(f"x={x[0].tolist()} is outside the problem's domain")
-        pending = self._pending
-        if pending is not None and np.allclose(x[0], pending[0], rtol=0, atol=1e-12):
-            rec = pending[1]
-        else:  # evaluated somewhere the loop did not ask for: keep it, without acquisition info
-            rec = step_record("user", self.gamma)
+        """Record the system's components ``y (J,)`` observed at ``x (d,)``; checkpoint.
+
+        A failed evaluation (an error, a non-finite output) is told with
+        :meth:`tell_failure` instead.
+        """
+        x, y = checked_observation(self.problem, x, y)
+        rec = self.pending.take(x[0]) or step_record("user", self.gamma)
         self.X = np.vstack([self.X, x])
         self.Y = np.vstack([self.Y, y])
         self.gamma = float(rec["gamma_next"])
         self.records.append(rec)
-        self._pending = None
-        if self.checkpoint is not None:
-            self.save(self.checkpoint)
+        self._save()
 
-    def run(self, n_iter: int, progress: bool = False) -> xr.Dataset:
-        """Evaluate the problem until ``n_iter`` evaluations exist (initial design included)."""
-        n_iter = check_positive_int(n_iter, "n_iter")
-        steps = range(self.n, n_iter)
-        if progress:
-            from tqdm.auto import tqdm
+    def tell_failure(self, x, reason: str = "failed") -> None:
+        """Record that evaluating ``x (d,)`` failed (``reason`` is kept); checkpoint.
 
-            desc = f"{self.problem.name}/{self.strategy.name}"
-            steps = tqdm(steps, desc=desc, unit="eval", initial=self.n, total=n_iter)
-        for _ in steps:
-            x = self.ask()
-            t = self.n + 1
-            self.tell(x, self.problem.evaluate(x[None, :], seed=self._rng(t, _NOISE))[0])
+        The failure is part of the results and the checkpoint, and ``x`` is not
+        asked again once it has failed more than ``max_retries`` times.
+        """
+        x = check_X(np.atleast_2d(x), "x", input_dim=self.problem.dim)
+        rec = self.pending.take(x[0])
+        phase = "init" if rec is not None and rec["phase"] == "init" else "acquisition"
+        self.failures.record(x[0], reason, self.n, phase)
+        self._save()
+
+    def run(
+        self, n_iter: int, progress: bool = False, on_error: str = "raise", retries: int = 2
+    ) -> xr.Dataset:
+        """Evaluate the problem until ``n_iter`` evaluations succeeded (initial design included).
+
+        ``on_error`` says what a failed evaluation (an exception, a non-finite
+        output) does: ``"raise"`` stops the run (everything told so far is kept),
+        ``"record"`` tells it as a failure and goes on, ``"retry"`` evaluates the
+        same input up to ``retries`` more times first.
+        """
+        from pp_decomp.loop.evaluate import run_loop
+
+        check_choice(on_error, "on_error", ON_ERROR)
+        run_loop(self, check_positive_int(n_iter, "n_iter"), progress, on_error, retries)
         return self.results()
 
     # ------------------------------------------------------------------ results & I/O
@@ -204,6 +227,8 @@ class Optimizer:
         return {
             "gamma": self.gamma,
             "records": [jsonable(r) for r in self.records],
+            "failures": self.failures.state(),
+            "pending": self.pending.state(),
             "updater": {} if self.updater is None else jsonable(self.updater.state()),
         }
 
@@ -211,36 +236,54 @@ class Optimizer:
         """The run so far as an xarray Dataset (see :func:`pp_decomp.results.build_dataset`)."""
         settings = {"problem": self.problem.name, **self.settings.to_dict()}
         settings["maximize"] = self.problem.maximize
-        return build_dataset(self.problem, self.X, self.Y, self.records, settings)
+        settings["problem_fingerprint"] = self.problem.fingerprint()
+        ds = build_dataset(self.problem, self.X, self.Y, self.records, settings)
+        return ds.merge(self.failures.to_dataset(), combine_attrs="override")
 
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
-        checkpoint.write(path, self.results(), self._state())
+        ckpt.write(path, self.results(), self._state())
+
+    def _save(self) -> None:
+        if self._file is not None:
+            self._file.check_writable()
+            self.save(self.checkpoint)
+            self._file.first_written()
+
+    def close(self) -> None:
+        """Release the checkpoint's lock (also on garbage collection and at exit)."""
+        if self._file is not None:
+            self._file.release()
+
+    def __enter__(self) -> Optimizer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @classmethod
     def open(cls, path, problem: Problem, **kwargs) -> Optimizer:
-        """Resume the run checkpointed at ``path`` if it exists, else start one writing there.
+        """Resume the run checkpointed at ``path`` if it exists (``kwargs`` must then
+        agree with its settings), else start one writing there with ``kwargs``."""
+        from pathlib import Path
 
-        ``kwargs`` are the settings of a new run (ignored when resuming).
-        """
         if Path(path).exists():
-            return cls.resume(path, problem)
+            return cls.resume(path, problem, **kwargs)
         return cls(problem, checkpoint=path, **kwargs)
 
     @classmethod
-    def resume(cls, path, problem: Problem, **overrides) -> Optimizer:
-        """Rebuild an optimiser from its checkpoint; no evaluation is lost or repeated."""
-        import json
+    def resume(cls, path, problem: Problem, beta=None, **expected) -> Optimizer:
+        """Continue the run checkpointed at ``path``: no evaluation is lost or repeated.
 
-        results, state = checkpoint.read(path)
-        s = json.loads(results.attrs["settings"])
-        if s["problem"] != problem.name:
-            raise ValueError(f"checkpoint is for problem {s['problem']!r}, not {problem.name!r}")
-        kwargs = {**RunSettings.kwargs_from_dict(s), **overrides}
-        opt = cls(problem, checkpoint=path, **kwargs)
-        opt.X, opt.Y = checkpoint.observations(results, problem.dim, problem.n_components)
-        opt.gamma = float(state["gamma"])
-        opt.records = state["records"]
-        if opt.updater is not None:
-            opt.updater.restore(state["updater"], opt._data())
+        ``problem`` must be the run's problem instance, and every setting given in
+        ``expected`` (``strategy=``, ``seed=``, ...) must equal the stored one;
+        otherwise a ValueError names both values. ``beta`` is needed only for a
+        schedule of the user's own, which cannot be stored.
+        """
+        from pp_decomp.loop.resume import restore
+
+        results, state = ckpt.read(path)
+        opt = cls(problem, **check_resume(path, results, problem, expected, beta))
+        restore(opt, results, state)
+        opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.validate import check_X, check_Y
+
+# the spawn-key streams of one step's random numbers
+INIT_STREAM, FIT_STREAM, ACQ_STREAM, NOISE_STREAM = 0, 1, 2, 3
+
 
 def step_record(phase: str, gamma: float) -> dict:
     """A step's record before its model and acquisition fill it in."""
@@ -27,6 +32,7 @@ def fit_summary(gp, seconds: float | None = None) -> dict:
         "sigma_mean": float(gp.draws.sigma.mean()),
         "rhat_max": d.rhat_max,
         "ess_bulk_min": d.ess_bulk_min,
+        "ess_tail_min": d.ess_tail_min,
         "divergences": d.divergences,
         "fit_seconds": d.seconds if seconds is None else seconds,
     }
@@ -41,3 +47,18 @@ def jsonable(obj):
     if isinstance(obj, np.generic):
         return obj.item()
     return obj
+
+
+def checked_observation(problem, x, y) -> tuple[np.ndarray, np.ndarray]:
+    """``x (1, d)``, ``y (1, J)`` validated against ``problem``, ``g(y; x)`` finite."""
+    x = check_X(np.atleast_2d(x), "x", input_dim=problem.dim)
+    y = check_Y(np.atleast_2d(y), "y", n=1, n_components=problem.n_components)
+    if not problem.domain.contains(x)[0]:
+        raise ValueError(f"x={x[0].tolist()} is outside the problem's domain")
+    h = problem.compose(y, x)
+    if not np.all(np.isfinite(h)):
+        raise ValueError(
+            f"g(y; x) is not finite ({h[0]}) at x={x[0].tolist()} for y={y[0].tolist()}: "
+            "tell it with tell_failure(x, reason) if the system failed there"
+        )
+    return x, y

@@ -83,6 +83,7 @@ class RunSettings:
     fast_settings: FastSettings = field(default_factory=FastSettings)
     additive_settings: AdditiveSettings = field(default_factory=AdditiveSettings)
     known_kernels: KnownKernels | None = None
+    max_retries: int = 0
     beta: object = None
 
     @classmethod
@@ -93,6 +94,11 @@ class RunSettings:
         inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
         fixed = inference == "fixed"
         n_init = check_positive_int(kw.get("n_init", 5), "n_init", minimum=0 if fixed else 2)
+        dom = problem.domain
+        if isinstance(dom, CandidateSet) and n_init > dom.size:
+            raise ValueError(
+                f"n_init={n_init} exceeds the {dom.size} candidates of problem {problem.name!r}"
+            )
         known = _known_kernels(problem, inference, kw.get("known_kernels"))
         kernel = kw.get("kernel")
         if known is not None and kernel is not None and canonical_kernel(kernel) != known.kernel:
@@ -136,6 +142,7 @@ class RunSettings:
             fast_settings=kw.get("fast_settings") or FastSettings(),
             additive_settings=additive,
             known_kernels=known,
+            max_retries=check_positive_int(kw.get("max_retries", 0), "max_retries", minimum=0),
             beta=beta,
         )
 
@@ -159,6 +166,7 @@ class RunSettings:
             "fast_settings": asdict(self.fast_settings),
             "additive_settings": asdict(self.additive_settings),
             "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
+            "max_retries": self.max_retries,
         }
 
     @staticmethod
@@ -180,6 +188,7 @@ class RunSettings:
             fast_settings=FastSettings(**s.get("fast_settings", {})),
             additive_settings=AdditiveSettings(**s.get("additive_settings", {})),
             beta=beta_from_description(s["beta_schedule"]),
+            max_retries=s.get("max_retries", 0),
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from pp_decomp._progress import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.structure import default_amplitudes
 from pp_decomp.components.scaling import to_model_scale
@@ -43,6 +44,7 @@ class AdditiveUpdater(Updater):
             gp = self._gp(st["groups"])
             return {"additive": gp.condition(data.X, y, AdditiveDraws(**st["draws"]))}
         start = time.perf_counter()
+        status("learning the additive structure")
         if self.spec.method == "kandasamy":
             gp, edges = self._kandasamy(data, y, rng), []
         else:

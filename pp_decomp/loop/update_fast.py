@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.components.posterior import DrawPosterior
@@ -180,6 +181,7 @@ class FastUpdater(Updater):
             if fc.post is not None:
                 fc.update(data.X, y)  # reweight first: a collapsed ESS refits this very step
             if fc.needs_refit(data.n):
+                status(f"refitting {name} (NUTS)")
                 fc.refit(data.X, y, rng)
                 rec["refit"][name] = fit_summary(fc.gp)
             rec["ess"][name] = fc.post.ess

@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.composition import EntireGP
 from pp_decomp.loop.records import fit_summary
@@ -83,6 +84,7 @@ class RefitUpdater(Updater):
         for name, y in data.targets.items():
             gp = gps[name] = self._gp(name)
             if refit:
+                status(f"fitting {name} ({s.inference.upper()})")
                 gp.fit(data.X, y, s.inference, seed=rng, **kw)
                 self.draws[name] = gp.draws
                 rec["refit"][name] = fit_summary(gp)

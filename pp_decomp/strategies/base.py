@@ -39,6 +39,7 @@ class Context:
     method: str = "auto"
     additive: object = None
     levels: int = 25
+    excluded: np.ndarray | None = None  # failed inputs not to ask again: (k, d)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,10 @@ class Strategy:
         """The next input and its acquisition value."""
         if self.choose_fn is not None:
             return self.choose_fn(ctx)
-        return maximize(self.build(ctx), ctx.problem.domain, seed=ctx.rng, method=ctx.method)
+        acq = self.build(ctx)
+        return maximize(
+            acq, ctx.problem.domain, seed=ctx.rng, method=ctx.method, exclude=ctx.excluded
+        )
 
     def state_after(self, ctx: Context, x) -> float:
         """GP-MI's ``γ̂`` after choosing ``x`` (unchanged for the other strategies)."""

@@ -1,0 +1,221 @@
+"""``pp-decomp run`` (one checkpointed run) and ``pp-decomp plot`` (its picture)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# run flags that determine the run, as the Optimizer calls them
+_FLAGS = {
+    "strategy": "--strategy",
+    "n_init": "--init",
+    "inference": "--inference",
+    "refit_every": "--refit-every",
+    "kernel": "--kernel",
+    "seed": "--seed",
+    "fast": "--fast",
+}
+
+
+def add_parsers(sub) -> None:
+    """The ``run`` and ``plot`` sub-commands."""
+    u = sub.add_parser(
+        "run",
+        help="run one strategy on one problem (ask/tell loop, checkpointed)",
+        description="Run one strategy on one problem. The --out file is the checkpoint, "
+        "rewritten atomically after every evaluation; --resume continues a killed run "
+        "with exactly the choices it would have made.",
+    )
+    u.add_argument(
+        "--problem",
+        required=True,
+        help="a shipped problem (pp-decomp problems) or your own, package.module:factory "
+        "for a function returning a pp_decomp.Problem",
+    )
+    u.add_argument(
+        "--problem-seed",
+        type=int,
+        default=None,
+        help="instance of a random problem (synthetic functions, station split ...); "
+        "default: --seed, so that another seed is another instance",
+    )
+    u.add_argument(
+        "--strategy",
+        default=None,
+        help="pp-decomp strategies lists them; default d-gpucb for a linear g, else d-gpucb-mc",
+    )
+    u.add_argument(
+        "--iterations",
+        type=int,
+        default=50,
+        help="total evaluations, the initial design included (default 50)",
+    )
+    u.add_argument("--init", type=int, default=None, help="initial design size (default 5)")
+    _add_model_flags(u)
+    u.add_argument("--out", required=True, help="results netCDF file, also the checkpoint")
+    mode = u.add_mutually_exclusive_group()
+    mode.add_argument("--resume", action="store_true", help="continue the run in --out")
+    mode.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --out (kept as .NAME.bak until the new run's first evaluation)",
+    )
+    u.add_argument(
+        "--on-error",
+        default="raise",
+        choices=["raise", "record", "retry"],
+        help="a failed evaluation stops the run (default), is recorded and skipped, or is "
+        "retried twice before it is recorded",
+    )
+    u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
+    u.add_argument("--quiet", action="store_true", help="no progress bar")
+    u.set_defaults(func=cmd_run)
+    _add_plot_parser(sub)
+
+
+def _add_model_flags(u) -> None:
+    u.add_argument(
+        "--inference",
+        default=None,
+        choices=["map", "nuts", "fixed"],
+        help="hyperparameters by MAP (default) or NUTS, or 'fixed': the problem's known "
+        "kernels, as in Wang et al.'s experiments",
+    )
+    u.add_argument(
+        "--fast",
+        action="store_true",
+        default=None,
+        help="full-Bayes fast path (with --inference nuts)",
+    )
+    u.add_argument(
+        "--refit-every",
+        type=int,
+        default=None,
+        help="refit hyperparameters every N steps (default 1)",
+    )
+    u.add_argument("--kernel", default=None, help="se (default), matern52, matern32 or rq")
+    u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
+
+
+def _add_plot_parser(sub) -> None:
+    pl = sub.add_parser("plot", help="plot a run (objective, regret, time per step)")
+    pl.add_argument("file", help="a run's results file")
+    pl.add_argument("--out", default=None, help="picture to write (default FILE.png)")
+    pl.add_argument("--overwrite", action="store_true", help="replace an existing picture")
+    pl.set_defaults(func=cmd_plot)
+
+
+def _given(args) -> dict:
+    """The run-determining flags the user typed, as Optimizer keyword arguments."""
+    kw = {
+        "strategy": args.strategy,
+        "n_init": args.init,
+        "inference": args.inference,
+        "refit_every": args.refit_every,
+        "kernel": args.kernel,
+        "seed": args.seed,
+        "fast": args.fast,
+    }
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
+    """Refuse flags that contradict the run stored in ``out``, naming both values."""
+    import json
+
+    from pp_decomp.loop.checkpoint import read
+    from pp_decomp.loop.settings import RunSettings
+
+    results, _ = read(out)
+    stored = json.loads(results.attrs["settings"])
+    fp = stored.get("problem_fingerprint", {})
+    if problem_seed is not None and fp.get("instance") not in (None, problem_seed):
+        raise ValueError(
+            f"--problem-seed {problem_seed} differs from the run in {out} "
+            f"(problem instance {fp['instance']})"
+        )
+    want = RunSettings.build(problem, **RunSettings.kwargs_from_dict(stored)).to_dict()
+    asked = RunSettings.build(
+        problem, **{**RunSettings.kwargs_from_dict(stored), **given}
+    ).to_dict()
+    for kw in given:
+        if asked[kw] != want[kw]:
+            raise ValueError(
+                f"{_FLAGS[kw]} {given[kw]} differs from the run in {out} ({want[kw]}); "
+                "drop the flag to continue that run, or give another --out"
+            )
+
+
+def _problem(args):
+    from pp_decomp.models import get_problem
+
+    seed = args.problem_seed
+    if seed is None:
+        seed = args.seed if args.seed is not None else 0
+    return get_problem(args.problem, seed=seed)
+
+
+def cmd_run(args) -> int:
+    """``pp-decomp run``: every argument checked before the file is touched."""
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.loop.settings import RunSettings
+
+    out = Path(args.out)
+    if args.resume and not out.exists():
+        raise ValueError(f"--resume: {out} does not exist (drop --resume to start a run)")
+    if out.exists() and not (args.resume or args.overwrite):
+        raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
+    problem, given = _problem(args), _given(args)
+    if args.resume:
+        problem_seed = args.problem_seed if args.problem_seed is not None else args.seed
+        _check_resume_flags(out, problem, given, problem_seed)
+        opt = Optimizer.resume(out, problem)
+        print(f"resuming {out}: {opt.n} evaluation(s) kept")
+    else:
+        settings = RunSettings.build(problem, **given)  # every flag checked first
+        if args.iterations <= settings.n_init:
+            raise ValueError(
+                f"--iterations {args.iterations} must exceed --init {settings.n_init}: "
+                "the evaluations after the initial design are the optimisation"
+            )
+        opt = Optimizer(problem, checkpoint=out, overwrite=args.overwrite, **given)
+    with opt:
+        ds = opt.run(args.iterations, progress=not args.quiet, on_error=args.on_error)
+    if args.plot:
+        from pp_decomp.plots import plot_run
+
+        plot_run(ds, out.with_suffix(".png"))
+    _report(problem, opt, ds, out)
+    return 0
+
+
+def _report(problem, opt, ds, out) -> None:
+    best = ds["objective"].max() if problem.maximize else ds["objective"].min()
+    msg = (
+        f"{problem.name}/{opt.strategy.name}: {opt.n} evaluations, best objective {float(best):.6g}"
+    )
+    if len(opt.failures):
+        msg += f", {len(opt.failures)} failed"
+    if "cumulative_regret" in ds:
+        msg += (
+            f", cumulative regret {float(ds.cumulative_regret[-1]):.4g}, "
+            f"simple regret {float(ds.simple_regret[-1]):.4g}"
+        )
+    print(msg + f"\nresults: {out}")
+
+
+def cmd_plot(args) -> int:
+    """``pp-decomp plot``: never replaces a picture unless asked."""
+    import xarray as xr
+
+    from pp_decomp.plots import plot_run
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise ValueError(f"file {path} does not exist")
+    out = Path(args.out) if args.out else path.with_suffix(".png")
+    if out.exists() and not args.overwrite:
+        raise ValueError(f"{out} exists; pass --overwrite to replace it or --out for another file")
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        plot_run(ds.load(), out)
+    print(f"plot: {out}")
+    return 0

@@ -1,0 +1,140 @@
+"""The other sub-commands: ``problems``, ``strategies``, ``demo``, ``regression``, ``perf``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEMO = {
+    "problem": "synthetic",
+    "strategies": ("d-gpucb", "gp-ucb"),
+    "iterations": 40,
+    "init": 5,
+    "seeds": (0, 1),
+}
+
+
+def add_parsers(sub) -> None:
+    """The listing, demo, regression-study and performance sub-commands."""
+    sub.add_parser("problems", help="list the shipped problems").set_defaults(func=cmd_problems)
+    sub.add_parser("strategies", help="list the strategies").set_defaults(func=cmd_strategies)
+
+    d = sub.add_parser("demo", help="the main job on embedded defaults")
+    d.add_argument("--out", default="demo-output", help="folder for results and plots")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("regression", help="decomposed vs entire GP regression study (Wang Fig. 2)")
+    r.add_argument("--kernel", default="se", choices=["se", "matern", "matern52", "matern32", "rq"])
+    r.add_argument("--components", type=int, default=5, help="J, number of components")
+    r.add_argument("--trials", type=int, default=30, help="independent trials")
+    r.add_argument("--max-samples", type=int, default=30, help="T, largest training size")
+    r.add_argument("--seed", type=int, default=0, help="root seed")
+    r.add_argument(
+        "--inference",
+        default="true",
+        choices=["true", "map", "nuts"],
+        help="'true': generating kernels (paper); map/nuts: learned hyperparameters",
+    )
+    r.add_argument("--dim", type=int, default=1, help="input dimension")
+    r.add_argument("--test-points", type=int, default=200, help="size of the test set")
+    r.add_argument("--noise", type=float, default=1e-4, help="component noise sd")
+    r.add_argument("--out", default="regression.nc", help="results file (and .png)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_regression)
+
+    pf = sub.add_parser("perf", help="speed of the full-Bayes loop against its references")
+    pf.add_argument("--quick", action="store_true", help="small sizes, a few minutes")
+    pf.add_argument("--out", default="perf.json", help="report file (JSON)")
+    pf.set_defaults(func=cmd_perf)
+
+
+def cmd_problems(args) -> int:
+    """``pp-decomp problems``."""
+    from pp_decomp.models import PROBLEMS
+
+    for name, entry in PROBLEMS.items():
+        print(f"{name:<26} {entry.summary}")
+    print("\nyour own: --problem package.module:factory (a function returning a pp_decomp.Problem)")
+    return 0
+
+
+def cmd_strategies(args) -> int:
+    """``pp-decomp strategies``."""
+    from pp_decomp.strategies import STRATEGIES
+
+    for name, s in STRATEGIES.items():
+        print(f"{name:<22} [{s.surrogate}] {s.description}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """``pp-decomp demo``: D-GPUCB against GP-UCB on two synthetic instances."""
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.models import get_problem
+    from pp_decomp.plots import plot_comparison
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(
+        f"pp-decomp demo: {' vs '.join(DEMO['strategies'])} on the {DEMO['problem']} problem, "
+        f"{DEMO['iterations']} evaluations, seeds {DEMO['seeds']}"
+    )
+    runs = {}
+    for seed in DEMO["seeds"]:
+        problem = get_problem(DEMO["problem"], seed=seed)
+        for strategy in DEMO["strategies"]:
+            path = out / f"{DEMO['problem']}-{strategy}-seed{seed}.nc"
+            kw = dict(n_init=DEMO["init"], seed=seed)
+            with Optimizer(problem, strategy, checkpoint=path, overwrite=True, **kw) as opt:
+                runs[(strategy, seed)] = opt.run(DEMO["iterations"], progress=not args.quiet)
+    plot_path = out / "regret.png"
+    plot_comparison(runs, plot_path)
+    for strategy in DEMO["strategies"]:
+        final = [float(runs[(strategy, s)]["cumulative_regret"][-1]) for s in DEMO["seeds"]]
+        print(f"{strategy:>10}: mean final cumulative regret {sum(final) / len(final):.3f}")
+    print(f"results: {out}/*.nc\nplot:    {plot_path}")
+    return 0
+
+
+def cmd_regression(args) -> int:
+    """``pp-decomp regression``."""
+    from pp_decomp.regression import plot_regression, regression_study
+
+    ds = regression_study(
+        kernel=args.kernel,
+        n_components=args.components,
+        trials=args.trials,
+        max_samples=args.max_samples,
+        seed=args.seed,
+        inference=args.inference,
+        input_dim=args.dim,
+        n_test=args.test_points,
+        noise_sd=args.noise,
+        progress=not args.quiet,
+    )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ds.to_netcdf(out)
+    plot_path = out.with_suffix(".png")
+    plot_regression(ds, plot_path)
+    a, k = ds.attrs, ds.sizes["trial"]
+    dec, ent = float(ds.rmse_decomposed.mean()), float(ds.rmse_entire.mean())
+    se = float((ds.rmse_entire - ds.rmse_decomposed).mean("n_samples").std() / k**0.5)
+    print(
+        f"kernel={a['kernel']} J={a['n_components']} trials={k} T={a['max_samples']} "
+        f"seed={a['seed']} inference={a['inference']}\n"
+        f"mean RMSE decomposed {dec:.4f}, entire {ent:.4f} "
+        f"(difference {ent - dec:.4f} ± {se:.4f} SE)\n"
+        f"mean relative RMSE improvement: {100 * a['relative_rmse_improvement']:.1f}%"
+    )
+    print(f"results: {out}\nplot:    {plot_path}")
+    return 0
+
+
+def cmd_perf(args) -> int:
+    """``pp-decomp perf``."""
+    from pp_decomp.perf import run_perf
+
+    run_perf(quick=args.quick, out=args.out)
+    print(f"report: {args.out}")
+    return 0

@@ -1,0 +1,74 @@
+"""What a strategy sees at one step, and the guard against re-asking failed inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp._quiet import warn
+from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.optim import is_excluded
+from pp_decomp.space import CandidateSet
+from pp_decomp.strategies import Context
+
+
+def build_context(opt, models: dict, t: int, rng: np.random.Generator, excluded) -> Context:
+    """The :class:`~pp_decomp.strategies.Context` of step ``t`` from the step's fitted GPs."""
+    s, kind, problem = opt.settings, opt.strategy.surrogate, opt.problem
+    surrogates = {}
+    if kind == "decomposed":
+        comps = [models[n] for n in problem.component_names]
+        surrogates["decomposed"] = DecomposedSurrogate(comps, problem)
+    elif kind == "composed":
+        surrogates["composed"] = ComposedSurrogate(models["composed"])
+    elif kind == "additive":
+        surrogates["additive"] = models["additive"]
+    best = float(np.max(opt.signed_objective())) if opt.n else -np.inf
+    return Context(
+        problem,
+        t,
+        float(s.beta(t)),
+        rng,
+        best=best,
+        gamma=opt.gamma,
+        mc_samples=s.mc_samples,
+        method=s.acq_method,
+        levels=s.additive_settings.levels,
+        excluded=excluded,
+        **surrogates,
+    )
+
+
+def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
+    """``x``, unless it is an excluded (failed) input: then a random feasible one that is not.
+
+    Maximisers skip excluded inputs themselves; this guards the strategies that
+    choose otherwise (additive maximisers, a box's random design point).
+    """
+    x = np.asarray(x, dtype=float)
+    if not is_excluded(x[None], excluded, scale)[0]:
+        return x
+    if isinstance(domain, CandidateSet):
+        free = domain.X[~is_excluded(domain.X, excluded, scale)]
+        if not len(free):
+            raise RuntimeError("every candidate has failed: nothing is left to ask")
+        choice = free[rng.integers(len(free))]
+    else:
+        choice = domain.sample(1, seed=rng)[0]
+    warn(
+        f"the strategy chose x={x.tolist()}, which failed before; asking a random feasible "
+        f"input instead ({choice.tolist()})",
+        RuntimeWarning,
+    )
+    return choice
+
+
+def design_point(opt, rng, excluded) -> np.ndarray:
+    """The next point of the initial design; after failures there, fresh random points."""
+    used = sum(r["phase"] == "init" for r in opt.records)
+    used += sum(p == "init" for p in opt.failures.phases)
+    if used < len(opt._init_design):
+        return opt._init_design[used]
+    domain = opt.problem.domain
+    b = domain.bounds
+    x = domain.sample(1, seed=rng)[0]
+    return chosen_or_fallback(domain, x, excluded, rng, b[1] - b[0])

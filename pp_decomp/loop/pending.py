@@ -1,0 +1,43 @@
+"""Inputs asked for and not yet told: part of the checkpoint, so a resumed run keeps them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Pending:
+    """Asked inputs ``(x, record)`` in the order they were asked."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.items: list[tuple[np.ndarray, dict]] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def X(self) -> np.ndarray:
+        """The pending inputs: (k, d)."""
+        return np.array([x for x, _ in self.items]).reshape(-1, self.dim)
+
+    def add(self, x: np.ndarray, rec: dict) -> None:
+        """Add an asked input and its step record."""
+        self.items.append((np.asarray(x, dtype=float), rec))
+
+    def take(self, x: np.ndarray) -> dict | None:
+        """Remove the pending input equal to ``x`` (to 1e-12); its record, or ``None``."""
+        for i, (xp, rec) in enumerate(self.items):
+            if np.allclose(x, xp, rtol=0, atol=1e-12):
+                del self.items[i]
+                return rec
+        return None
+
+    def state(self) -> list:
+        """JSON-serialisable form for the checkpoint."""
+        from pp_decomp.loop.records import jsonable
+
+        return [{"x": x.tolist(), "record": jsonable(rec)} for x, rec in self.items]
+
+    def restore(self, state: list) -> None:
+        """Inverse of :meth:`state`."""
+        self.items = [(np.asarray(p["x"], dtype=float), p["record"]) for p in state]

@@ -1,0 +1,102 @@
+"""Opening a checkpoint for writing, and deciding whether a resume continues the same run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pp_decomp.loop.checkpoint import CheckpointError, FileLock, remove_stale_temporaries
+from pp_decomp.loop.settings import RunSettings
+
+# settings a resume may be asked for by these names (the Optimizer's keyword arguments)
+_STORED_AS = {"nuts_kwargs": "nuts_kwargs", "beta": "beta_schedule"}
+
+
+class CheckpointFile:
+    """A checkpoint path held for writing: its lock, and the backup of a run it replaces."""
+
+    def __init__(self, path: Path, backup: Path | None):
+        self.path, self.backup = path, backup
+        self.lock = FileLock(path)
+
+    def check_writable(self) -> None:
+        """Raise if a newer optimiser in this process took the file over."""
+        if self.lock.taken_over:
+            raise CheckpointError(
+                f"checkpoint {str(self.path)!r} was reopened by another optimiser in this "
+                "process (Optimizer.resume or open); this one no longer writes it"
+            )
+
+    def first_written(self) -> None:
+        """The new run's file exists: the replaced run's backup can go."""
+        if self.backup is not None:
+            self.backup.unlink(missing_ok=True)
+            self.backup = None
+
+    def release(self) -> None:
+        """Release the lock."""
+        self.lock.release()
+
+
+def attach(path, fresh: bool, overwrite: bool = False) -> CheckpointFile:
+    """Lock ``path`` for writing. A fresh run refuses an existing file unless
+    ``overwrite``; then the old file is kept as ``.NAME.bak`` until the first write."""
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a directory; give a file path")
+    if fresh and path.exists() and not overwrite:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} already holds a run: continue it with "
+            "Optimizer.resume(path, problem) (or Optimizer.open), or pass overwrite=True "
+            "to replace it"
+        )
+    backup = None
+    held = CheckpointFile(path, None)  # the lock first: a running writer keeps its file
+    remove_stale_temporaries(path)
+    if fresh and path.exists():
+        backup = path.with_name(f".{path.name}.bak")
+        os.replace(path, backup)
+        held.backup = backup
+    return held
+
+
+def check_resume(path, results, problem, expected: dict, beta) -> dict:
+    """The keyword arguments that rebuild the stored run, or a ValueError naming what
+    differs: the problem instance (name, dimension, J, domain, instance seed) or any
+    setting in ``expected``."""
+    stored = json.loads(results.attrs["settings"])
+    where = f"checkpoint {str(path)!r}"
+    fp = stored.get("problem_fingerprint")
+    if fp is None and stored.get("problem") != problem.name:
+        raise ValueError(f"{where} is for problem {stored['problem']!r}, not {problem.name!r}")
+    if fp is not None:
+        mine = json.loads(json.dumps(problem.fingerprint()))
+        bad = [k for k in fp if fp[k] != mine.get(k)]
+        if bad:
+            diff = "; ".join(f"{k}: file {fp[k]!r}, given {mine.get(k)!r}" for k in bad)
+            raise ValueError(f"{where} was run on another problem instance ({diff})")
+    kwargs = RunSettings.kwargs_from_dict(stored)
+    if beta is not None:
+        kwargs["beta"] = beta
+    given = RunSettings.build(problem, **{**kwargs, **expected}).to_dict() if expected else {}
+    want = RunSettings.build(problem, **kwargs).to_dict()
+    bad = [k for k in given if given[k] != want[k]]
+    if bad:
+        diff = "; ".join(f"{k}: file {want[k]!r}, asked {given[k]!r}" for k in bad)
+        raise ValueError(f"{where} holds a run with other settings ({diff})")
+    return kwargs
+
+
+def restore(opt, results, state: dict) -> None:
+    """Put a checkpoint's observations and loop state into a freshly built optimiser."""
+    from pp_decomp.loop.checkpoint import observations
+
+    p = opt.problem
+    opt.X, opt.Y = observations(results, p.dim, p.n_components)
+    opt.gamma = float(state["gamma"])
+    opt.records = state["records"]
+    opt.failures.restore(state.get("failures", {}))
+    opt.pending.restore(state.get("pending", []))
+    if opt.updater is not None:
+        opt.updater.restore(state["updater"], opt._data())

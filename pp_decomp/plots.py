@@ -1,0 +1,86 @@
+"""Plots a user can read without the docs: one run, or strategies compared over seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _best_so_far(values: np.ndarray, maximize: bool) -> np.ndarray:
+    return (np.maximum if maximize else np.minimum).accumulate(values)
+
+
+def plot_run(ds: xr.Dataset, path) -> None:
+    """Objective (with best so far, the optimum and the initial design marked), regret
+    and time per step of one run, saved to ``path``."""
+    plt = _pyplot()
+    has_regret = "regret" in ds
+    fig, axes = plt.subplots(1, 3 if has_regret else 2, figsize=(15, 4.2), constrained_layout=True)
+    it = ds["iteration"].values
+    n_init = int((ds["phase"].values == "init").sum())
+    maximize = bool(ds.attrs.get("maximize", 1))
+    for ax in axes:
+        if n_init:
+            ax.axvspan(0.5, n_init + 0.5, color="0.9", label="initial design")
+        ax.set_xlabel("evaluation")
+    ax = axes[0]
+    units = ds["objective"].attrs.get("units", "")
+    ax.plot(it, ds["objective"], ".", color="C0", label="observed objective g(y)")
+    if "true_objective" in ds:
+        ax.plot(it, ds["true_objective"], "x", color="C0", alpha=0.5, label="true f(x)")
+    best = _best_so_far(ds["objective"].values, maximize)
+    ax.plot(it, best, "-", color="C1", label="best observed so far")
+    if "optimum" in ds.attrs:
+        ax.axhline(ds.attrs["optimum"], ls="--", color="k", lw=1, label="optimum f*")
+    ax.set_ylabel(f"objective ({'maximised' if maximize else 'minimised'}; {units})")
+    ax.legend(fontsize=8)
+    if has_regret:
+        ax = axes[1]
+        ax.plot(it, ds["cumulative_regret"] / it, label="average regret R_t / t")
+        ax.plot(it, ds["simple_regret"], label="simple regret (best so far)")
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_ylabel("regret (0 is the optimum)")
+        ax.legend(fontsize=8)
+    ax = axes[-1]
+    ax.plot(it, ds["ask_seconds"], label="ask (model update + acquisition)")
+    ax.plot(it, ds["fit_seconds"], label="model update")
+    ax.set_ylabel("seconds per step")
+    ax.legend(fontsize=8)
+    fig.suptitle(f"{ds.attrs['problem']} / {ds.attrs['strategy']} (seed {ds.attrs['seed']})")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_comparison(runs: dict, path) -> None:
+    """Mean cumulative and average regret (± standard error over seeds) per strategy.
+
+    ``runs`` maps ``(strategy, seed)`` to a run's Dataset.
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    for strategy in sorted({s for s, _ in runs}):
+        cum = np.stack(
+            [ds["cumulative_regret"].values for (s, _), ds in runs.items() if s == strategy]
+        )
+        it = np.arange(1, cum.shape[1] + 1)
+        for ax, arr in ((axes[0], cum), (axes[1], cum / it)):
+            m = arr.mean(0)
+            se = arr.std(0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * m
+            ax.plot(it, m, label=f"{strategy} (mean of {len(arr)})")
+            ax.fill_between(it, m - se, m + se, alpha=0.2)
+    axes[0].set_ylabel("cumulative regret (mean ± SE)")
+    axes[1].set_ylabel("average regret R_t / t (mean ± SE)")
+    for ax in axes:
+        ax.set_xlabel("evaluation")
+        ax.legend()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
