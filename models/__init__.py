@@ -68,6 +68,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "age-structured SEIS TB model, India contacts, case-finding budget, exact "
         "fragmentation decomposition with policy-dependent weights (Wang slides)",
     ),
+    "environmental": ProblemEntry(
+        _lazy("environmental", "environmental"),
+        "pollutant spill model calibration: 4-D box, 12 outputs, g = -SSE to observed "
+        "concentrations (Astudillo & Frazier 2019)",
+    ),
     "branin": ProblemEntry(
         _lazy("classic", "branin_problem"), "negated Branin-Hoo, 2-D box (Contal 2014)"
     ),
@@ -153,7 +158,9 @@ def _user_problem(name: str, seed: int, **kwargs):
     try:
         factory = getattr(import_module(module), func)
     except (ImportError, AttributeError) as err:
-        raise ValueError(f"problem {name!r}: cannot import {func!r} from {module!r} ({err})") from err
+        raise ValueError(
+            f"problem {name!r}: cannot import {func!r} from {module!r} ({err})"
+        ) from err
     try:
         takes_seed = "seed" in inspect.signature(factory).parameters
     except (TypeError, ValueError):

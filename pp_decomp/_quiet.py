@@ -42,7 +42,7 @@ def arviz():
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn`` attributed to the first caller outside pp_decomp (the user's line)."""
-    frame, level = sys._getframe(1), 1
+    frame, level = sys._getframe(1), 2  # stacklevel 2 is warn()'s caller
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

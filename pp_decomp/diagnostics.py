@@ -1,19 +1,18 @@
 """ArviZ diagnostics of a hyperparameter fit: r-hat, ESS and divergences.
 
-Every NUTS fit is summarised; a :class:`DiagnosticsWarning` names the component
-whose fit looks unreliable, so a bad refit never passes silently.
+Every NUTS fit is summarised against the thresholds of
+:data:`pp_decomp.components.nuts.CONVERGENCE`; a fit that still fails after its
+repairs raises one :class:`DiagnosticsWarning` naming the GP and the numbers,
+attributed to the user's own line.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass
 
-import arviz as az
 import numpy as np
 
-RHAT_MAX = 1.05
-ESS_MIN = 100.0
+from pp_decomp._quiet import arviz, warn
 
 
 class DiagnosticsWarning(UserWarning):
@@ -22,7 +21,11 @@ class DiagnosticsWarning(UserWarning):
 
 @dataclass(frozen=True)
 class FitDiagnostics:
-    """Convergence summary of one fit (``nan`` where a quantity does not apply)."""
+    """Convergence summary of one fit (``nan`` where a quantity does not apply).
+
+    ``attempts`` counts the NUTS runs (1 + repairs); ``first_ok`` says whether
+    the first run already met the thresholds, ``converged`` whether the one in use does.
+    """
 
     inference: str
     n_draws: int
@@ -31,17 +34,27 @@ class FitDiagnostics:
     ess_tail_min: float = float("nan")
     divergences: int = 0
     seconds: float = float("nan")
+    chains: int = 1
+    attempts: int = 1
+    first_ok: bool = True
+    converged: bool = True
 
-    def problems(self, rhat_max: float = RHAT_MAX, ess_min: float = ESS_MIN) -> list[str]:
+    def problems(self, criteria=None) -> list[str]:
         """Human-readable reasons the fit is unreliable (empty when it is fine)."""
+        from pp_decomp.components.nuts import CONVERGENCE
+
+        if self.inference != "nuts":
+            return []
+        c = criteria or CONVERGENCE
+        ess_min = c.ess_min(self.chains)
         out = []
-        if self.rhat_max > rhat_max:
-            out.append(f"r-hat {self.rhat_max:.3f} > {rhat_max}")
-        if self.ess_bulk_min < ess_min:
+        if not self.rhat_max <= c.rhat_max:
+            out.append(f"r-hat {self.rhat_max:.3f} > {c.rhat_max}")
+        if not self.ess_bulk_min >= ess_min:
             out.append(f"bulk ESS {self.ess_bulk_min:.0f} < {ess_min:.0f}")
-        if self.ess_tail_min < ess_min:
+        if not self.ess_tail_min >= ess_min:
             out.append(f"tail ESS {self.ess_tail_min:.0f} < {ess_min:.0f}")
-        if self.divergences > 0:
+        if self.divergences > c.divergences_max:
             out.append(f"{self.divergences} divergent transition(s)")
         return out
 
@@ -52,8 +65,9 @@ class FitDiagnostics:
 
 def summarize_nuts(idata, var_names: list[str], seconds: float = float("nan")) -> FitDiagnostics:
     """r-hat (max), bulk and tail ESS (min) over ``var_names`` and the divergence count."""
+    az = arviz()
     post = idata.posterior
-    n_draws = int(post.sizes["chain"] * post.sizes["draw"])
+    chains = int(post.sizes["chain"])
     rhat = az.rhat(idata, var_names=var_names)
     ess_bulk = az.ess(idata, var_names=var_names, method="bulk")
     ess_tail = az.ess(idata, var_names=var_names, method="tail")
@@ -63,24 +77,26 @@ def summarize_nuts(idata, var_names: list[str], seconds: float = float("nan")) -
         return float(fn(vals))
 
     div = int(np.asarray(idata.sample_stats["diverging"]).sum())
-    return FitDiagnostics(
+    diag = FitDiagnostics(
         inference="nuts",
-        n_draws=n_draws,
+        n_draws=int(chains * post.sizes["draw"]),
         rhat_max=reduce(rhat, np.nanmax),
         ess_bulk_min=reduce(ess_bulk, np.nanmin),
         ess_tail_min=reduce(ess_tail, np.nanmin),
         divergences=div,
         seconds=seconds,
+        chains=chains,
     )
+    return diag
 
 
-def warn_if_bad(diag: FitDiagnostics, component: str) -> None:
-    """Emit a :class:`DiagnosticsWarning` naming ``component`` if ``diag`` has problems."""
+def warn_if_bad(diag: FitDiagnostics, name: str) -> None:
+    """Emit a :class:`DiagnosticsWarning` naming GP ``name`` if ``diag`` has problems."""
     problems = diag.problems()
     if problems:
-        warnings.warn(
-            f"component {component!r}: NUTS fit looks unreliable: {'; '.join(problems)}. "
-            "Consider more tune/draws or checking the priors.",
+        repaired = f" after {diag.attempts - 1} repair(s)" if diag.attempts > 1 else ""
+        warn(
+            f"GP {name!r}: NUTS fit did not converge{repaired}: {'; '.join(problems)}. "
+            "Its draws are used as they are; more data or other priors usually help.",
             DiagnosticsWarning,
-            stacklevel=3,
         )

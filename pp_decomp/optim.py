@@ -35,14 +35,42 @@ def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):
     x : (d,) array, value : float, index : int
     """
     chunk = check_positive_int(chunk, "chunk")
-    best_i, best_v = -1, -np.inf
-    for start in range(0, len(X), chunk):
-        vals = np.asarray(acq(X[start : start + chunk]), dtype=float)
-        vals = np.where(np.isfinite(vals), vals, -np.inf)
-        i = int(np.argmax(vals))
-        if vals[i] > best_v or best_i < 0:
-            best_i, best_v = start + i, float(vals[i])
-    return X[best_i].copy(), best_v, best_i
+    vals = np.concatenate(
+        [
+            np.asarray(acq(X[start : start + chunk]), dtype=float)
+            for start in range(0, len(X), chunk)
+        ]
+    )
+    vals = np.where(np.isfinite(vals), vals, -np.inf)
+    i = _best(acq, X, vals)
+    return X[i].copy(), float(vals[i]), i
+
+
+def _best(acq: Callable, X: np.ndarray, vals: np.ndarray) -> int:
+    """Index of the largest value; ties (a flat acquisition) are broken by the
+    acquisition's own ``tie_break(X)`` when it has one, never at random."""
+    i = int(np.argmax(vals))
+    tie_break = getattr(acq, "tie_break", None)
+    if tie_break is None or not np.isfinite(vals[i]):
+        return i
+    ties = np.flatnonzero(vals >= vals[i] - 1e-12 * max(1.0, abs(vals[i])))
+    if len(ties) == 1:
+        return i
+    return int(ties[np.argmax(tie_break(X[ties]))])
+
+
+class _Excluding:
+    """An acquisition that is ``-inf`` at excluded inputs (keeps ``tie_break``)."""
+
+    def __init__(self, acq: Callable, exclude: np.ndarray, scale: np.ndarray):
+        self.acq, self.exclude, self.scale = acq, exclude, scale
+        if hasattr(acq, "tie_break"):
+            self.tie_break = acq.tie_break
+
+    def __call__(self, X):
+        vals = np.array(self.acq(X), dtype=float)
+        vals[is_excluded(np.asarray(X, dtype=float), self.exclude, self.scale)] = -np.inf
+        return vals
 
 
 def maximize_box(
@@ -71,8 +99,10 @@ def maximize_box(
     raw = box.sample(n_raw, seed=int_seed(rng))
     vals = np.asarray(acq(raw), dtype=float)
     vals = np.where(np.isfinite(vals), vals, -np.inf)
-    best_x, best_v = raw[int(np.argmax(vals))].copy(), float(np.max(vals))
-    starts = raw[np.argsort(-vals)[:n_starts]]
+    i = _best(acq, raw, vals)
+    best_x, best_v = raw[i].copy(), float(vals[i])
+    order = np.argsort(-vals)[:n_starts]
+    starts = raw[np.r_[i, order[order != i]][:n_starts]]
     if method == "direct":
         x, v = _direct(acq, box, best_v)
         if v > best_v:
@@ -127,6 +157,32 @@ def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray
     return x, -np.inf
 
 
+def project_feasible(box: Box, x: np.ndarray) -> np.ndarray:
+    """The feasible point of ``box`` closest to ``x`` (``x`` itself when feasible).
+
+    Optimisers that enforce linear constraints only to a tolerance (BoTorch's
+    ``optimize_acqf``) may return points a hair outside; this is a small
+    least-squares projection (SLSQP) onto ``lower <= x <= upper``, ``A x <= b``.
+    """
+    x = np.clip(np.asarray(x, dtype=float), box.lower, box.upper)
+    if box.contains(x[None], tol=0.0)[0]:
+        return x
+    scale = box.upper - box.lower
+    A_u, b_u = box.A * scale, box.b - box.A @ box.lower
+    u0 = (x - box.lower) / scale
+    res = optimize.minimize(
+        lambda u: float(np.sum((u - u0) ** 2)),
+        u0,
+        jac=lambda u: 2 * (u - u0),
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * box.dim,
+        constraints=[
+            {"type": "ineq", "fun": lambda u: b_u - A_u @ u - 1e-12, "jac": lambda u: -A_u}
+        ],
+    )
+    return box.lower + np.clip(res.x, 0.0, 1.0) * scale
+
+
 def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto", exclude=None):
     """Maximise ``acq`` over a :class:`CandidateSet` (exhaustive) or a :class:`Box`.
 
@@ -135,12 +191,7 @@ def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto",
     """
     if exclude is not None and len(exclude):
         b = domain.bounds
-        inner = acq
-
-        def acq(X):
-            vals = np.array(inner(X), dtype=float)
-            vals[is_excluded(np.asarray(X, dtype=float), exclude, b[1] - b[0])] = -np.inf
-            return vals
+        acq = _Excluding(acq, exclude, b[1] - b[0])
 
     if isinstance(domain, CandidateSet):
         x, v, _ = maximize_candidates(acq, domain.X)

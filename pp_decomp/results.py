@@ -65,6 +65,17 @@ ATTRS = {
         "1",
         "divergent NUTS transitions of a refit (0 where none ran)",
     ),
+    "repairs": (
+        "NUTS repairs",
+        "1",
+        "reruns of a refit that failed the convergence thresholds (0 where none ran)",
+    ),
+    "converged": (
+        "refit converged",
+        "",
+        "whether the refit in use met r-hat ≤ 1.01, ESS ≥ 100 per chain and no divergence "
+        "(MAP fits count as converged; False where none ran)",
+    ),
     "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
     "ess": (
         "ESS of reweighted draws",
@@ -102,9 +113,9 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     ``phase``, ``acq_value``, ``beta``, ``ask_seconds``, ``fit_seconds``; per GP
     and refit (dim ``component`` for decomposed strategies, ``model`` otherwise)
     ``refit``, ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
-    ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``refit_seconds``; on the
-    fast path ``ess``; for the additive strategies ``structure``; where the
-    problem's optimum is known ``true_objective``, ``regret``,
+    ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``repairs``, ``converged``,
+    ``refit_seconds``; on the fast path ``ess``; for the additive strategies
+    ``structure``; where the problem's optimum is known ``true_objective``, ``regret``,
     ``cumulative_regret``, ``simple_regret``. :data:`ATTRS` describes each.
     """
     n, d = X.shape
@@ -157,6 +168,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     arrays = {f: np.full(shape, np.nan) for f in (*_REFIT_FLOAT, "refit_seconds", "ess")}
     arrays["ls_mean"] = np.full(shape + (d,), np.nan)
     refit, div = np.zeros(shape, bool), np.zeros(shape, np.int64)
+    repairs, converged = np.zeros(shape, np.int64), np.zeros(shape, bool)
     for i, r in enumerate(records):
         for k, name in enumerate(names):
             arrays["ess"][i, k] = r.get("ess", {}).get(name, np.nan)
@@ -164,12 +176,15 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
             if summ is None:
                 continue
             refit[i, k], div[i, k] = True, int(summ["divergences"])
+            repairs[i, k] = summ.get("repairs", 0)
+            converged[i, k] = summ.get("converged", True)
             arrays["ls_mean"][i, k] = summ["ls_mean"]
             arrays["refit_seconds"][i, k] = summ["fit_seconds"]
             for f in _REFIT_FLOAT:
                 arrays[f][i, k] = summ.get(f, np.nan)
     dims = ("iteration", dim)
     ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
+    ds["repairs"], ds["converged"] = (dims, repairs), (dims, converged)
     ds["ls_mean"] = ((*dims, "dim"), arrays.pop("ls_mean"))
     ess = arrays.pop("ess")
     for f, a in arrays.items():

@@ -91,9 +91,44 @@ def test_ei_closed_form_matches_monte_carlo(rng):
     Xc = lin.domain.X[::10]
     best = 1.0
     for cls in (acq.ExpectedImprovement, acq.ProbabilityOfImprovement):
-        exact = cls(m_lin, best)(Xc)
-        mc = cls(m_mc, best, n_samples=100_000, seed=4)(Xc)
+        exact = np.exp(cls(m_lin, best)(Xc))  # the acquisitions are log EI and log PI
+        mc = np.exp(cls(m_mc, best, n_samples=100_000, seed=4)(Xc))
         np.testing.assert_allclose(mc, exact, atol=0.01)
+
+
+def test_log_ei_is_accurate_and_never_flat(rng):
+    from scipy.stats import norm
+
+    from pp_decomp.acquisition.improvement import log_h
+
+    u = np.linspace(-30, 5, 200)
+    with np.errstate(divide="ignore"):
+        direct = np.log(norm.pdf(u) + u * norm.cdf(u))
+    ok = np.isfinite(direct)
+    np.testing.assert_allclose(log_h(u)[ok], direct[ok], rtol=1e-9, atol=1e-12)
+    deep = log_h(np.array([-1e3, -1e2, -50.0]))  # EI underflows to 0 here; log EI does not
+    assert np.all(np.isfinite(deep)) and np.all(np.diff(deep) > 0)
+    # far below the incumbent, Monte Carlo EI is exactly 0; the smoothed log EI still ranks inputs
+    nonlin = _grid_problem(g=lambda F, X: F.sum(-1))
+    m_mc = _fitted(nonlin, rng.uniform(size=(6, 1)), np.random.default_rng(5))
+    vals = acq.ExpectedImprovement(m_mc, 1e6, n_samples=256, seed=1)(nonlin.domain.X)
+    assert np.all(np.isfinite(vals)) and np.ptp(vals) > 0
+
+
+def test_high_quantile_is_the_sample_quantile_then_extrapolates():
+    from scipy.stats import norm
+
+    from pp_decomp.acquisition.ucb import high_quantile
+
+    z = np.random.default_rng(0).standard_normal((512, 3)) * [1.0, 2.0, 0.5] + [0.0, 1.0, -1.0]
+    np.testing.assert_array_equal(high_quantile(z, 0.9), np.quantile(z, 0.9, axis=0))
+    q = norm.cdf(np.sqrt(15.0))  # beyond what 512 samples resolve
+    est = high_quantile(z, q)
+    truth = [0.0, 1.0, -1.0] + norm.ppf(q) * np.array([1.0, 2.0, 0.5])
+    assert np.all(est < z.max(0) + 1.5 * np.array([1.0, 2.0, 0.5]))
+    assert np.all(np.abs(est - truth) < 0.5 * np.array([1.0, 2.0, 0.5]))  # within half an sd
+    big = np.random.default_rng(1).standard_normal((2_000_000, 1))
+    assert abs(high_quantile(big, q)[0] - norm.ppf(q)) < 0.1  # consistent
 
 
 def test_gpmi_formula_and_gamma_update(rng):

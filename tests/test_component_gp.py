@@ -42,11 +42,11 @@ def test_map_fit_respects_bounds_scaling(rng):
 def test_nuts_fit_reuses_compiled_model_and_reports_diagnostics(rng):
     X, y, _ = _data(rng, n=20, d=1)
     gp = ComponentGP("se", 1, name="humidity", max_draws=64)
-    gp.fit(X, y, "nuts", draws=200, tune=200, chains=2, seed=1)
+    gp.fit(X, y, "nuts", draws=200, tune=200, chains=2, repairs=0, seed=1)
     cm = compiled_model("se", 1, gp.priors)
     first = cm.nutpie_model
     X2, y2, _ = _data(rng, n=23, d=1)  # a different number of points: data swap, no recompile
-    gp.fit(X2, y2, "nuts", draws=200, tune=200, chains=2, seed=2)
+    gp.fit(X2, y2, "nuts", draws=200, tune=200, chains=2, repairs=0, seed=2)
     assert cm.nutpie_model is first
     d = gp.diagnostics
     assert d.inference == "nuts" and d.n_draws == 400
@@ -62,11 +62,13 @@ def test_nuts_fit_reuses_compiled_model_and_reports_diagnostics(rng):
 
 def test_bad_diagnostics_warn_with_component_name():
     bad = FitDiagnostics(
-        "nuts", 100, rhat_max=1.3, ess_bulk_min=12, ess_tail_min=300, divergences=4
+        "nuts", 100, rhat_max=1.3, ess_bulk_min=12, ess_tail_min=300, divergences=4, chains=2
     )
-    with pytest.warns(DiagnosticsWarning, match="component 'wind'.*r-hat 1.300.*4 divergent"):
+    with pytest.warns(DiagnosticsWarning, match="GP 'wind'.*r-hat 1.300.*4 divergent"):
         warn_if_bad(bad, "wind")
-    good = FitDiagnostics("nuts", 1000, rhat_max=1.001, ess_bulk_min=800, ess_tail_min=700)
+    good = FitDiagnostics(
+        "nuts", 1000, rhat_max=1.001, ess_bulk_min=800, ess_tail_min=700, chains=4
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_if_bad(good, "wind")
@@ -85,3 +87,26 @@ def test_map_survives_repeated_inputs(rng):
     y = np.sin(6 * X[:, 0]) + 1e-4 * rng.standard_normal(20)
     gp = ComponentGP("se", 1).fit(X, y, "map", seed=0, restarts=5)
     assert np.all(np.isfinite(gp.predict(X)[0]))
+
+
+@pytest.mark.slow
+def test_a_bad_fit_is_repaired_or_reported_at_the_users_line(rng):
+    X, y, _ = _data(rng, n=15, d=1)
+    gp = ComponentGP("se", 1, name="humidity")
+    # far too short to converge, and no repair allowed: the warning names the GP,
+    # the numbers that failed and this file's line
+    with pytest.warns(DiagnosticsWarning) as caught:
+        gp.fit(X, y, "nuts", draws=15, tune=5, chains=2, repairs=0, seed=3)
+    (w,) = [w for w in caught if issubclass(w.category, DiagnosticsWarning)]
+    assert "GP 'humidity'" in str(w.message) and (
+        "r-hat" in str(w.message) or "ESS" in str(w.message)
+    )
+    assert w.filename == __file__
+    assert not gp.diagnostics.converged and gp.diagnostics.attempts == 1
+    # with repairs the same start converges, and says so
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DiagnosticsWarning)
+        gp.fit(X, y, "nuts", draws=15, tune=5, chains=4, repairs=4, seed=3)
+    d = gp.diagnostics
+    assert d.converged and not d.first_ok and d.attempts > 1
+    assert d.rhat_max <= 1.01 and d.ess_bulk_min >= 400 and d.divergences == 0

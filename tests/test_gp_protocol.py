@@ -1,14 +1,18 @@
 """One suite run against every GP model class (pp_decomp.components.protocol.GPModel):
 ComponentGP, AdditiveGP, EntireGP and the fast path's FastGPView."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP, EntireGP, HyperDraws, LinearComposition
 from pp_decomp.additive import AdditiveDraws, AdditiveGP
+from pp_decomp.components.priors import Priors
 from pp_decomp.components.protocol import GPModel
 from pp_decomp.loop import FastSettings
 from pp_decomp.loop.update_fast import FastComponent, FastGPView, candidate_index
+from pp_decomp.space import CandidateSet
 
 RNG = np.random.default_rng(7)
 X = RNG.uniform(size=(14, 2))
@@ -35,9 +39,10 @@ def entire():
 
 
 def fast_view():
-    fc = FastComponent("f", "se", 2, None, None, XC, FastSettings())
-    fc.gp.y_mean, fc.gp.y_std = float(Y[:, 0].mean()), float(Y[:, 0].std())
-    fc.rebuild(X[:10], Y[:10, 0], DRAWS)
+    settings = SimpleNamespace(fast_settings=FastSettings(), kernel="se", priors=Priors())
+    problem = SimpleNamespace(dim=2, domain=CandidateSet(XC))
+    fc = FastComponent("f", settings, problem)
+    fc.rebuild(X[:10], Y[:10, 0], DRAWS, float(Y[:, 0].mean()), float(Y[:, 0].std()))
     fc.update(X, Y[:, 0])  # four reweighted appends
     return FastGPView(fc, candidate_index(XC), np.random.default_rng(0))
 

@@ -1,51 +1,95 @@
-"""Expected improvement and probability of improvement over the incumbent ``h*``.
+"""Expected improvement and probability of improvement, on the log scale.
 
 For a Gaussian ``h(x) ~ N(μ, σ²)`` and ``u = (μ - h* - ξ) / σ``:
 
-* EI: ``(μ - h* - ξ) Φ(u) + σ φ(u)``
-* PI: ``Φ(u)``
+* EI: ``σ (φ(u) + u Φ(u))``; PI: ``Φ(u)``.
 
-Under a hyperparameter posterior the predictive is a mixture of Gaussians,
-and both are averages of the per-draw closed forms (exact). For a linear
-decomposition the composed per-draw Gaussian pairs the components' draws index
-by index; for a nonlinear ``g`` both are Monte Carlo averages over
-posterior-predictive draws pushed through ``g``.
+Both underflow to exactly 0 far from the incumbent, which leaves a maximiser
+with a flat acquisition (it keeps its first random start). They are therefore
+computed as **log EI** and **log PI** (Ament et al. 2023, "Unexpected
+improvements to expected improvement", as BoTorch's ``LogExpectedImprovement``):
+``log EI = log h(u) + log σ`` with ``h(u) = φ(u) + u Φ(u)`` evaluated stably for
+very negative ``u`` (:func:`log_h`), ``log PI = log Φ(u)`` (``log_ndtr``). Same
+maximisers where EI > 0, and a useful gradient everywhere else.
+
+Under a hyperparameter posterior the predictive is a mixture of Gaussians and
+both are exact log-means of the per-draw closed forms. For a nonlinear ``g``
+they are Monte Carlo averages over posterior-predictive draws pushed through
+``g``, smoothed as BoTorch's ``qLogExpectedImprovement`` does: each sample's
+improvement ``max(H - h* - ξ, 0)`` becomes ``τ·fatplus(·/τ)``
+(softplus plus a Cauchy tail, so never exactly 0) and the indicator of PI a
+logistic of width ``τ``, with ``τ = 10⁻⁶`` of the objective's observed spread.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import erfcx, log_expit, log_ndtr, logsumexp
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.rng import as_generator
 
-
-def _ei(mean, var, best, xi):
-    sd = np.sqrt(np.maximum(var, 1e-300))
-    imp = mean - best - xi
-    u = imp / sd
-    return imp * norm.cdf(u) + sd * norm.pdf(u)
+_C1 = 0.5 * np.log(2 * np.pi)
+_C2 = 0.5 * np.log(np.pi / 2)
+FATPLUS_ALPHA = 0.1  # weight of the Cauchy tail of fatplus (BoTorch's default)
+TAU_RELATIVE = 1e-6  # smoothing width relative to the objective's observed spread
 
 
-def _pi(mean, var, best, xi):
-    sd = np.sqrt(np.maximum(var, 1e-300))
-    return norm.cdf((mean - best - xi) / sd)
+def log_h(u: np.ndarray) -> np.ndarray:
+    """``log(φ(u) + u Φ(u))``, accurate for every ``u`` (Ament et al. 2023, eq. 9).
+
+    Direct for ``u > -1``; below, ``log φ(u) + log(1 - |u| Φ(u)/φ(u))`` with the
+    Mills-ratio term from ``erfcx``, and the asymptote ``log φ(u) - 2 log|u|``
+    beyond ``-1/sqrt(ε)``.
+    """
+    u = np.asarray(u, dtype=float)
+    upper = np.maximum(u, -1.0)
+    with np.errstate(divide="ignore"):
+        log_upper = np.log(np.exp(-0.5 * upper**2 - _C1) + upper * np.exp(log_ndtr(upper)))
+    neg_inv_sqrt_eps = -1.0 / np.sqrt(np.finfo(float).eps)
+    lower = np.minimum(u, -1.0)
+    clipped = np.maximum(lower, neg_inv_sqrt_eps)
+    w = np.log(erfcx(-clipped / np.sqrt(2)) * np.abs(clipped)) + _C2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = np.where(
+            lower > neg_inv_sqrt_eps, np.log(-np.expm1(w)), -2.0 * np.log(np.abs(lower))
+        )
+    log_lower = -0.5 * lower**2 - _C1 + tail
+    return np.where(u > -1.0, log_upper, log_lower)
 
 
-_CLOSED_FORM = {"ei": _ei, "pi": _pi}
+def log_fatplus(x: np.ndarray) -> np.ndarray:
+    """``log(softplus(x) + α / (1 + x²))``: a positive, smooth stand-in for ``max(x, 0)``."""
+    x = np.asarray(x, dtype=float)
+    inner = np.log(np.log1p(np.exp(np.clip(x, -30.0, 30.0))))
+    # softplus(x) ≈ eˣ below -30 and ≈ x above 30
+    log_softplus = np.where(x < -30, x, np.where(x > 30, np.log(np.maximum(x, 30.0)), inner))
+    return np.logaddexp(log_softplus, np.log(FATPLUS_ALPHA) - np.log1p(x**2))
 
 
 class _Improvement:
     kind = ""
 
-    def __init__(self, model, best: float, xi: float = 0.0, n_samples: int = 512, seed=None):
+    def __init__(
+        self,
+        model,
+        best: float,
+        xi: float = 0.0,
+        n_samples: int = 512,
+        seed=None,
+        scale: float = 1.0,
+    ):
         self.model, self.best, self.xi = model, float(best), float(xi)
-        if isinstance(model, DecomposedSurrogate) and model.linear is None:
+        self.tau = TAU_RELATIVE * (float(scale) if np.isfinite(scale) and scale > 0 else 1.0)
+        if self.monte_carlo:
             rng = as_generator(seed)
             J = len(model.components)
             self.draw_idx = rng.integers(0, 2**31 - 1, size=(n_samples, J))
             self.z = rng.standard_normal((n_samples, J))
+
+    @property
+    def monte_carlo(self) -> bool:
+        return isinstance(self.model, DecomposedSurrogate) and self.model.linear is None
 
     def _per_draw(self, X):
         if isinstance(self.model, ComposedSurrogate):
@@ -57,23 +101,40 @@ class _Improvement:
         var = sum(G[:, j] ** 2 * np.resize(v, (S,) + v.shape[1:]) for j, (_, v) in enumerate(pairs))
         return mean, var
 
+    def _samples(self, X) -> np.ndarray:
+        return self.model.h(self.model.marginal_samples(X, self.draw_idx, self.z), X)
+
     def __call__(self, X) -> np.ndarray:
-        if isinstance(self.model, DecomposedSurrogate) and self.model.linear is None:
-            H = self.model.h(self.model.marginal_samples(X, self.draw_idx, self.z), X)
+        if self.monte_carlo:
+            u = (self._samples(X) - self.best - self.xi) / self.tau
             if self.kind == "ei":
-                return np.maximum(H - self.best - self.xi, 0.0).mean(0)
-            return (self.best + self.xi < H).mean(0)
+                per = log_fatplus(u) + np.log(self.tau)
+            else:
+                per = log_expit(u)
+            return logsumexp(per, axis=0) - np.log(len(per))
         mean, var = self._per_draw(X)
-        return _CLOSED_FORM[self.kind](mean, var, self.best, self.xi).mean(0)
+        sd = np.sqrt(np.maximum(var, 1e-300))
+        u = (mean - self.best - self.xi) / sd
+        per = log_h(u) + np.log(sd) if self.kind == "ei" else log_ndtr(u)
+        return logsumexp(per, axis=0) - np.log(len(per))
+
+    def tie_break(self, X) -> np.ndarray:
+        """``E[h] + sd[h]``: which of equally improving inputs to prefer (never random)."""
+        if self.monte_carlo:
+            H = self._samples(X)
+            return H.mean(0) + H.std(0)
+        mean, var = self._per_draw(X)
+        mix_mean = mean.mean(0)
+        return mix_mean + np.sqrt(var.mean(0) + mean.var(0))
 
 
 class ExpectedImprovement(_Improvement):
-    """EI of ``h`` over the incumbent (closed form per draw, or Monte Carlo for nonlinear g)."""
+    """log EI of ``h`` over the incumbent (closed form per draw, or smoothed Monte Carlo)."""
 
     kind = "ei"
 
 
 class ProbabilityOfImprovement(_Improvement):
-    """PI (MPI) of ``h`` over the incumbent plus margin ``ξ``."""
+    """log PI (MPI) of ``h`` over the incumbent plus margin ``ξ``."""
 
     kind = "pi"

@@ -83,14 +83,39 @@ class LipschitzUCB:
         return self.model.h(mu, X) + width
 
 
+RESOLVED_TAIL = 10  # sample quantiles are used while at least this many samples lie above
+
+
+def high_quantile(samples: np.ndarray, q: float) -> np.ndarray:
+    """The ``q``-quantile along axis 0, also beyond what the sample resolves.
+
+    With ``n`` samples the sample quantile is used up to ``q0 = 1 - 10/n``.
+    Above it (``q_t = Φ(sqrt(β_t))`` is ``0.99995`` at ``β_t = 15``, where 512
+    samples would give their maximum whatever ``q``) the tail is extrapolated
+    with the normal shape matched to the sample at ``q0`` and ``q1 = 1 - 100/n``:
+    ``Q(q) = Q̂(q0) + (z_q - z_q0) (Q̂(q0) - Q̂(q1)) / (z_q0 - z_q1)``. Exact for a
+    Gaussian, and consistent: as ``n`` grows, ``q0`` passes any fixed ``q`` and
+    the sample quantile takes over.
+    """
+    n = samples.shape[0]
+    q0 = 1.0 - RESOLVED_TAIL / n
+    if q <= q0:
+        return np.quantile(samples, q, axis=0)
+    q1 = max(1.0 - 10 * RESOLVED_TAIL / n, 0.5)
+    Q0, Q1 = np.quantile(samples, [q0, q1], axis=0)
+    z, z0, z1 = norm.ppf([q, q0, q1])
+    return Q0 + (z - z0) * (Q0 - Q1) / (z0 - z1)
+
+
 class MonteCarloUCB:
     """Generalized D-GPUCB by Monte Carlo (Bayesian UCB over the composition).
 
     ``a(x) = Q_{q_t}[ sign · g(f_1(x), ..., f_J(x); x) ]``, ``q_t = Φ(sqrt(β_t))``,
 
-    the quantile over ``n_samples`` posterior-predictive draws of the components
-    that span their hyperparameter posteriors. The draws use common random
-    numbers across ``x`` (fixed per step), so ``a`` is smooth in ``x``.
+    the quantile (:func:`high_quantile`) over ``n_samples`` posterior-predictive
+    draws of the components that span their hyperparameter posteriors. The
+    draws use common random numbers across ``x`` (fixed per step), so ``a`` is
+    smooth in ``x``.
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, n_samples: int = 512, seed=None):
@@ -103,7 +128,7 @@ class MonteCarloUCB:
 
     def __call__(self, X) -> np.ndarray:
         F = self.model.marginal_samples(X, self.draw_idx, self.z)  # (n, m, J)
-        return np.quantile(self.model.h(F, X), self.q, axis=0)
+        return high_quantile(self.model.h(F, X), self.q)
 
 
 class UCB:

@@ -21,6 +21,10 @@ from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.validate import check_X
 
+# the additive models keep the inverse-gamma lengthscales (mean 0.3 per group
+# dimension) and the amplitude prior (Gamma(2, 2) scaled by 1/sqrt(M)) they were
+# developed and measured with, and no constant-mean term
+ADDITIVE_PRIORS = Priors(ls_family="inverse-gamma", eta_alpha=2.0, eta_beta=2.0, mean_sd=0.0)
 # an additive GP splits its amplitude over M groups: amplitudes may be smaller
 ADDITIVE_SEARCH_BOX = {**SEARCH_BOX, "eta_log__": (-9.0, 5.0)}
 
@@ -139,12 +143,17 @@ class AdditiveGP(MarginalGP):
     ):
         super().__init__(
             input_dim,
-            priors=priors,
+            priors=ADDITIVE_PRIORS if priors is None else priors,
             bounds=bounds,
             standardize=True,
             name=name,
             max_draws=max_draws,
         )
+        if self.priors.ls_family != "inverse-gamma":
+            raise ValueError(
+                "the additive GP's per-group kernels use ls_family='inverse-gamma' priors; "
+                f"got Priors(ls_family={self.priors.ls_family!r})"
+            )
         self.groups = [tuple(int(v) for v in g) for g in groups]
         if not self.groups:
             raise ValueError("groups must hold at least one group")

@@ -45,6 +45,12 @@ def add_parsers(sub) -> None:
     pf = sub.add_parser("perf", help="speed of the full-Bayes loop against its references")
     pf.add_argument("--quick", action="store_true", help="small sizes, a few minutes")
     pf.add_argument("--out", default="perf.json", help="report file (JSON)")
+    pf.add_argument(
+        "--case",
+        action="append",
+        choices=["synthetic", "flu"],
+        help="run only this case (repeatable; default: synthetic and flu)",
+    )
     pf.set_defaults(func=cmd_perf)
 
 
@@ -135,6 +141,6 @@ def cmd_perf(args) -> int:
     """``pp-decomp perf``."""
     from pp_decomp.perf import run_perf
 
-    run_perf(quick=args.quick, out=args.out)
+    run_perf(quick=args.quick, out=args.out, cases=tuple(args.case or ("synthetic", "flu")))
     print(f"report: {args.out}")
     return 0

@@ -15,13 +15,15 @@ import time
 
 import numpy as np
 
+from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
+from pp_decomp.components.nuts import NutsSettings, fit_until_converged
 from pp_decomp.components.posterior import JITTER, DrawPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
-from pp_decomp.diagnostics import FitDiagnostics, summarize_nuts, warn_if_bad
-from pp_decomp.rng import SeedLike, as_generator, int_seed
+from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
+from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
 INFERENCE = ("map", "nuts")
@@ -72,9 +74,11 @@ class MarginalGP:
         y,
         inference: str = "map",
         *,
-        draws: int = 500,
-        tune: int = 500,
-        chains: int = 2,
+        draws: int | None = None,
+        tune: int | None = None,
+        chains: int | None = None,
+        target_accept: float | None = None,
+        repairs: int | None = None,
         restarts: int = 3,
         seed: SeedLike = None,
         init: Draws | None = None,
@@ -87,18 +91,20 @@ class MarginalGP:
         y : (n,) array
         inference : {"map", "nuts"}
             ``"map"``: posterior mode by L-BFGS-B from ``restarts`` starts.
-            ``"nuts"``: full posterior by nutpie on the structure's shared compiled model.
-        draws, tune, chains : int
-            NUTS settings.
+            ``"nuts"``: full posterior by nutpie on the structure's shared compiled
+            model, checked and repaired until it converges (:mod:`pp_decomp.components.nuts`).
+        draws, tune, chains, target_accept, repairs :
+            NUTS settings (defaults :class:`~pp_decomp.components.nuts.NutsSettings`).
         seed : int or Generator
         init : draws, optional
             Warm start, typically the previous fit's draws: their mean in the
             unconstrained space is NUTS's initial point, or MAP's first start.
         """
         check_choice(inference, "inference", INFERENCE)
-        check_positive_int(draws, "draws")
-        check_positive_int(tune, "tune", minimum=0)
-        check_positive_int(chains, "chains")
+        given = dict(
+            draws=draws, tune=tune, chains=chains, target_accept=target_accept, repairs=repairs
+        )
+        nuts = NutsSettings(**{k: v for k, v in given.items() if v is not None})
         check_positive_int(restarts, "restarts")
         Xs, ys = self._set_data(X, y)
         rng = as_generator(seed)
@@ -108,10 +114,8 @@ class MarginalGP:
             self.idata = _map_idata(hyper, self.hyper_names(), info)
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
-            self.idata = self._fit_nuts(Xs, ys, draws, tune, chains, rng, init)
+            self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
             hyper = self.draws_type.from_posterior(self.idata.posterior, self.hyper_names())
-            seconds = time.perf_counter() - start
-            self.diagnostics = summarize_nuts(self.idata, self.hyper_names(), seconds)
             warn_if_bad(self.diagnostics, self.name)
         self.draws = hyper.thin(self.max_draws)
         self._posterior = self._make_posterior(Xs, ys, self.draws)
@@ -151,22 +155,25 @@ class MarginalGP:
             best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
         return to_draws(best.x), {"logp": -float(best.fun), "converged": bool(best.success)}
 
-    def _fit_nuts(self, Xs, ys, draws, tune, chains, rng, init=None):
+    def _sample(self, Xs, ys, s: NutsSettings, seed: int, init_mean=None):
+        """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``."""
         import nutpie
 
         cm = self._compiled()
         model = cm.nutpie_model.with_data(**self._nutpie_data(Xs, ys))
-        kwargs = {} if init is None else {"init_mean": self._unconstrained(init, cm)}
-        return nutpie.sample(
-            model,
-            **kwargs,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, 2),
-            seed=int_seed(rng),
-            progress_bar=False,
-        )
+        kwargs = {} if init_mean is None else {"init_mean": init_mean}
+        with quiet_third_party():
+            return nutpie.sample(
+                model,
+                **kwargs,
+                draws=s.draws,
+                tune=s.tune,
+                chains=s.chains,
+                cores=min(s.chains, 2),
+                seed=seed,
+                target_accept=s.target_accept,
+                progress_bar=False,
+            )
 
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pp_decomp.components.base import MarginalGP
@@ -17,11 +19,13 @@ class ComponentGP(MarginalGP):
 
     The model (:func:`pp_decomp.components.model.build_model`) is
 
-    ``ℓ_d ~ InverseGamma``, ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
-    ``ỹ ~ MvNormal(0, η² k_ℓ(X̃, X̃) + (σ² + 10⁻⁶) I)``
+    ``ℓ_d ~ LogNormal`` (dimension-scaled), ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
+    ``ỹ ~ MvNormal(0, η² k_ℓ(X̃, X̃) + c + (σ² + 10⁻⁶) I)``
 
     on unit-scaled inputs ``X̃ = (X - lower) / (upper - lower)`` and standardised
-    outputs ``ỹ = (y - ȳ) / s_y``. Predictions are returned in the original units.
+    outputs ``ỹ = (y - ȳ) / s_y``, where ``c = mean_sd²`` is an integrated
+    constant mean (:class:`~pp_decomp.Priors`). Predictions are returned in the
+    original units.
 
     Parameters
     ----------
@@ -37,7 +41,8 @@ class ComponentGP(MarginalGP):
         span roughly a unit range.
     standardize : bool
         Standardise ``y`` before fitting (default). With ``False`` the GP has a
-        constant prior mean in the original units, as in the papers' known-kernel studies.
+        known constant prior mean in the original units (no integrated constant
+        mean), as in the papers' known-kernel studies.
     name : str
         Component name used in warnings and labels.
     max_draws : int
@@ -78,6 +83,11 @@ class ComponentGP(MarginalGP):
             max_draws=max_draws,
         )
 
+    @property
+    def mean_var(self) -> float:
+        """Prior variance of the integrated constant mean (0 without standardisation)."""
+        return self.priors.mean_var if self.standardize else 0.0
+
     def hyper_names(self) -> list[str]:
         """The model's hyperparameters, as named in its PyMC model and its draws."""
         return ["ls", "eta", "sigma"] + (["alpha"] if self.kernel == "rq" else [])
@@ -85,7 +95,8 @@ class ComponentGP(MarginalGP):
     def _compiled(self):
         from pp_decomp.components.model import compiled_model  # PyMC loads only when fitting
 
-        return compiled_model(self.kernel, self.input_dim, self.priors)
+        priors = self.priors if self.standardize else replace(self.priors, mean_sd=0.0)
+        return compiled_model(self.kernel, self.input_dim, priors)
 
     def _check_draws(self, draws: HyperDraws) -> None:
         if draws.input_dim != self.input_dim:
@@ -99,26 +110,26 @@ class ComponentGP(MarginalGP):
             )
 
     def _make_posterior(self, Xs, ys, draws: HyperDraws) -> GPPosterior:
-        return GPPosterior(self.kernel, Xs, ys, draws, JITTER)
+        return GPPosterior(self.kernel, Xs, ys, draws, JITTER, self.mean_var)
 
     def _map_problem(self, Xs, ys, restarts, rng, init):
         """Objective, starts and search box of the MAP fit: one start at the prior's
         centre (or at ``init``), the rest drawn from the prior."""
         cm, p, d = self._compiled(), self.priors, self.input_dim
         center = {
-            "ls_log__": np.full(d, np.log(p.ls_beta / (p.ls_alpha - 1.0)))
-            if p.ls_alpha > 1
+            "ls_log__": np.full(d, p.ls_log_center(d))
+            if p.ls_family == "lognormal" or p.ls_alpha > 1
             else np.zeros(d),
             "eta_log__": np.log(p.eta_alpha / p.eta_beta),
-            "sigma_log__": np.log(p.sigma_alpha / p.sigma_beta),
+            "sigma_log__": p.sigma_log_center(),
             "alpha_log__": np.log(p.alpha_alpha / p.alpha_beta),
         }
         starts = [cm.flatten(center) if init is None else self._unconstrained(init, cm)]
         for _ in range(restarts - 1):
             draw = {
-                "ls_log__": np.log(p.ls_beta / rng.gamma(p.ls_alpha, size=d)),
+                "ls_log__": p.sample_log_ls(rng, d),
                 "eta_log__": np.log(rng.gamma(p.eta_alpha) / p.eta_beta),
-                "sigma_log__": np.log(rng.gamma(p.sigma_alpha) / p.sigma_beta),
+                "sigma_log__": p.sample_log_sigma(rng),
                 "alpha_log__": np.log(rng.gamma(p.alpha_alpha) / p.alpha_beta),
             }
             starts.append(cm.flatten(draw))
@@ -141,8 +152,8 @@ class ComponentGP(MarginalGP):
 
     @property
     def prior_var(self) -> np.ndarray:
-        """Prior variance ``k(x, x) = s_y² η²`` per draw in original units (stationary): (S,)."""
-        return self.y_std**2 * self.draws.eta**2
+        """Prior variance ``k(x, x) = s_y² (η² + c)`` per draw in original units: (S,)."""
+        return self.y_std**2 * (self.draws.eta**2 + self.mean_var)
 
     def __repr__(self) -> str:
         fitted = "unfitted" if self._posterior is None else f"S={self.draws.n_draws}"

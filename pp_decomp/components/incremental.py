@@ -25,7 +25,8 @@ from pp_decomp.kernels import kernel_matrix
 
 
 class IncrementalPosterior:
-    """Weighted per-draw GP posteriors at a fixed candidate set, updated by appends.
+    """Weighted per-draw GP posteriors, updated by appends; optionally kept at a
+    fixed candidate set.
 
     Parameters
     ----------
@@ -33,66 +34,92 @@ class IncrementalPosterior:
         Kernel name.
     X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs
     draws : HyperDraws with S draws
-    Xc : (N, d) array, scaled candidates
+    Xc : (N, d) array of scaled candidates, or ``None`` (a box: predictions are
+        computed at the inputs asked for, :meth:`at`)
+    mean_var : float
+        Prior variance of the integrated constant mean (added to the kernel).
     """
 
-    def __init__(self, kernel, X, y, draws: HyperDraws, Xc):
-        self.kernel, self.draws, self.Xc = kernel, draws, np.asarray(Xc, dtype=float)
+    def __init__(self, kernel, X, y, draws: HyperDraws, Xc=None, mean_var: float = 0.0):
+        self.kernel, self.draws = kernel, draws
+        self.Xc = None if Xc is None else np.asarray(Xc, dtype=float)
+        self.mean_var = float(mean_var)
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         S, n = draws.n_draws, len(self.X)
         K = self._k(self.X, self.X)
         idx = np.arange(n)
         K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
-        self.L_inv = cholesky_inverse(K)  # (S, n, n)
-        self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
-        # V = L⁻¹ k(X, X_c) is kept (S·n·N floats, ~100 MB at S=128, n=100, N=1000) in a
-        # buffer with spare rows, so that each append costs O(S n N) and no rebuild.
+        # L⁻¹ (and at candidates V = L⁻¹ k(X, X_c), S·n·N floats, ~100 MB at S=128,
+        # n=100, N=1000) live in buffers with spare rows, so an append is O(S n N)
         self._cap = n + 16
-        self._V = np.empty((S, self._cap, len(self.Xc)))
-        self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
-        V = self._V[:, :n]
-        self.mean = np.einsum("snm,sn->sm", V, self.z)
-        self.qsum = np.einsum("snm,snm->sm", V, V)
+        self._L = np.zeros((S, self._cap, self._cap))
+        self._L[:, :n, :n] = cholesky_inverse(K)
+        self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
         self.logw = np.zeros(S)
+        if self.Xc is not None:
+            self._V = np.empty((S, self._cap, len(self.Xc)))
+            self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
+            V = self._V[:, :n]
+            self.mean = np.einsum("snm,sn->sm", V, self.z)
+            self.qsum = np.einsum("snm,snm->sm", V, V)
 
-    def _k(self, A, B):
-        d = self.draws
-        return kernel_matrix(self.kernel, A, B, d.ls, d.eta, d.alpha)
+    @property
+    def L_inv(self) -> np.ndarray:
+        """``L⁻¹`` of every draw's ``K = L Lᵀ``: (S, n, n)."""
+        n = len(self.X)
+        return self._L[:, :n, :n]
+
+    def _k(self, A, B, d=None):
+        d = self.draws if d is None else d
+        K = kernel_matrix(self.kernel, A, B, d.ls, d.eta, d.alpha)
+        return K + self.mean_var if self.mean_var else K
+
+    @property
+    def _prior_var(self) -> np.ndarray:
+        return self.draws.eta**2 + self.mean_var
+
+    def _grow(self) -> None:
+        n, cap = len(self.X), 2 * len(self.X)
+        L = np.zeros((self._L.shape[0], cap, cap))
+        L[:, :n, :n] = self._L[:, :n, :n]
+        self._L = L
+        if self.Xc is not None:
+            V = np.empty((self._V.shape[0], cap, self._V.shape[2]))
+            V[:, :n] = self._V[:, :n]
+            self._V = V
+        self._cap = cap
 
     def append(self, x: np.ndarray, y: float) -> None:
         """Condition on one more scaled observation; reweight draws by its predictive density."""
         x = np.asarray(x, dtype=float).reshape(1, -1)
         n = len(self.X)
-        V = self._V[:, :n]
+        if n == self._cap:
+            self._grow()
+        L_inv = self.L_inv
         k_new = self._k(self.X, x)[:, :, 0]  # (S, n)
-        lk = np.einsum("sij,sj->si", self.L_inv, k_new)  # L⁻¹ k
-        kxx = self.draws.eta**2 + self.draws.sigma**2 + JITTER
+        lk = np.einsum("sij,sj->si", L_inv, k_new)  # L⁻¹ k
+        kxx = self._prior_var + self.draws.sigma**2 + JITTER
         d2 = np.maximum(kxx - np.einsum("si,si->s", lk, lk), 1e-300)
         d = np.sqrt(d2)
         mu = np.einsum("si,si->s", lk, self.z)
         self.logw += -0.5 * (np.log(2 * np.pi * d2) + (y - mu) ** 2 / d2)
         z_new = (y - mu) / d
-        v_new = (self._k(x, self.Xc)[:, 0, :] - np.einsum("sn,snm->sm", lk, V)) / d[:, None]
-        L_inv = np.zeros((self.L_inv.shape[0], n + 1, n + 1))
-        L_inv[:, :n, :n] = self.L_inv
-        L_inv[:, n, :n] = -np.einsum("si,sij->sj", lk, self.L_inv) / d[:, None]
-        L_inv[:, n, n] = 1.0 / d
-        self.L_inv = L_inv
-        if n == self._cap:
-            self._cap = 2 * n
-            grown = np.empty((self._V.shape[0], self._cap, self._V.shape[2]))
-            grown[:, :n] = self._V[:, :n]
-            self._V = grown
-        self._V[:, n] = v_new
+        if self.Xc is not None:
+            V = self._V[:, :n]
+            v_new = (self._k(x, self.Xc)[:, 0, :] - np.einsum("sn,snm->sm", lk, V)) / d[:, None]
+            self._V[:, n] = v_new
+            self.mean += v_new * z_new[:, None]
+            self.qsum += v_new**2
+        self._L[:, n, :n] = -np.einsum("si,sij->sj", lk, L_inv) / d[:, None]
+        self._L[:, n, n] = 1.0 / d
         self.z = np.concatenate([self.z, z_new[:, None]], axis=1)
-        self.mean += v_new * z_new[:, None]
-        self.qsum += v_new**2
         self.X = np.vstack([self.X, x])
         self.y = np.append(self.y, y)
 
     @property
     def weights(self) -> np.ndarray:
+        """Normalised importance weights of the draws: (S,)."""
         w = np.exp(self.logw - self.logw.max())
         return w / w.sum()
 
@@ -101,32 +128,48 @@ class IncrementalPosterior:
         """Effective sample size ``1 / Σ w_s²`` of the normalised weights."""
         return float(1.0 / np.sum(self.weights**2))
 
-    def moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted mixture mean and variance of the latent ``f`` at every candidate: (N,), (N,)."""
-        w = self.weights[:, None]
-        var_s = np.maximum(self.draws.eta[:, None] ** 2 - self.qsum, 0.0)
-        mean = (w * self.mean).sum(0)
-        second = (w * (var_s + self.mean**2)).sum(0)
-        return mean, np.maximum(second - mean**2, 0.0)
-
     def resample(self, rng: np.random.Generator) -> np.ndarray:
         """Draw indices of an equal-weight sample of the draws (systematic resampling): (S,)."""
         S = len(self.logw)
         cum = np.cumsum(self.weights)
         return np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(S)) / S), S - 1)
 
+    def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
+        idx = np.arange(self.draws.n_draws) if idx is None else np.asarray(idx)
+        d = self.draws.subset(idx)
+        Ks = self._k(self.X, np.asarray(Xs, dtype=float), d)  # (S', n, m)
+        V = self.L_inv[idx] @ Ks
+        mean = np.einsum("snm,sn->sm", V, self.z[idx])
+        var = self._prior_var[idx][:, None] - np.einsum("snm,snm->sm", V, V)
+        return mean, np.maximum(var, 0.0)
+
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""
-        var_s = np.maximum(self.draws.eta[:, None] ** 2 - self.qsum, 0.0)
+        var_s = np.maximum(self._prior_var[:, None] - self.qsum, 0.0)
         return self.mean[idx], var_s[idx]
 
-    def joint(self, idx: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Joint means (S', m) and covariances (S', m, m) of draws ``idx`` at candidates ``rows``.
+    def moments(self, Xs=None) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted mixture mean and variance of the latent ``f`` at every candidate
+        (or at scaled inputs ``Xs``): (m,), (m,)."""
+        if Xs is None:
+            mean_s, var_s = self.per_draw(np.arange(len(self.logw)))
+        else:
+            mean_s, var_s = self.at(Xs)
+        w = self.weights[:, None]
+        mean = (w * mean_s).sum(0)
+        second = (w * (var_s + mean_s**2)).sum(0)
+        return mean, np.maximum(second - mean**2, 0.0)
 
-        ``cov_s = k_s(X_c, X_c) - V_sᵀ V_s`` with ``V = L⁻¹ k(X, X_c)`` kept for the appends.
-        """
+    def joint(self, idx: np.ndarray, Xs=None, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """Joint means (S', m) and covariances (S', m, m) of draws ``idx`` at candidates
+        ``rows`` or at scaled inputs ``Xs``: ``cov_s = k_s(X*, X*) - V_sᵀ V_s``."""
         d, n = self.draws.subset(idx), len(self.X)
-        Xr = self.Xc[rows]
-        V = self._V[idx][:, :n][:, :, rows]
-        K = kernel_matrix(self.kernel, Xr, Xr, d.ls, d.eta, d.alpha)
-        return self.mean[idx][:, rows], K - V.transpose(0, 2, 1) @ V
+        if rows is not None:
+            Xs = self.Xc[rows]
+            V = self._V[idx][:, :n][:, :, rows]
+            mean = self.mean[idx][:, rows]
+        else:
+            V = self.L_inv[idx] @ self._k(self.X, Xs, d)
+            mean = np.einsum("snm,sn->sm", V, self.z[idx])
+        return mean, self._k(Xs, Xs, d) - V.transpose(0, 2, 1) @ V

@@ -98,6 +98,9 @@ class KnownKernels:
         from its standardised scale to output units (``η s_y``, ``σ s_y``) and its
         output mean becomes the prior mean; lengthscales stay on the unit-scaled
         domain, so every GP must have been fitted with the problem's ``bounds``.
+        A GP fitted with an integrated constant mean (``Priors.mean_sd > 0``)
+        keeps its output mean as a fixed mean: the mean's remaining uncertainty
+        (small after many runs) is dropped, as known kernels have none.
 
         Parameters
         ----------

@@ -16,9 +16,11 @@ from pp_decomp.kernels import pymc_cov
 
 
 def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
-    """The PyMC model ``y ~ MvNormal(0, η² k_ℓ(X, X) + (σ² + jitter) I)``.
+    """The PyMC model ``y ~ MvNormal(0, η² k_ℓ(X, X) + c + (σ² + jitter) I)``.
 
-    ``ℓ_d ~ InverseGamma``, ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``);
+    ``ℓ_d`` lognormal (dimension-scaled) or inverse gamma, ``η ~ Gamma``,
+    ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
+    ``c = mean_sd²`` the integrated constant mean;
     ``X`` (n, d) and ``y`` (n,) are ``pm.Data`` placeholders filled with zeros;
     swap them with ``pm.set_data`` or nutpie's ``with_data``.
     """
@@ -27,13 +29,16 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
     with pm.Model() as model:
         X = pm.Data("X", np.zeros((n, input_dim)))
         y = pm.Data("y", np.zeros(n))
-        ls = pm.InverseGamma("ls", alpha=priors.ls_alpha, beta=priors.ls_beta, shape=input_dim)
+        ls = priors.pymc_ls(input_dim)
         eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=priors.eta_beta)
-        sigma = pm.Gamma("sigma", alpha=priors.sigma_alpha, beta=priors.sigma_beta)
+        sigma = priors.pymc_sigma()
         alpha = None
         if kernel == "rq":
             alpha = pm.Gamma("alpha", alpha=priors.alpha_alpha, beta=priors.alpha_beta)
-        gp = pm.gp.Marginal(cov_func=pymc_cov(kernel, input_dim, ls, eta, alpha))
+        cov = pymc_cov(kernel, input_dim, ls, eta, alpha)
+        if priors.mean_var > 0:  # the constant mean, integrated out
+            cov = cov + pm.gp.cov.Constant(priors.mean_var)
+        gp = pm.gp.Marginal(cov_func=cov)
         gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma, jitter=JITTER)
     return model
 

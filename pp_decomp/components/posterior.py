@@ -155,10 +155,21 @@ class GPPosterior(DrawPosterior):
         S hyperparameter draws.
     jitter : float
         Added to the diagonal of ``K`` (PyMC's default ``1e-6``).
+    mean_var : float
+        Prior variance ``c`` of an integrated constant mean: ``k + c`` is the kernel.
     """
 
-    def __init__(self, kernel: str, X: np.ndarray, y: np.ndarray, draws: HyperDraws, jitter=JITTER):
+    def __init__(
+        self,
+        kernel: str,
+        X: np.ndarray,
+        y: np.ndarray,
+        draws: HyperDraws,
+        jitter=JITTER,
+        mean_var: float = 0.0,
+    ):
         self.kernel = kernel
+        self.mean_var = float(mean_var)
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         self.draws = draws
@@ -182,9 +193,12 @@ class GPPosterior(DrawPosterior):
         return self.jitter
 
     def prior_cov(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
-        """``k_s(X1, X2)`` for every draw: (S, n1, n2)."""
-        d = self.draws
-        return kernel_matrix(self.kernel, X1, X2, d.ls, d.eta, d.alpha)
+        """``k_s(X1, X2) + c`` for every draw: (S, n1, n2)."""
+        return self._k(self.draws, X1, X2)
+
+    def _k(self, d: HyperDraws, X1, X2) -> np.ndarray:
+        K = kernel_matrix(self.kernel, X1, X2, d.ls, d.eta, d.alpha)
+        return K + self.mean_var if self.mean_var else K
 
     def _chunks(self, m: int):
         n = max(self.X.shape[0], 1)
@@ -198,7 +212,7 @@ class GPPosterior(DrawPosterior):
         m = Xnew.shape[0]
         mean = np.empty((self.n_draws, m))
         var = np.empty((self.n_draws, m))
-        eta2 = (self.draws.eta**2)[:, None]
+        eta2 = (self.draws.eta**2)[:, None] + self.mean_var
         for sl in self._chunks(m):
             Ks = self.prior_cov(self.X, Xnew[sl])  # (S, n, mc)
             mean[:, sl] = np.einsum("snm,sn->sm", Ks, self.alpha)
@@ -213,8 +227,7 @@ class GPPosterior(DrawPosterior):
         if idx is None:
             idx = np.arange(self.n_draws)
         draws, L_inv, alpha = self.draws.subset(idx), self.L_inv[idx], self.alpha[idx]
-        Ks = kernel_matrix(self.kernel, self.X, Xnew, draws.ls, draws.eta, draws.alpha)
-        Kss = kernel_matrix(self.kernel, Xnew, Xnew, draws.ls, draws.eta, draws.alpha)
+        Ks, Kss = self._k(draws, self.X, Xnew), self._k(draws, Xnew, Xnew)
         V = L_inv @ Ks
         mean = np.einsum("snm,sn->sm", Ks, alpha)
         cov = Kss - V.transpose(0, 2, 1) @ V

@@ -1,35 +1,126 @@
-"""Hyperparameter priors of a component GP (on unit-scaled inputs, standardised outputs)."""
+"""Hyperparameter priors of a GP (on unit-scaled inputs, standardised outputs)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+LS_FAMILIES = ("lognormal", "inverse-gamma")
+SIGMA_FAMILIES = ("gamma", "lognormal")
+
 
 @dataclass(frozen=True)
 class Priors:
-    """Priors of ``ℓ`` (ARD lengthscales), ``η`` (amplitude), ``σ`` (noise sd), ``α`` (RQ shape).
+    """Priors of ``ℓ`` (ARD lengthscales), ``η`` (amplitude), ``σ`` (noise sd), ``α`` (RQ
+    shape) and the constant mean.
 
-    Inputs are scaled to the unit box by the component's ``bounds`` and outputs
+    Inputs are scaled to the unit box by the GP's ``bounds`` and outputs
     standardised, so the defaults are on that scale:
 
-    * ``ℓ_d ~ InverseGamma(ls_alpha, ls_beta)``: mean 0.3 and light mass below
-      0.05, so the GP neither interpolates wildly nor ignores a dimension;
-    * ``η ~ Gamma(eta_alpha, eta_beta)``: mean 1 (standardised output);
+    * ``ℓ_d ~ LogNormal(ls_loc + ½ log d, ls_scale)`` (``ls_family="lognormal"``,
+      default): the dimension-scaled prior of Hvarfner, Hellsten & Nardi (2024,
+      "Vanilla Bayesian optimization performs great in high dimensions"), also
+      BoTorch's default. Its median grows like ``sqrt(d)``, as the typical
+      distance between points in the unit cube does, so a 5-D problem is not
+      assumed to vary on the scale of a 1-D one; it is wide (``ls_scale = √3``)
+      and lets the data decide. ``ls_family="inverse-gamma"`` gives
+      ``ℓ_d ~ InverseGamma(ls_alpha, ls_beta)`` (mean 0.3 whatever ``d``), the
+      earlier default, still used by the additive models' per-group kernels;
+    * ``η ~ Gamma(eta_alpha, eta_beta)``: mode 1, the standardised output's scale;
     * ``σ ~ Gamma(sigma_alpha, sigma_beta)``: mean 0.1, density zero at 0, so
-      the noise cannot collapse at small ``T`` (DESIGN.md §5);
-    * ``α ~ Gamma(alpha_alpha, alpha_beta)`` for the rational-quadratic kernel.
+      the noise cannot collapse at small ``T`` (or ``sigma_family="lognormal"``:
+      ``σ ~ LogNormal(sigma_loc, sigma_scale)``, BoTorch's ``LogNormal(-4, 1)`` on
+      the noise variance at the defaults);
+    * ``α ~ Gamma(alpha_alpha, alpha_beta)`` for the rational-quadratic kernel;
+    * a constant mean ``m ~ Normal(0, mean_sd²)`` added to the zero-mean GP of the
+      standardised output and integrated analytically: the kernel gains the
+      constant ``mean_sd²``. Without it the prior mean is the plain average of the
+      observations, which in an optimisation loop are clustered near the best
+      input, so the average is biased high and every unexplored region looks
+      promising; with it the GP estimates the mean from the data, weighing
+      clustered (correlated) observations as the little evidence they are (the
+      generalised-least-squares mean of ordinary kriging). ``mean_sd = 0`` keeps
+      the plain average.
     """
 
+    ls_family: str = "lognormal"
+    ls_loc: float = float(np.sqrt(2.0))
+    ls_scale: float = float(np.sqrt(3.0))
     ls_alpha: float = 3.0
     ls_beta: float = 0.6
-    eta_alpha: float = 2.0
-    eta_beta: float = 2.0
+    eta_alpha: float = 5.0
+    eta_beta: float = 4.0
+    sigma_family: str = "gamma"
     sigma_alpha: float = 2.0
     sigma_beta: float = 20.0
+    sigma_loc: float = -2.0
+    sigma_scale: float = 0.5
     alpha_alpha: float = 2.0
     alpha_beta: float = 1.0
+    mean_sd: float = 1.0
 
     def __post_init__(self):
+        if self.sigma_family not in SIGMA_FAMILIES:
+            raise ValueError(
+                f"Priors.sigma_family must be one of {SIGMA_FAMILIES}; got {self.sigma_family!r}"
+            )
+        if self.ls_family not in LS_FAMILIES:
+            raise ValueError(
+                f"Priors.ls_family must be one of {LS_FAMILIES}; got {self.ls_family!r}"
+            )
         for name, value in vars(self).items():
-            if not (isinstance(value, int | float) and value > 0 and value < float("inf")):
+            if name in ("ls_family", "ls_loc", "sigma_family", "sigma_loc"):
+                continue
+            positive = isinstance(value, int | float) and 0 < value < float("inf")
+            if not (positive or (name == "mean_sd" and value == 0)):
                 raise ValueError(f"Priors.{name} must be a finite number > 0; got {value!r}")
+        if not np.isfinite(self.ls_loc):
+            raise ValueError(f"Priors.ls_loc must be finite; got {self.ls_loc!r}")
+
+    @property
+    def mean_var(self) -> float:
+        """Prior variance of the constant mean, the constant added to the kernel."""
+        return float(self.mean_sd) ** 2
+
+    def ls_log_center(self, d: int) -> float:
+        """The centre of ``log ℓ`` in ``d`` dimensions: the median (lognormal) or
+        the log of the mean (inverse gamma)."""
+        if self.ls_family == "lognormal":
+            return self.ls_loc + 0.5 * np.log(d)
+        return float(np.log(self.ls_beta / max(self.ls_alpha - 1.0, 1.0)))
+
+    def sample_log_ls(self, rng, d: int) -> np.ndarray:
+        """``log ℓ`` drawn from the prior, for MAP restarts: (d,)."""
+        if self.ls_family == "lognormal":
+            return rng.normal(self.ls_loc + 0.5 * np.log(d), self.ls_scale, size=d)
+        return np.log(self.ls_beta / rng.gamma(self.ls_alpha, size=d))
+
+    def pymc_ls(self, d: int):
+        """The lengthscale prior as a PyMC random variable ``ls`` of shape ``d`` (in a model)."""
+        import pymc as pm
+
+        if self.ls_family == "lognormal":
+            mu = self.ls_loc + 0.5 * np.log(d)
+            return pm.LogNormal("ls", mu=mu, sigma=self.ls_scale, shape=d)
+        return pm.InverseGamma("ls", alpha=self.ls_alpha, beta=self.ls_beta, shape=d)
+
+    def sigma_log_center(self) -> float:
+        """The centre of ``log σ``: the median (lognormal) or the log of the mean (gamma)."""
+        if self.sigma_family == "lognormal":
+            return self.sigma_loc
+        return float(np.log(self.sigma_alpha / self.sigma_beta))
+
+    def sample_log_sigma(self, rng) -> float:
+        """``log σ`` drawn from the prior, for MAP restarts."""
+        if self.sigma_family == "lognormal":
+            return rng.normal(self.sigma_loc, self.sigma_scale)
+        return float(np.log(rng.gamma(self.sigma_alpha) / self.sigma_beta))
+
+    def pymc_sigma(self):
+        """The noise prior as a PyMC random variable ``sigma`` (in a model)."""
+        import pymc as pm
+
+        if self.sigma_family == "lognormal":
+            return pm.LogNormal("sigma", mu=self.sigma_loc, sigma=self.sigma_scale)
+        return pm.Gamma("sigma", alpha=self.sigma_alpha, beta=self.sigma_beta)

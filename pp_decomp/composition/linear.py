@@ -50,6 +50,11 @@ class LinearComposition:
             self._fn = None
             self._const = w
 
+    @property
+    def constant_weights(self) -> np.ndarray | None:
+        """The weights ``(J,)`` when they do not depend on ``x``, else ``None``."""
+        return self._const
+
     @classmethod
     def ones(cls, n_components: int) -> LinearComposition:
         """``f = Σ_j f_j``."""

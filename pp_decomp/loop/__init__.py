@@ -1,6 +1,7 @@
 """The ask/tell loop: optimiser, run settings, model updaters and checkpoints."""
 
+from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.loop.optimizer import Optimizer
-from pp_decomp.loop.settings import FastSettings, NutsSettings, RunSettings
+from pp_decomp.loop.settings import FastSettings, RunSettings
 
 __all__ = ["FastSettings", "NutsSettings", "Optimizer", "RunSettings"]

@@ -232,4 +232,7 @@ class FileLock:
         self._fh = None
 
     def __del__(self):
-        self.release()
+        try:
+            self.release()
+        except Exception:  # interpreter shutdown: the kernel releases the lock anyway
+            pass

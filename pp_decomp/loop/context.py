@@ -34,6 +34,8 @@ def build_context(opt, models: dict, t: int, rng: np.random.Generator, excluded)
         method=s.acq_method,
         levels=s.additive_settings.levels,
         excluded=excluded,
+        X=opt.X,
+        Y=opt.Y,
         **surrogates,
     )
 

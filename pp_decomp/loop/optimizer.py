@@ -159,6 +159,9 @@ class Optimizer:
         excluded = self.failures.excluded(self._scale)
         if self.n < self.settings.n_init:
             x = design_point(self, self._rng(key, INIT_STREAM), excluded)
+            if self.updater is not None:
+                first = self.settings.n_init + 1
+                self.updater.prepare(self._data(), key, self._rng(key, FIT_STREAM), first)
         else:
             models = {}
             if self.updater is not None:

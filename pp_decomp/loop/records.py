@@ -34,6 +34,8 @@ def fit_summary(gp, seconds: float | None = None) -> dict:
         "ess_bulk_min": d.ess_bulk_min,
         "ess_tail_min": d.ess_tail_min,
         "divergences": d.divergences,
+        "repairs": d.attempts - 1,
+        "converged": bool(d.converged),
         "fit_seconds": d.seconds if seconds is None else seconds,
     }
 

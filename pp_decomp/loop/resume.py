@@ -9,9 +9,6 @@ from pathlib import Path
 from pp_decomp.loop.checkpoint import CheckpointError, FileLock, remove_stale_temporaries
 from pp_decomp.loop.settings import RunSettings
 
-# settings a resume may be asked for by these names (the Optimizer's keyword arguments)
-_STORED_AS = {"nuts_kwargs": "nuts_kwargs", "beta": "beta_schedule"}
-
 
 class CheckpointFile:
     """A checkpoint path held for writing: its lock, and the backup of a run it replaces."""

@@ -21,6 +21,7 @@ from pp_decomp.acquisition import (
 )
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
+from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
@@ -30,38 +31,46 @@ INFERENCE = ("map", "nuts", "fixed")
 ACQ_METHODS = ("auto", "lbfgs", "direct")
 
 
-@dataclass(frozen=True)
-class NutsSettings:
-    """NUTS settings of a refit: draws and tuning steps per chain, chains."""
-
-    draws: int = 500
-    tune: int = 500
-    chains: int = 2
-
-    def __post_init__(self):
-        check_positive_int(self.draws, "nuts_kwargs['draws']")
-        check_positive_int(self.tune, "nuts_kwargs['tune']", minimum=0)
-        check_positive_int(self.chains, "nuts_kwargs['chains']")
-
-    @classmethod
-    def from_kwargs(cls, kwargs: dict | None) -> NutsSettings:
-        """From a user's ``nuts_kwargs`` dict; an unknown key is named before any work."""
-        kwargs = dict(kwargs or {})
-        known = {f.name for f in fields(cls)}
-        bad = sorted(set(kwargs) - known)
-        if bad:
-            raise TypeError(f"nuts_kwargs has unknown key(s) {bad}; known keys: {sorted(known)}")
-        return cls(**kwargs)
+def nuts_from_kwargs(kwargs: dict | None) -> NutsSettings:
+    """:class:`NutsSettings` from a user's ``nuts_kwargs``; an unknown key is named
+    before any work."""
+    kwargs = dict(kwargs or {})
+    known = {f.name for f in fields(NutsSettings)}
+    bad = sorted(set(kwargs) - known)
+    if bad:
+        raise TypeError(f"nuts_kwargs has unknown key(s) {bad}; known keys: {sorted(known)}")
+    return NutsSettings(**kwargs)
 
 
 @dataclass(frozen=True)
 class FastSettings:
-    """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`)."""
+    """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`).
 
-    ess_min: float = 0.5  # refit when ESS < ess_min · S
-    max_age: int = 10  # ... or after this many appended points
-    draws: int = 64  # draws per chain kept at each NUTS refit: S = 128 over 2 chains
-    tune: int = 300
+    ``ess_refit``: start a refit when the reweighted draws' ESS falls below this
+    share of their number; ``max_age``: ... or when they are this many
+    observations old; ``lag``: a refit started at step ``t`` is used at step
+    ``t + lag``; ``max_in_flight``: refits running at once; ``draws``, ``tune``,
+    ``chains``, ``repairs``: each refit's NUTS settings; ``kept_draws``: draws
+    kept for prediction (``S``).
+    """
+
+    ess_refit: float = 0.5
+    max_age: int = 25
+    lag: int = 2
+    max_in_flight: int = 2
+    draws: int = 150
+    tune: int = 200
+    chains: int = 4
+    repairs: int = 2
+    kept_draws: int = 128
+
+    def __post_init__(self):
+        if not 0.0 < self.ess_refit <= 1.0:
+            raise ValueError(f"fast_settings.ess_refit must lie in (0, 1]; got {self.ess_refit!r}")
+        for name in ("max_age", "lag", "max_in_flight", "draws", "chains", "kept_draws"):
+            check_positive_int(getattr(self, name), f"fast_settings.{name}")
+        check_positive_int(self.tune, "fast_settings.tune", minimum=0)
+        check_positive_int(self.repairs, "fast_settings.repairs", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -106,13 +115,14 @@ class RunSettings:
                 f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
             )
         kernel = known.kernel if known is not None else canonical_kernel(kernel or "se")
-        fast = bool(kw.get("fast", False))
+        fast = kw.get("fast")
         if fast and inference != "nuts":
             raise ValueError(
                 f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
             )
-        if fast and not isinstance(problem.domain, CandidateSet):
-            raise ValueError("fast=True needs a finite candidate set (problem.domain)")
+        if fast is None:  # the default wherever it applies
+            fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
+        fast = bool(fast)
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
         )
@@ -134,7 +144,7 @@ class RunSettings:
             kernel=kernel,
             priors=priors,
             seed=check_positive_int(kw.get("seed", 0), "seed", minimum=0),
-            nuts=NutsSettings.from_kwargs(kw.get("nuts_kwargs")),
+            nuts=nuts_from_kwargs(kw.get("nuts_kwargs")),
             max_draws=check_positive_int(kw.get("max_draws", 256), "max_draws"),
             mc_samples=check_positive_int(kw.get("mc_samples", 512), "mc_samples"),
             acq_method=check_choice(kw.get("acq_method", "auto"), "acq_method", ACQ_METHODS),

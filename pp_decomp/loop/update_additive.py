@@ -18,6 +18,7 @@ import numpy as np
 
 from pp_decomp._progress import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
+from pp_decomp.additive.gp import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
 from pp_decomp.components.scaling import to_model_scale
 from pp_decomp.loop.records import fit_summary
@@ -33,7 +34,7 @@ class AdditiveUpdater(Updater):
         self.structure: dict | None = None
 
     def _gp(self, groups, **kw) -> AdditiveGP:
-        p, priors = self.problem, self.settings.priors
+        p, priors = self.problem, ADDITIVE_PRIORS
         return AdditiveGP(
             groups, p.dim, priors=priors, bounds=p.domain.bounds, name="additive", **kw
         )

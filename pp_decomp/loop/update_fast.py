@@ -1,69 +1,109 @@
-"""The fast full-Bayes path on finite candidate sets.
+"""The fast full-Bayes path: NUTS refits off the critical path, exact updates in between.
 
 Two costs dominate a full-Bayes loop: re-sampling the hyperparameter posterior
-of every component at every step, and predicting at every candidate for every
-draw. Between full NUTS refits this updater keeps each GP's draws in an
-:class:`~pp_decomp.components.incremental.IncrementalPosterior` (exact
-reweighting and rank-one appends) and refits, warm-started at the current
-posterior mean, once the effective sample size of the reweighted draws drops
-below ``ess_min · S`` or the draws are ``max_age`` steps old. The
-standardisation of ``y`` is frozen between refits so that reweighting is exact.
+of every GP at every step, and predicting for every draw. Between refits this
+updater keeps each GP's draws in an
+:class:`~pp_decomp.components.incremental.IncrementalPosterior`: every new
+observation reweights them exactly (sequential importance sampling) and is
+appended to each draw's Cholesky factor in ``O(S n)`` (on a candidate set the
+posterior at every candidate follows by one rank-one term).
+
+Refits run in a background thread while the loop goes on:
+
+* when the effective sample size of the reweighted draws falls below
+  ``ess_refit · S`` (or the draws are ``max_age`` observations old), a
+  warm-started, convergence-checked NUTS refit on the data so far is started
+  (at most ``max_in_flight`` at once, the lowest ESS first);
+* it is consumed at a step fixed when it starts (``lag`` steps later), waiting
+  for it if it is not done: the new draws, which know the data up to the
+  start, are reweighted by the observations since. Choices therefore do not
+  depend on timing, and a resumed run relaunches the refits in flight with
+  their seeds and makes exactly the same choices.
+
+The standardisation of ``y`` is frozen between refits so that reweighting is exact.
 """
 
 from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.incremental import IncrementalPosterior
-from pp_decomp.components.posterior import DrawPosterior
+from pp_decomp.diagnostics import warn_if_bad
+from pp_decomp.loop.fast_view import FastGPView, candidate_index
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters import Updater
-from pp_decomp.rng import as_generator
+from pp_decomp.rng import as_generator, int_seed
+from pp_decomp.space import CandidateSet
+
+
+@dataclass
+class RefitJob:
+    """A NUTS refit running in the background: on the first ``start_n`` observations,
+    seeded by ``seed``, consumed at step ``consume_at``."""
+
+    start_n: int
+    consume_at: int
+    seed: int
+    future: object = None
+
+    def state(self) -> dict:
+        """What relaunches the job on resume."""
+        return {"start_n": self.start_n, "consume_at": self.consume_at, "seed": self.seed}
+
+
+def _refit(gp_args: dict, X, y, seed: int, init, nuts: dict):
+    """One refit (runs in the background thread): a fresh GP, so nothing is shared."""
+    gp = ComponentGP(**gp_args)
+    gp.fit(X, y, "nuts", seed=seed, init=init, **nuts)
+    return gp
 
 
 class FastComponent:
-    """One GP on the fast path: NUTS refits plus incremental reweighted updates."""
+    """One GP on the fast path: its reweighted draws and its refit in flight."""
 
-    def __init__(self, name, kernel, dim, priors, bounds, Xc, settings):
-        self.gp = ComponentGP(
-            kernel, dim, priors=priors, bounds=bounds, name=name, max_draws=2 * settings.draws
+    def __init__(self, name: str, settings, problem):
+        fs = settings.fast_settings
+        self.gp_args = dict(
+            kernel=settings.kernel,
+            input_dim=problem.dim,
+            priors=settings.priors,
+            bounds=problem.domain.bounds,
+            name=name,
+            max_draws=fs.kept_draws,
         )
-        self.Xc_scaled = self.gp.scale_X(Xc)
-        self.settings = settings
+        self.gp = ComponentGP(**self.gp_args)
+        dom = problem.domain
+        self.Xc_scaled = self.gp.scale_X(dom.X) if isinstance(dom, CandidateSet) else None
+        self.settings = fs
         self.post: IncrementalPosterior | None = None
         self.n_at_refit = 0
+        self.job: RefitJob | None = None
+
+    @property
+    def nuts(self) -> dict:
+        s = self.settings
+        return dict(draws=s.draws, tune=s.tune, chains=s.chains, repairs=s.repairs)
 
     def _standardise(self, y):
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std
 
-    def needs_refit(self, n: int) -> bool:
-        """Whether a NUTS refit is due at ``n`` observations.
-
-        True before the first fit, when the effective sample size of the reweighted
-        draws falls below ``ess_min`` times their number, or when the draws are
-        ``max_age`` observations old.
-        """
-        if self.post is None:
-            return True
-        s = self.settings
-        return self.post.ess < s.ess_min * len(self.post.logw) or n - self.n_at_refit >= s.max_age
-
-    def refit(self, X, y, rng) -> None:
-        """Warm-started NUTS refit on ``(X, y)``; the new draws replace the reweighted ones."""
-        init = self.gp.draws if self.post is not None else None
-        s = self.settings
-        self.gp.fit(X, y, "nuts", draws=s.draws, tune=s.tune, chains=2, seed=rng, init=init)
-        self.rebuild(X, y, self.gp.draws)
-
-    def rebuild(self, X, y, draws: HyperDraws, y_mean=None, y_std=None) -> None:
-        """Posterior from ``draws`` on all of ``(X, y)``, standardisation frozen from now on."""
-        if y_mean is not None:
-            self.gp.y_mean, self.gp.y_std = y_mean, y_std
+    def rebuild(self, X, y, draws: HyperDraws, y_mean, y_std) -> None:
+        """Posterior from ``draws`` on ``(X, y)``, standardisation frozen from now on."""
+        self.gp.y_mean, self.gp.y_std = y_mean, y_std
         self.gp.draws = draws  # the next refit warm-starts from these
         self.post = IncrementalPosterior(
-            self.gp.kernel, self.gp.scale_X(X), self._standardise(y), draws, self.Xc_scaled
+            self.gp.kernel,
+            self.gp.scale_X(X),
+            self._standardise(y),
+            draws,
+            self.Xc_scaled,
+            self.gp.mean_var,
         )
         self.n_at_refit = len(X)
 
@@ -72,90 +112,38 @@ class FastComponent:
         for i in range(len(self.post.X), len(X)):
             self.post.append(self.gp.scale_X(X[i : i + 1])[0], self._standardise(y[i]))
 
-    def moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture mean and variance at every candidate, in the component's units, each ``(N,)``."""
-        mean, var = self.post.moments()
-        return self.gp.y_mean + self.gp.y_std * mean, self.gp.y_std**2 * var
+    def adopt(self, fitted: ComponentGP, X, y) -> None:
+        """Use a refit's draws: rebuilt on the data it saw, then appended the rest."""
+        n = len(fitted.X_train)
+        self.rebuild(X[:n], y[:n], fitted.draws, fitted.y_mean, fitted.y_std)
+        self.update(X, y)
+        self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
+
+    def needs_refit(self, n: int) -> bool:
+        """Whether the reweighted draws have degraded (ESS) or aged enough for a refit."""
+        s = self.settings
+        return self.post.ess < s.ess_refit * len(self.post.logw) or n - self.n_at_refit >= s.max_age
+
+    def launch(self, X, y, seed: int, consume_at: int, pool) -> None:
+        """Start a background refit on ``(X, y)``, warm-started at the current draws."""
+        self.job = RefitJob(len(X), consume_at, seed)
+        init = None if self.post is None else self.gp.draws
+        self.job.future = pool.submit(
+            _refit, self.gp_args, X.copy(), y.copy(), seed, init, self.nuts
+        )
 
 
-class CandidatePosterior(DrawPosterior):
-    """An equal-weight resample of a fast component's draws, at the candidates only.
-
-    Rows of ``X`` passed in are candidates (original units), mapped back to their
-    indices; per-draw arrays at every candidate are computed once.
-    """
-
-    def __init__(self, post: IncrementalPosterior, index: dict, draw_idx: np.ndarray):
-        self.post, self.index, self.draw_idx = post, index, draw_idx
-        self._mean, self._var = post.per_draw(draw_idx)
-        self.noise_var = post.draws.sigma[draw_idx] ** 2
-        self.n_draws = len(draw_idx)
-
-    def rows(self, X) -> np.ndarray:
-        """Candidate indices of the rows of ``X``."""
-        X = np.ascontiguousarray(X, dtype=float)
-        try:
-            return np.fromiter((self.index[row.tobytes()] for row in X), int, len(X))
-        except KeyError as err:
-            raise ValueError("the fast path predicts only at the problem's candidates") from err
-
-    def per_draw(self, Xnew):
-        """Per-draw means and variances (standardised) at candidate rows ``Xnew``: (S, m)."""
-        i = self.rows(Xnew)
-        return self._mean[:, i], self._var[:, i]
-
-    def joint_per_draw(self, Xnew, idx=None):
-        """Per-draw joint means and covariances (standardised) at candidate rows ``Xnew``."""
-        idx = np.arange(self.n_draws) if idx is None else np.asarray(idx)
-        return self.post.joint(self.draw_idx[idx], self.rows(Xnew))
+_POOL_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
 
 
-class FastGPView:
-    """A :class:`FastComponent` at one step, through the GP model interface
-    (:class:`~pp_decomp.components.protocol.GPModel`), in the component's units.
-
-    :meth:`predict` gives the importance-weighted moments; :meth:`predict_per_draw`
-    and :meth:`sample` an equal-weight resample of the draws (fixed for the step).
-    """
-
-    def __init__(self, comp: FastComponent, index: dict, rng: np.random.Generator):
-        self.comp, self.name = comp, comp.gp.name
-        self.posterior = CandidatePosterior(comp.post, index, comp.post.resample(rng))
-        self._moments = comp.moments()
-        self.y_mean, self.y_std = comp.gp.y_mean, comp.gp.y_std
-
-    @property
-    def n_draws(self) -> int:
-        """Draws in the step's resample."""
-        return self.posterior.n_draws
-
-    def predict(self, X, pred_noise: bool = False):
-        """Weighted mixture mean and variance at candidate rows ``X``: (m,) each."""
-        i = self.posterior.rows(X)
-        mean, var = self._moments[0][i], self._moments[1][i]
-        if pred_noise:
-            w = self.comp.post.weights
-            var = var + self.y_std**2 * float(w @ self.comp.post.draws.sigma**2)
-        return mean, var
-
-    def predict_per_draw(self, X, pred_noise: bool = False):
-        """Per-draw means and variances at candidate rows ``X``: (S, m) each."""
-        mean, var = self.posterior.per_draw(X)
-        if pred_noise:
-            var = var + self.posterior.noise_var[:, None]
-        return self.y_mean + self.y_std * mean, self.y_std**2 * var
-
-    def sample(self, X, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False):
-        """Posterior samples at candidate rows ``X``: (n_samples, m)."""
-        X = np.asarray(X, dtype=float)
-        z = self.posterior.sample(X, n_samples, as_generator(seed), joint, pred_noise)
-        return self.y_mean + self.y_std * z
-
-
-def candidate_index(Xc: np.ndarray) -> dict:
-    """Row bytes → row index of the candidate set."""
-    Xc = np.ascontiguousarray(Xc, dtype=float)
-    return {row.tobytes(): i for i, row in enumerate(Xc)}
+def _pool() -> ThreadPoolExecutor:
+    """One background thread for every fast path of the process (refits queue on it)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pp_decomp-refit")
+        return _POOL
 
 
 class FastUpdater(Updater):
@@ -164,46 +152,90 @@ class FastUpdater(Updater):
     def __init__(self, settings, problem):
         self.settings, self.problem = settings, problem
         self.components: dict[str, FastComponent] = {}
-        self.index = candidate_index(problem.domain.X)
+        dom = problem.domain
+        self.index = candidate_index(dom.X) if isinstance(dom, CandidateSet) else None
 
     def _component(self, name: str) -> FastComponent:
         if name not in self.components:
-            s, p = self.settings, self.problem
-            self.components[name] = FastComponent(
-                name, s.kernel, p.dim, s.priors, p.domain.bounds, p.domain.X, s.fast_settings
-            )
+            self.components[name] = FastComponent(name, self.settings, self.problem)
         return self.components[name]
 
-    def update(self, data, t, rng, rec):
-        views, rec["ess"] = {}, {}
+    def prepare(self, data, t, rng, first):
+        """Start the first fits ``lag`` design steps before the first acquisition needs
+        them, on the design so far (at least two points), so that no step waits for them."""
+        if t + self.settings.fast_settings.lag < first or data.n < 2:
+            return
+        seeds = as_generator(rng)
         for name, y in data.targets.items():
             fc = self._component(name)
-            if fc.post is not None:
-                fc.update(data.X, y)  # reweight first: a collapsed ESS refits this very step
-            if fc.needs_refit(data.n):
-                status(f"refitting {name} (NUTS)")
-                fc.refit(data.X, y, rng)
-                rec["refit"][name] = fit_summary(fc.gp)
+            if fc.post is None and fc.job is None:
+                fc.launch(data.X, y, int_seed(seeds), first, _pool())
+
+    def update(self, data, t, rng, rec):
+        rec["ess"] = {}
+        seeds = as_generator(rng)
+        for name, y in data.targets.items():  # without a prepared first fit, wait for one
+            fc = self._component(name)
+            if fc.post is None and fc.job is None:
+                status(f"first NUTS fit of {name}")
+                fc.launch(data.X, y, int_seed(seeds), t, _pool())
+        for name, y in data.targets.items():
+            fc = self.components[name]
+            if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
+                self._consume(fc, data.X, y, rec)
+            fc.update(data.X, y)
+        self._launch_due(data, t, seeds)
+        views = {}
+        for name in data.targets:
+            fc = self.components[name]
             rec["ess"][name] = fc.post.ess
             views[name] = FastGPView(fc, self.index, rng)
         return views
 
-    def state(self) -> dict:
-        return {
-            name: {
-                "draws": fc.gp.draws.as_dict(),
-                "y_mean": fc.gp.y_mean,
-                "y_std": fc.gp.y_std,
-                "n_at_refit": fc.n_at_refit,
-                "n_conditioned": len(fc.post.X),
-            }
+    def _consume(self, fc: FastComponent, X, y, rec) -> None:
+        status(f"waiting for the refit of {fc.gp.name}")
+        fitted = fc.job.future.result()
+        fc.job = None
+        fc.adopt(fitted, X, y)
+        rec["refit"][fc.gp.name] = fit_summary(fitted)
+        warn_if_bad(fitted.diagnostics, fitted.name)
+
+    def _launch_due(self, data, t: int, seeds) -> None:
+        """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""
+        s = self.settings.fast_settings
+        busy = sum(fc.job is not None for fc in self.components.values())
+        due = [
+            (fc.post.ess, name)
             for name, fc in self.components.items()
-        }
+            if fc.job is None and fc.needs_refit(data.n)
+        ]
+        for _, name in sorted(due)[: max(s.max_in_flight - busy, 0)]:
+            fc = self.components[name]
+            fc.launch(data.X, data.targets[name], int_seed(seeds), t + s.lag, _pool())
+
+    def state(self) -> dict:
+        out = {}
+        for name, fc in self.components.items():
+            out[name] = {"job": None if fc.job is None else fc.job.state()}
+            if fc.post is not None:  # else only a first fit is in flight
+                out[name].update(
+                    draws=fc.gp.draws.as_dict(),
+                    y_mean=fc.gp.y_mean,
+                    y_std=fc.gp.y_std,
+                    n_at_refit=fc.n_at_refit,
+                    n_conditioned=len(fc.post.X),
+                )
+        return out
 
     def restore(self, state, data) -> None:
         for name, f in state.items():
             fc, y = self._component(name), data.targets[name]
-            a, b = f["n_at_refit"], f["n_conditioned"]
-            draws = HyperDraws.from_dict(f["draws"])
-            fc.rebuild(data.X[:a], y[:a], draws, f["y_mean"], f["y_std"])
-            fc.update(data.X[:b], y[:b])  # the same appends, in the same order, as the run
+            if "draws" in f:
+                a, b = f["n_at_refit"], f["n_conditioned"]
+                draws = HyperDraws.from_dict(f["draws"])
+                fc.rebuild(data.X[:a], y[:a], draws, f["y_mean"], f["y_std"])
+                fc.update(data.X[:b], y[:b])  # the same appends, in the same order, as the run
+            job = f.get("job")
+            if job is not None:  # the refit in flight, relaunched with its seed
+                n = job["start_n"]
+                fc.launch(data.X[:n], y[:n], job["seed"], job["consume_at"], _pool())

@@ -15,7 +15,7 @@ import numpy as np
 
 from pp_decomp.optim import maximize
 
-SURROGATES = ("decomposed", "composed", "additive", "none")
+SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
 
 
 @dataclass
@@ -40,6 +40,8 @@ class Context:
     additive: object = None
     levels: int = 25
     excluded: np.ndarray | None = None  # failed inputs not to ask again: (k, d)
+    X: np.ndarray | None = None  # the observations so far (peers fit their own models)
+    Y: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Needs:
     fast_path : it can run on the fast full-Bayes path (it uses component or
         composed GPs, which that path updates)
     known_kernels : it can run with ``inference="fixed"``
+    peer : the optional package a peer strategy needs (``"botorch"``)
     """
 
     linear_g: bool = False
@@ -63,6 +66,7 @@ class Needs:
     structure: str | None = None
     fast_path: bool = True
     known_kernels: bool = True
+    peer: str | None = None
 
 
 @dataclass(frozen=True)

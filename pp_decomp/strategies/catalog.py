@@ -32,6 +32,12 @@ def _lipschitz_range(ctx: Context) -> np.ndarray:
     return dom.sample(LIPSCHITZ_RANGE_POINTS, seed=ctx.rng)
 
 
+def _spread(ctx: Context) -> float:
+    """Standard deviation of the observed objective (the scale of improvements)."""
+    h = ctx.problem.compose(ctx.Y, ctx.X)
+    return float(np.std(h)) if len(h) > 1 else 1.0
+
+
 def _thompson(ctx: Context):
     X = _domain_points(ctx, THOMPSON_MAX_POINTS)
     if ctx.decomposed is not None:
@@ -60,10 +66,23 @@ def _g_add_gp_ucb(ctx: Context):
     return g_add_gp_ucb_maximize(ctx.additive, ctx.beta, ctx.problem.domain, ctx.levels)
 
 
+def _botorch_composite(ctx: Context):
+    from pp_decomp.peers.botorch import composite_ucb
+
+    return composite_ucb(ctx)
+
+
+def _botorch_gp_ucb(ctx: Context):
+    from pp_decomp.peers.botorch import gp_ucb
+
+    return gp_ucb(ctx)
+
+
 def _gpmi_gamma(ctx: Context, x) -> float:
     return acq.GPMI(ctx.composed, ctx.gamma).updated_gamma(x)
 
 
+_PEER = Needs(fast_path=False, known_kernels=False, peer="botorch")
 _ADDITIVE = dict(surrogate="additive", needs=Needs(box=True, fast_path=False, known_kernels=False))
 
 STRATEGIES: dict[str, Strategy] = {
@@ -94,7 +113,9 @@ STRATEGIES: dict[str, Strategy] = {
             "d-ei",
             "decomposed",
             "expected improvement on the decomposed posterior",
-            build=lambda c: acq.ExpectedImprovement(c.decomposed, c.best, 0.0, c.mc_samples, c.rng),
+            build=lambda c: acq.ExpectedImprovement(
+                c.decomposed, c.best, 0.0, c.mc_samples, c.rng, _spread(c)
+            ),
             needs=Needs(incumbent=True),
         ),
         Strategy(
@@ -102,7 +123,7 @@ STRATEGIES: dict[str, Strategy] = {
             "decomposed",
             "probability of improvement on the decomposed posterior",
             build=lambda c: acq.ProbabilityOfImprovement(
-                c.decomposed, c.best, PI_MARGIN, c.mc_samples, c.rng
+                c.decomposed, c.best, PI_MARGIN, c.mc_samples, c.rng, _spread(c)
             ),
             needs=Needs(incumbent=True),
         ),
@@ -183,6 +204,20 @@ STRATEGIES: dict[str, Strategy] = {
             additive=AdditiveSpec("rolland", structure="oracle"),
             surrogate="additive",
             needs=Needs(box=True, structure="edges", fast_path=False, known_kernels=False),
+        ),
+        Strategy(
+            "botorch-composite",
+            "peer",
+            "BoTorch's composite loop: ModelListGP of SingleTaskGP, MC qUCB of g (peer)",
+            choose_fn=_botorch_composite,
+            needs=_PEER,
+        ),
+        Strategy(
+            "botorch-gp-ucb",
+            "peer",
+            "BoTorch's SingleTaskGP on the composed output, analytic UCB (peer)",
+            choose_fn=_botorch_gp_ucb,
+            needs=_PEER,
         ),
         Strategy(
             "random",

@@ -38,6 +38,11 @@ def unsupported(
     """
     s = get_strategy(strategy)
     needs, dom = s.needs, problem.domain
+    if needs.peer == "botorch":
+        from pp_decomp.peers import botorch_available
+
+        if not botorch_available():
+            return "it is BoTorch's loop: install the extra, pip install 'pp-decomp[compare]'"
     if needs.linear_g and problem.linear is None:
         return (
             "it needs a linear decomposition (problem.weights) and g is not linear; "
@@ -59,7 +64,7 @@ def unsupported(
 def _fixed_unsupported(s: Strategy, problem, known_kernels) -> str | None:
     known = problem.known_kernels if known_kernels is None else known_kernels
     if not s.needs.known_kernels:
-        return "it learns its own kernel structure, which known component kernels do not fix"
+        return "it learns its own kernels, which the known kernels would not fix"
     if known is None:
         return "inference='fixed' needs known kernels and the problem has no known_kernels"
     if s.surrogate == "composed" and problem.linear is None and known.composed is None:

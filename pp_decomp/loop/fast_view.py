@@ -1,0 +1,100 @@
+"""A fast-path GP at one step, through the GP model interface.
+
+:meth:`FastGPView.predict` gives the importance-weighted mixture moments;
+per-draw predictions and samples use an equal-weight systematic resample of
+the draws, fixed for the step. On a candidate set the per-draw arrays at every
+candidate are kept up to date by the appends and read by row; on a box they
+are computed at the inputs asked for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.components.incremental import IncrementalPosterior
+from pp_decomp.components.posterior import DrawPosterior
+from pp_decomp.rng import as_generator
+
+
+class FastPosterior(DrawPosterior):
+    """The resampled draws ``draw_idx`` of an incremental posterior (standardised units).
+
+    ``scale_X`` maps inputs to the model scale; ``index`` (candidate row bytes to
+    row number) is given on a candidate set, whose rows are then read, not computed.
+    """
+
+    def __init__(self, post: IncrementalPosterior, draw_idx, scale_X, index=None):
+        self.post, self.draw_idx, self.scale_X, self.index = post, draw_idx, scale_X, index
+        self.noise_var = post.draws.sigma[draw_idx] ** 2
+        self.n_draws = len(draw_idx)
+        if index is not None:
+            self._mean, self._var = post.per_draw(draw_idx)
+
+    def rows(self, X) -> np.ndarray:
+        """Candidate indices of the rows of ``X``."""
+        X = np.ascontiguousarray(X, dtype=float)
+        try:
+            return np.fromiter((self.index[row.tobytes()] for row in X), int, len(X))
+        except KeyError as err:
+            raise ValueError("the fast path predicts only at the problem's candidates") from err
+
+    def per_draw(self, Xnew):
+        """Per-draw means and variances (standardised) at ``Xnew``: (S, m) each."""
+        if self.index is not None:
+            i = self.rows(Xnew)
+            return self._mean[:, i], self._var[:, i]
+        return self.post.at(self.scale_X(Xnew), self.draw_idx)
+
+    def joint_per_draw(self, Xnew, idx=None):
+        """Per-draw joint means and covariances (standardised) at ``Xnew``."""
+        idx = np.arange(self.n_draws) if idx is None else np.asarray(idx)
+        draws = self.draw_idx[idx]
+        if self.index is not None:
+            return self.post.joint(draws, rows=self.rows(Xnew))
+        return self.post.joint(draws, Xs=self.scale_X(Xnew))
+
+
+class FastGPView:
+    """A fast-path GP at one step, in the component's units
+    (:class:`~pp_decomp.components.protocol.GPModel`)."""
+
+    def __init__(self, comp, index, rng: np.random.Generator):
+        self.comp, self.name = comp, comp.gp.name
+        self.y_mean, self.y_std = comp.gp.y_mean, comp.gp.y_std
+        self.posterior = FastPosterior(comp.post, comp.post.resample(rng), comp.gp.scale_X, index)
+        self._moments = comp.post.moments() if index is not None else None
+
+    @property
+    def n_draws(self) -> int:
+        """Draws in the step's resample."""
+        return self.posterior.n_draws
+
+    def predict(self, X, pred_noise: bool = False):
+        """Weighted mixture mean and variance at ``X``: (m,) each."""
+        if self._moments is not None:
+            i = self.posterior.rows(X)
+            mean, var = self._moments[0][i], self._moments[1][i]
+        else:
+            mean, var = self.comp.post.moments(self.comp.gp.scale_X(np.asarray(X, dtype=float)))
+        if pred_noise:
+            var = var + float(self.comp.post.weights @ self.comp.post.draws.sigma**2)
+        return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def predict_per_draw(self, X, pred_noise: bool = False):
+        """Per-draw means and variances at ``X``: (S, m) each."""
+        mean, var = self.posterior.per_draw(X)
+        if pred_noise:
+            var = var + self.posterior.noise_var[:, None]
+        return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def sample(self, X, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False):
+        """Posterior samples at ``X``: (n_samples, m)."""
+        X = np.asarray(X, dtype=float)
+        z = self.posterior.sample(X, n_samples, as_generator(seed), joint, pred_noise)
+        return self.y_mean + self.y_std * z
+
+
+def candidate_index(Xc: np.ndarray) -> dict:
+    """Row bytes → row index of the candidate set."""
+    Xc = np.ascontiguousarray(Xc, dtype=float)
+    return {row.tobytes(): i for i, row in enumerate(Xc)}

@@ -1,0 +1,29 @@
+"""pp_decomp.perf: the convergence shares it reports."""
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.perf import refit_convergence
+
+
+def test_refit_convergence_counts_first_run_and_repaired_shares():
+    dims = ("iteration", "component")
+    refit = np.array([[True, True], [False, True], [True, False]])
+    nan = np.nan
+    ds = xr.Dataset(
+        {
+            "refit": (dims, refit),
+            "rhat_max": (dims, [[1.0, 1.02], [nan, 1.0], [1.0, nan]]),
+            "ess_bulk_min": (dims, [[500.0, 90.0], [nan, 450.0], [420.0, nan]]),
+            "divergences": (dims, [[0, 3], [0, 0], [0, 0]]),
+            "repairs": (dims, [[0, 2], [0, 1], [0, 0]]),
+            "converged": (dims, [[True, False], [False, True], [True, False]]),
+        }
+    )
+    r = refit_convergence(ds)
+    assert r["refits"] == 4 and r["repairs"] == 3 and r["divergences"] == 3
+    assert r["share_first_run"] == 0.5  # two converged without repair
+    assert r["share_after_repair"] == 0.75  # one more after its repair
+    assert r["rhat_max"] == 1.02 and r["ess_bulk_min"] == 90.0
+    map_run = ds.assign(rhat_max=(dims, np.full((3, 2), nan)))
+    assert refit_convergence(map_run) == {"refits": 4}
