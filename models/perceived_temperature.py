@@ -114,6 +114,20 @@ def split_stations(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(perm[:k]), np.sort(perm[k:])
 
 
+def _station_readings(X: np.ndarray, Y: np.ndarray):
+    """The components at stations ``Z (m, 2)``: the readings ``Y`` of the rows of ``X``."""
+    lookup = {tuple(x): i for i, x in enumerate(X)}
+
+    def components(Z):
+        try:
+            rows = [lookup[tuple(z)] for z in np.asarray(Z, dtype=float)]
+        except KeyError as err:
+            raise ValueError(f"perceived-temperature: {err.args[0]} is not a station") from err
+        return Y[rows]
+
+    return components
+
+
 def perceived_temperature(
     seed: int = 0, variant: str = "nws", split: str = "all", known_kernels: bool = False
 ) -> Problem:
@@ -147,16 +161,7 @@ def perceived_temperature(
     learn, run = split_stations(seed, len(X_all))
     idx = np.arange(len(X_all)) if split == "all" else run
     X, Y = X_all[idx], Y_all[idx]
-    lookup = {tuple(x): i for i, x in enumerate(X)}
     g = VARIANTS[variant]
-
-    def components(Z):
-        try:
-            rows = [lookup[tuple(z)] for z in np.asarray(Z, dtype=float)]
-        except KeyError as err:
-            raise ValueError(f"perceived-temperature: {err.args[0]} is not a station") from err
-        return Y[rows]
-
     values = g(Y)
     domain = CandidateSet(X, labels=st["station"][idx])
     kernels = None
@@ -166,7 +171,7 @@ def perceived_temperature(
         )
     return Problem(
         domain=domain,
-        components=components,
+        components=_station_readings(X, Y),
         n_components=3,
         g=lambda F, Z: g(F),
         maximize=True,

@@ -2,7 +2,7 @@
 
 numpy and scipy each ship an OpenBLAS pool; with default threading on a 2-core
 machine they fight each other and with the samplers' own worker threads
-(DESIGN.md §5 measured `pm.sample(cores=2)` 19x slower). Pinning also makes
+(`pm.sample(cores=2)` 19x slower; docs/design.md, "Stack facts"). Pinning also makes
 results bit-for-bit reproducible across a process pool, Dask workers and the
 parent. Users who really want threaded BLAS can set the variables themselves
 before importing pp_decomp.

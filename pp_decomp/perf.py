@@ -108,7 +108,8 @@ def straightforward_step(T: int, seed: int = 0) -> dict:
     problem = get_problem("synthetic", seed=seed)
     opt = Optimizer(problem, "d-gpucb", inference="nuts", fast=False, seed=seed, n_init=2)
     X = problem.domain.sample(T, seed=seed)
-    opt.tell(X, problem.evaluate(X, seed=seed))
+    for x, y in zip(X, problem.evaluate(X, seed=seed), strict=True):
+        opt.tell(x, y)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

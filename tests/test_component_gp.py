@@ -25,7 +25,7 @@ def test_map_fit_predicts_and_is_reproducible(rng):
     truth = np.sin(5 * Xt[:, 0]) + Xt[:, 1]
     assert np.sqrt(np.mean((mean - truth) ** 2)) < 0.15
     assert np.all(var > 0)
-    # The noise prior keeps σ away from zero (DESIGN.md §5).
+    # The noise prior keeps σ away from zero (docs/design.md, "Stack facts").
     assert gp.draws.sigma[0] > 1e-3
     assert "sigma" in gp.idata.posterior
 

@@ -1,4 +1,4 @@
-"""Exploration schedules ``β_t`` (DESIGN.md §2.1): small, swappable callables ``t -> β_t``."""
+"""Exploration schedules, callables ``t -> β_t`` (docs/design.md, "Exploration schedules")."""
 
 from __future__ import annotations
 

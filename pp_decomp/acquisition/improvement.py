@@ -68,7 +68,7 @@ def log_fatplus(x: np.ndarray) -> np.ndarray:
 
 
 class _Improvement:
-    kind = ""
+    """log EI / log PI: the subclasses give the per-sample and per-draw terms."""
 
     def __init__(
         self,
@@ -107,16 +107,20 @@ class _Improvement:
     def __call__(self, X) -> np.ndarray:
         if self.monte_carlo:
             u = (self._samples(X) - self.best - self.xi) / self.tau
-            if self.kind == "ei":
-                per = log_fatplus(u) + np.log(self.tau)
-            else:
-                per = log_expit(u)
+            per = self._log_smoothed(u)
             return logsumexp(per, axis=0) - np.log(len(per))
         mean, var = self._per_draw(X)
         sd = np.sqrt(np.maximum(var, 1e-300))
-        u = (mean - self.best - self.xi) / sd
-        per = log_h(u) + np.log(sd) if self.kind == "ei" else log_ndtr(u)
+        per = self._log_gaussian((mean - self.best - self.xi) / sd, sd)
         return logsumexp(per, axis=0) - np.log(len(per))
+
+    def _log_smoothed(self, u: np.ndarray) -> np.ndarray:
+        """Per-sample log improvement term, ``u = (h - best - ξ) / τ``."""
+        raise NotImplementedError
+
+    def _log_gaussian(self, u: np.ndarray, sd: np.ndarray) -> np.ndarray:
+        """Per-draw closed form, ``u = (μ - best - ξ) / sd``."""
+        raise NotImplementedError
 
     def tie_break(self, X) -> np.ndarray:
         """``E[h] + sd[h]``: which of equally improving inputs to prefer (never random)."""
@@ -131,10 +135,18 @@ class _Improvement:
 class ExpectedImprovement(_Improvement):
     """log EI of ``h`` over the incumbent (closed form per draw, or smoothed Monte Carlo)."""
 
-    kind = "ei"
+    def _log_smoothed(self, u):
+        return log_fatplus(u) + np.log(self.tau)
+
+    def _log_gaussian(self, u, sd):
+        return log_h(u) + np.log(sd)
 
 
 class ProbabilityOfImprovement(_Improvement):
     """log PI (MPI) of ``h`` over the incumbent plus margin ``ξ``."""
 
-    kind = "pi"
+    def _log_smoothed(self, u):
+        return log_expit(u)
+
+    def _log_gaussian(self, u, sd):
+        return log_ndtr(u)

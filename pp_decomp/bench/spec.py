@@ -162,6 +162,16 @@ PRESETS = {
         baseline="g-add-gp-ucb-disjoint",
         compared=["g-add-gp-ucb", "g-add-gp-ucb-oracle"],
     ),
+    # decision quality side by side with BoTorch's MAP composite loop (compare extra)
+    "peers": dict(
+        problems=["synthetic", "flu"],
+        strategies=["d-gpucb", "d-gpucb-mc", "botorch-composite"],
+        trials=10,
+        iterations=100,
+        n_init=5,
+        baseline="botorch-composite",
+        compared=["d-gpucb", "d-gpucb-mc"],
+    ),
 }
 QUICK = {"trials": 2, "iterations": 20}
 PRESET_NAMES = tuple(PRESETS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 # run flags that determine the run, as the Optimizer calls them
@@ -82,9 +83,10 @@ def _add_model_flags(u) -> None:
     )
     u.add_argument(
         "--fast",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help="full-Bayes fast path (with --inference nuts)",
+        help="full-Bayes fast path (the default with --inference nuts where the strategy "
+        "supports it; background refits, reweighted draws)",
     )
     u.add_argument(
         "--refit-every",

@@ -18,7 +18,7 @@ import numpy as np
 from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
-from pp_decomp.components.nuts import NutsSettings, fit_until_converged
+from pp_decomp.components.nuts import MAX_TREE_DEPTH, NutsSettings, fit_until_converged
 from pp_decomp.components.posterior import JITTER, DrawPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
@@ -82,6 +82,7 @@ class MarginalGP:
         restarts: int = 3,
         seed: SeedLike = None,
         init: Draws | None = None,
+        warn: bool = True,
     ):
         """Infer the hyperparameters from ``(X, y)`` and condition the GP on them.
 
@@ -99,6 +100,9 @@ class MarginalGP:
         init : draws, optional
             Warm start, typically the previous fit's draws: their mean in the
             unconstrained space is NUTS's initial point, or MAP's first start.
+        warn : bool
+            Warn when the NUTS fit still fails its checks after the repairs
+            (off where the caller reports it, e.g. a background refit).
         """
         check_choice(inference, "inference", INFERENCE)
         given = dict(
@@ -116,7 +120,8 @@ class MarginalGP:
         else:
             self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
             hyper = self.draws_type.from_posterior(self.idata.posterior, self.hyper_names())
-            warn_if_bad(self.diagnostics, self.name)
+            if warn:
+                warn_if_bad(self.diagnostics, self.name)
         self.draws = hyper.thin(self.max_draws)
         self._posterior = self._make_posterior(Xs, ys, self.draws)
         return self
@@ -172,6 +177,7 @@ class MarginalGP:
                 cores=min(s.chains, 2),
                 seed=seed,
                 target_accept=s.target_accept,
+                maxdepth=MAX_TREE_DEPTH,
                 progress_bar=False,
             )
 

@@ -58,7 +58,7 @@ class FastSettings:
     max_age: int = 25
     lag: int = 2
     max_in_flight: int = 2
-    draws: int = 150
+    draws: int = 400
     tune: int = 200
     chains: int = 4
     repairs: int = 2
@@ -69,7 +69,7 @@ class FastSettings:
             raise ValueError(f"fast_settings.ess_refit must lie in (0, 1]; got {self.ess_refit!r}")
         for name in ("max_age", "lag", "max_in_flight", "draws", "chains", "kept_draws"):
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
-        check_positive_int(self.tune, "fast_settings.tune", minimum=0)
+        check_positive_int(self.tune, "fast_settings.tune")
         check_positive_int(self.repairs, "fast_settings.repairs", minimum=0)
 
 

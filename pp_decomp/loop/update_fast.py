@@ -60,7 +60,7 @@ class RefitJob:
 def _refit(gp_args: dict, X, y, seed: int, init, nuts: dict):
     """One refit (runs in the background thread): a fresh GP, so nothing is shared."""
     gp = ComponentGP(**gp_args)
-    gp.fit(X, y, "nuts", seed=seed, init=init, **nuts)
+    gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
 
 

@@ -1,0 +1,65 @@
+"""The package's shape (issue 15): small classes and functions, strategy names
+compared only inside the strategy registry."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "pp_decomp").rglob("*.py")) + sorted((ROOT / "models").rglob("*.py"))
+MAX_CLASS, MAX_FUNCTION = 250, 60
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _lines(node: ast.AST) -> int:
+    return node.end_lineno - node.lineno + 1
+
+
+def _where(path: Path, node: ast.AST) -> str:
+    return f"{path.relative_to(ROOT)}:{node.lineno} {getattr(node, 'name', '')}"
+
+
+@pytest.mark.parametrize("kind,limit", [(ast.ClassDef, MAX_CLASS), (ast.FunctionDef, MAX_FUNCTION)])
+def test_no_class_or_function_over_its_size_limit(kind, limit):
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef) if kind is ast.FunctionDef else (kind,)
+    too_long = [
+        f"{_where(path, node)} ({_lines(node)} lines)"
+        for path in SOURCES
+        for node in ast.walk(_tree(path))
+        if isinstance(node, kinds) and _lines(node) > limit
+    ]
+    assert not too_long, f"over {limit} lines: {too_long}"
+
+
+def test_strategy_names_are_compared_only_in_the_registry():
+    from pp_decomp.strategies import STRATEGIES
+
+    names = set(STRATEGIES)
+    registry = ROOT / "pp_decomp" / "strategies"
+    found = []
+    for path in SOURCES:
+        if registry in path.parents:
+            continue
+        for node in ast.walk(_tree(path)):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            consts = [o for o in operands if isinstance(o, ast.Constant)]
+            consts += [
+                e for o in operands if isinstance(o, ast.Tuple | ast.Set | ast.List) for e in o.elts
+            ]
+            if any(isinstance(c, ast.Constant) and c.value in names for c in consts):
+                found.append(_where(path, node))
+    assert not found, f"strategy names compared outside pp_decomp/strategies: {found}"
+
+
+def test_the_size_check_sees_a_long_function(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION + 1))
+    node = ast.parse(f"def f():\n{body}\n").body[0]
+    assert _lines(node) > MAX_FUNCTION
