@@ -61,7 +61,7 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     its regret is the same for all and dilutes the relative change of the whole run.
     """
 
-    label = baseline.upper()
+    label = baseline
     n_init = int(json.loads(ds.attrs.get("settings", "{}")).get("n_init", 0))
     after = f" | change after the {n_init} initial evaluations" if n_init else ""
     lines = [
