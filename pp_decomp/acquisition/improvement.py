@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import erfcx, log_expit, log_ndtr, logsumexp
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import as_generator
 
 _C1 = 0.5 * np.log(2 * np.pi)
@@ -127,9 +128,8 @@ class _Improvement:
         if self.monte_carlo:
             H = self._samples(X)
             return H.mean(0) + H.std(0)
-        mean, var = self._per_draw(X)
-        mix_mean = mean.mean(0)
-        return mix_mean + np.sqrt(var.mean(0) + mean.var(0))
+        mean, var = mixture_moments(*self._per_draw(X))
+        return mean + np.sqrt(var)
 
 
 class ExpectedImprovement(_Improvement):

@@ -19,7 +19,7 @@ from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.nuts import MAX_TREE_DEPTH, NutsSettings, fit_until_converged
-from pp_decomp.components.posterior import JITTER, DrawPosterior
+from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
@@ -219,8 +219,7 @@ class MarginalGP:
         -------
         mean, var : (m,) arrays; ``var = E_s σ_s² + Var_s μ_s`` (plus noise if ``pred_noise``).
         """
-        mean_s, var_s = self.predict_per_draw(Xnew, pred_noise)
-        return mean_s.mean(0), var_s.mean(0) + mean_s.var(0)
+        return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))
 
     def sample(
         self,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise
+from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise, mixture_moments
 from pp_decomp.composition.linear import LinearComposition
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_X, check_Y
@@ -118,8 +118,7 @@ class EntireGP(DrawPosterior):
 
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of the composed ``f`` (or ``y``) at ``Xnew``: (m,), (m,)."""
-        mean_s, var_s = self.predict_per_draw(Xnew, pred_noise)
-        return mean_s.mean(0), var_s.mean(0) + mean_s.var(0)
+        return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))
 
     def sample(
         self,

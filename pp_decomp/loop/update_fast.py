@@ -37,7 +37,7 @@ from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.diagnostics import warn_if_bad
 from pp_decomp.loop.fast_view import FastGPView, candidate_index
 from pp_decomp.loop.records import fit_summary
-from pp_decomp.loop.updaters import Updater
+from pp_decomp.loop.updaters import Updater, gp_arguments
 from pp_decomp.rng import as_generator, int_seed
 from pp_decomp.space import CandidateSet
 
@@ -69,14 +69,7 @@ class FastComponent:
 
     def __init__(self, name: str, settings, problem):
         fs = settings.fast_settings
-        self.gp_args = dict(
-            kernel=settings.kernel,
-            input_dim=problem.dim,
-            priors=settings.priors,
-            bounds=problem.domain.bounds,
-            name=name,
-            max_draws=fs.kept_draws,
-        )
+        self.gp_args = gp_arguments(settings, problem, name, fs.kept_draws)
         self.gp = ComponentGP(**self.gp_args)
         dom = problem.domain
         self.Xc_scaled = self.gp.scale_X(dom.X) if isinstance(dom, CandidateSet) else None

@@ -45,6 +45,18 @@ class LoopData:
         return self.X.shape[0]
 
 
+def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
+    """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings."""
+    return dict(
+        kernel=settings.kernel,
+        input_dim=problem.dim,
+        priors=settings.priors,
+        bounds=problem.domain.bounds,
+        name=name,
+        max_draws=max_draws,
+    )
+
+
 class Updater(Protocol):
     """What the loop asks of a model updater."""
 
@@ -70,14 +82,8 @@ class RefitUpdater(Updater):
         self.draws: dict[str, HyperDraws] = {}
 
     def _gp(self, name: str) -> ComponentGP:
-        s = self.settings
         return ComponentGP(
-            s.kernel,
-            self.problem.dim,
-            priors=s.priors,
-            bounds=self.problem.domain.bounds,
-            name=name,
-            max_draws=s.max_draws,
+            **gp_arguments(self.settings, self.problem, name, self.settings.max_draws)
         )
 
     def update(self, data, t, rng, rec):
