@@ -27,3 +27,12 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["rhat_max"] == 1.02 and r["ess_bulk_min"] == 90.0
     map_run = ds.assign(rhat_max=(dims, np.full((3, 2), nan)))
     assert refit_convergence(map_run) == {"refits": 4}
+
+
+def test_an_unknown_case_is_refused_before_any_run():
+    import pytest
+
+    from pp_decomp.perf import run_perf
+
+    with pytest.raises(ValueError, match=r"cases must be one of .*got 'fluu'"):
+        run_perf(cases=("fluu",))
