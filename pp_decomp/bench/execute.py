@@ -56,23 +56,6 @@ def run_task(task: Task, out) -> str:
     return str(final)
 
 
-def _executor(scheduler: str | None, workers: int | None):
-    if scheduler is None and workers is None:
-        from concurrent.futures import ProcessPoolExecutor
-
-        return ProcessPoolExecutor(max_workers=os.cpu_count() or 1), None
-    from dask.distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        client = Client(scheduler)
-        return client, client
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    client = Client(cluster)
-    return client, client
-
-
 def run_bench(
     spec: BenchSpec,
     out,
@@ -96,40 +79,40 @@ def run_bench(
     log(f"{len(tasks)} task(s), {len(tasks) - len(todo)} already done, {len(todo)} to run")
     start = time.perf_counter()
     if todo:
-        pool, client = _executor(scheduler, workers)
-        try:
-            if client is not None:
-                from dask.distributed import as_completed
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
 
-                futures = client.map(run_task, todo, out=str(out), pure=False)
-            else:
-                from concurrent.futures import as_completed
-
-                futures = [pool.submit(run_task, t, str(out)) for t in todo]
-            bar = None
-            if progress:
-                from tqdm.auto import tqdm
-
-                bar = tqdm(total=len(todo), desc=f"bench {spec.name}", unit="run")
-            for fut in as_completed(futures):
-                fut.result()
-                if bar is not None:
-                    bar.update()
+            bar = tqdm(total=len(todo), desc=f"bench {spec.name}", unit="run")
+        for _ in _finished(todo, str(out), scheduler, workers):
             if bar is not None:
-                bar.close()
-        finally:
-            if client is not None:
-                cluster = getattr(client, "cluster", None)
-                client.close()
-                if cluster is not None:
-                    cluster.close()
-            else:
-                pool.shutdown()
+                bar.update()
+        if bar is not None:
+            bar.close()
     ds = combine(spec, out)
     ds.attrs["wall_seconds"] = time.perf_counter() - start
     ds.to_netcdf(out / "bench.nc")
     write_report(ds, out)
     return ds
+
+
+def _finished(todo: list[Task], out: str, scheduler, workers):
+    """Run the tasks on Dask (``scheduler`` or ``workers`` given) or a local process
+    pool; yield as each finishes (an error is raised at once)."""
+    if scheduler is None and workers is None:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for fut in as_completed([pool.submit(run_task, t, out) for t in todo]):
+                yield fut.result()
+        return
+    from dask.distributed import as_completed
+
+    from pp_decomp._dask import dask_client
+
+    with dask_client(scheduler, workers) as client:
+        for fut in as_completed(client.map(run_task, todo, out=out, pure=False)):
+            yield fut.result()
 
 
 def _check_existing_runs(tasks: list[Task], out: Path) -> None:

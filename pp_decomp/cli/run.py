@@ -67,10 +67,27 @@ def add_parsers(sub) -> None:
         help="a failed evaluation stops the run (default), is recorded and skipped, or is "
         "retried twice before it is recorded",
     )
+    _add_worker_flags(u)
     u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
     u.add_argument("--quiet", action="store_true", help="no progress bar")
     u.set_defaults(func=cmd_run)
     _add_plot_parser(sub)
+
+
+def _add_worker_flags(u) -> None:
+    u.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="keep this many evaluations in flight on an embedded Dask LocalCluster, "
+        "asking a new input as each result arrives (default: one at a time)",
+    )
+    u.add_argument(
+        "--scheduler",
+        default=None,
+        help="address of an existing Dask scheduler to evaluate on (with --workers: "
+        "how many in flight; default: one per worker)",
+    )
 
 
 def _add_model_flags(u) -> None:
@@ -181,7 +198,13 @@ def cmd_run(args) -> int:
             )
         opt = Optimizer(problem, checkpoint=out, overwrite=args.overwrite, **given)
     with opt:
-        ds = opt.run(args.iterations, progress=not args.quiet, on_error=args.on_error)
+        ds = opt.run(
+            args.iterations,
+            progress=not args.quiet,
+            on_error=args.on_error,
+            workers=args.workers,
+            scheduler=args.scheduler,
+        )
     if args.plot:
         from pp_decomp.plots import plot_run
 

@@ -212,6 +212,12 @@ class MarginalGP:
             var = var + (self.draws.sigma**2)[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
+    def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint means (S', m) and covariances (S', m, m) of ``f`` at ``Xnew``,
+        in original units, for the draws ``idx`` (default all)."""
+        mean, cov = self.posterior.joint_per_draw(self._Xnew(Xnew), idx)
+        return self.y_mean + self.y_std * mean, self.y_std**2 * cov
+
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Mixture posterior mean and variance at ``Xnew`` (m, d) in original units.
 

@@ -39,3 +39,7 @@ class GPModel(Protocol):
     ) -> np.ndarray:
         """Posterior samples at ``Xnew``: (n_samples, m); each picks a draw uniformly,
         ``joint=True`` samples whole functions, ``pred_noise`` samples observations."""
+
+    def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint means (S', m) and covariances (S', m, m) of ``f`` at ``Xnew``
+        for the draws ``idx`` (default all)."""

@@ -116,6 +116,10 @@ class EntireGP(DrawPosterior):
         mean, var = self.per_draw(Xnew)
         return mean, var + self.noise_per_draw(Xnew) if pred_noise else var
 
+    def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint mean (S', m) and covariance (S', m, m) of the composed ``f``."""
+        return self.joint_per_draw(Xnew, idx)
+
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of the composed ``f`` (or ``y``) at ``Xnew``: (m,), (m,)."""
         return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))

@@ -6,30 +6,40 @@ import numpy as np
 
 from pp_decomp._quiet import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.optim import is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
 
 
-def build_context(opt, models: dict, t: int, rng: np.random.Generator, excluded) -> Context:
-    """The :class:`~pp_decomp.strategies.Context` of step ``t`` from the step's fitted GPs."""
+def build_context(
+    opt, models: dict, t: int, rng: np.random.Generator, excluded, gamma: float
+) -> Context:
+    """The :class:`~pp_decomp.strategies.Context` of step ``t`` from the step's fitted GPs.
+
+    Pending inputs are hallucinated in the surrogates, and the incumbent is the
+    best of the observed and the believed values at them.
+    """
     s, kind, problem = opt.settings, opt.strategy.surrogate, opt.problem
+    P = opt.pending.X
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
-        surrogates["decomposed"] = DecomposedSurrogate(comps, problem)
+        surrogates["decomposed"] = hallucinate(DecomposedSurrogate(comps, problem), P)
     elif kind == "composed":
-        surrogates["composed"] = ComposedSurrogate(models["composed"])
+        surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     best = float(np.max(opt.signed_objective())) if opt.n else -np.inf
+    if len(P) and kind in ("decomposed", "composed"):
+        best = max(best, _believed_best(surrogates[kind], P))
     return Context(
         problem,
         t,
         float(s.beta(t)),
         rng,
         best=best,
-        gamma=opt.gamma,
+        gamma=gamma,
         mc_samples=s.mc_samples,
         method=s.acq_method,
         levels=s.additive_settings.levels,
@@ -40,8 +50,15 @@ def build_context(opt, models: dict, t: int, rng: np.random.Generator, excluded)
     )
 
 
+def _believed_best(surrogate, P: np.ndarray) -> float:
+    """Best signed objective believed at the pending inputs: ``h`` of the posterior means."""
+    if isinstance(surrogate, DecomposedSurrogate):
+        return float(np.max(surrogate.h(surrogate.moments(P)[0], P)))
+    return float(np.max(surrogate.moments(P)[0]))
+
+
 def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
-    """``x``, unless it is an excluded (failed) input: then a random feasible one that is not.
+    """``x``, unless it is excluded (failed, or pending): then a random feasible one that is not.
 
     Maximisers skip excluded inputs themselves; this guards the strategies that
     choose otherwise (additive maximisers, a box's random design point).
@@ -57,8 +74,8 @@ def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
     else:
         choice = domain.sample(1, seed=rng)[0]
     warn(
-        f"the strategy chose x={x.tolist()}, which failed before; asking a random feasible "
-        f"input instead ({choice.tolist()})",
+        f"the strategy chose x={x.tolist()}, which failed before or is pending; asking a "
+        f"random feasible input instead ({choice.tolist()})",
         RuntimeWarning,
     )
     return choice
@@ -68,6 +85,7 @@ def design_point(opt, rng, excluded) -> np.ndarray:
     """The next point of the initial design; after failures there, fresh random points."""
     used = sum(r["phase"] == "init" for r in opt.records)
     used += sum(p == "init" for p in opt.failures.phases)
+    used += sum(rec["phase"] == "init" for _, rec in opt.pending.items)
     if used < len(opt._init_design):
         return opt._init_design[used]
     domain = opt.problem.domain

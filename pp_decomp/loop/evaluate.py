@@ -34,11 +34,27 @@ def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
     return None, reason
 
 
-def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int) -> None:
+def _check_workers(opt, workers, scheduler) -> None:
+    from pp_decomp.validate import check_positive_int
+
+    if workers is not None:
+        workers = check_positive_int(workers, "workers")
+        if workers > 1 and not opt.strategy.needs.batch:
+            raise ValueError(
+                f"workers={workers}: strategy {opt.strategy.name!r} chooses one input "
+                "at a time; use a decomposed or composed strategy for parallel evaluation"
+            )
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address string; got {scheduler!r}")
+
+
+def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int, workers, scheduler):
     """``Optimizer.run``: ask, evaluate under the error policy, tell, until ``n_iter``
-    evaluations succeeded; long phases show in the progress bar."""
+    evaluations succeeded, here one at a time or with ``workers``/``scheduler``
+    on Dask (:mod:`pp_decomp.loop.workers`); long phases show in the progress bar."""
     from pp_decomp._progress import bar_context, status
 
+    _check_workers(opt, workers, scheduler)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -46,9 +62,14 @@ def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int) -> N
         desc = f"{opt.problem.name}/{opt.strategy.name}"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
     with bar_context(bar):
+        if workers is not None or scheduler is not None:
+            from pp_decomp.loop.workers import run_workers
+
+            run_workers(opt, n_iter, workers, scheduler, on_error, retries, bar)
         while opt.n < n_iter:
             status("choosing the next input")
-            x, rng = opt.ask(), opt._rng(opt._key, NOISE_STREAM)
+            x = opt.ask()
+            rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
             status("evaluating")
             y, reason = evaluate_with_policy(opt.problem, x, rng, on_error, retries)
             if y is None:

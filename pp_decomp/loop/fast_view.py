@@ -87,6 +87,11 @@ class FastGPView:
             var = var + self.posterior.noise_var[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
+    def joint_predict_per_draw(self, X, idx=None):
+        """Per-draw joint means (S', m) and covariances (S', m, m) at ``X``."""
+        mean, cov = self.posterior.joint_per_draw(np.asarray(X, dtype=float), idx)
+        return self.y_mean + self.y_std * mean, self.y_std**2 * cov
+
     def sample(self, X, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False):
         """Posterior samples at ``X``: (n_samples, m)."""
         X = np.asarray(X, dtype=float)

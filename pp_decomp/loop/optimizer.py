@@ -12,18 +12,13 @@ choose (:mod:`pp_decomp.strategies`), failed evaluations are kept by
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import xarray as xr
 
 from pp_decomp.loop import checkpoint as ckpt
-from pp_decomp.loop.context import build_context, chosen_or_fallback, design_point
 from pp_decomp.loop.failures import FailureLog
 from pp_decomp.loop.pending import Pending
 from pp_decomp.loop.records import (
-    ACQ_STREAM,
-    FIT_STREAM,
     INIT_STREAM,
     checked_observation,
     jsonable,
@@ -150,33 +145,20 @@ class Optimizer:
         return LoopData(self.X, self.Y, targets)
 
     # ------------------------------------------------------------------ ask/tell
-    def ask(self) -> np.ndarray:
-        """The next input to evaluate, ``(d,)``. Repeated calls return the same input."""
-        if len(self.pending):
-            return self.pending.items[0][0].copy()
-        key, start = self._key, time.perf_counter()
-        rec = step_record("init", self.gamma)
-        excluded = self.failures.excluded(self._scale)
-        if self.n < self.settings.n_init:
-            x = design_point(self, self._rng(key, INIT_STREAM), excluded)
-            if self.updater is not None:
-                first = self.settings.n_init + 1
-                self.updater.prepare(self._data(), key, self._rng(key, FIT_STREAM), first)
-        else:
-            models = {}
-            if self.updater is not None:
-                models = self.updater.update(self._data(), key, self._rng(key, FIT_STREAM), rec)
-            rec["fit_seconds"] = time.perf_counter() - start
-            ctx = build_context(self, models, self.n + 1, self._rng(key, ACQ_STREAM), excluded)
-            x, value = self.strategy.choose(ctx)
-            x = chosen_or_fallback(self.problem.domain, x, excluded, ctx.rng, self._scale)
-            rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
-            rec["gamma_next"] = self.strategy.state_after(ctx, x)
-            if self.strategy.surrogate == "none":
-                rec.update(beta=np.nan, fit_seconds=0.0)
-        rec["ask_seconds"] = time.perf_counter() - start
-        self.pending.add(x, rec)
-        return np.array(x, dtype=float)
+    def ask(self, q: int | None = None) -> np.ndarray:
+        """The next input to evaluate, ``(d,)``; with ``q``, the ``q`` inputs to have
+        in flight, ``(q, d)``.
+
+        Asked inputs stay pending until told (:meth:`tell`, in any order). Pending
+        inputs come first, oldest first; new ones are chosen with the pending ones
+        hallucinated (:mod:`pp_decomp.loop.ask`), so repeated calls return the same
+        inputs and ``ask(q)`` after a result arrived adds one new input. On a
+        candidate set, asking for more new inputs than free candidates is refused.
+        """
+        from pp_decomp.loop.ask import ask_batch
+
+        X = ask_batch(self, 1 if q is None else q)
+        return X[0] if q is None else X
 
     @property
     def _scale(self) -> np.ndarray:
@@ -193,7 +175,8 @@ class Optimizer:
         rec = self.pending.take(x[0]) or step_record("user", self.gamma)
         self.X = np.vstack([self.X, x])
         self.Y = np.vstack([self.Y, y])
-        self.gamma = float(rec["gamma_next"])
+        # GP-MI's γ only grows: with results told out of order it is the latest asked's
+        self.gamma = max(self.gamma, float(rec["gamma_next"]))
         self.records.append(rec)
         self._save()
 
@@ -210,19 +193,30 @@ class Optimizer:
         self._save()
 
     def run(
-        self, n_iter: int, progress: bool = False, on_error: str = "raise", retries: int = 2
+        self,
+        n_iter: int,
+        progress: bool = False,
+        on_error: str = "raise",
+        retries: int = 2,
+        *,
+        workers: int | None = None,
+        scheduler: str | None = None,
     ) -> xr.Dataset:
         """Evaluate the problem until ``n_iter`` evaluations succeeded (initial design included).
 
         ``on_error`` says what a failed evaluation (an exception, a non-finite
         output) does: ``"raise"`` stops the run (everything told so far is kept),
         ``"record"`` tells it as a failure and goes on, ``"retry"`` evaluates the
-        same input up to ``retries`` more times first.
+        same input up to ``retries`` more times first. ``workers=K`` keeps K
+        evaluations in flight on an embedded Dask ``LocalCluster`` (``scheduler``:
+        on an existing cluster), asking a new input as each result arrives
+        (:mod:`pp_decomp.loop.workers`).
         """
         from pp_decomp.loop.evaluate import run_loop
 
         check_choice(on_error, "on_error", ON_ERROR)
-        run_loop(self, check_positive_int(n_iter, "n_iter"), progress, on_error, retries)
+        n_iter = check_positive_int(n_iter, "n_iter")
+        run_loop(self, n_iter, progress, on_error, retries, workers, scheduler)
         return self.results()
 
     # ------------------------------------------------------------------ results & I/O

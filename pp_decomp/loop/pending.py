@@ -24,13 +24,23 @@ class Pending:
         """Add an asked input and its step record."""
         self.items.append((np.asarray(x, dtype=float), rec))
 
+    def _index(self, x: np.ndarray) -> int | None:
+        for i, (xp, _) in enumerate(self.items):
+            if np.allclose(x, xp, rtol=0, atol=1e-12):
+                return i
+        return None
+
+    def record(self, x: np.ndarray) -> dict:
+        """The step record of the pending input equal to ``x`` (to 1e-12)."""
+        i = self._index(x)
+        if i is None:
+            raise KeyError(f"x={np.asarray(x).tolist()} is not pending")
+        return self.items[i][1]
+
     def take(self, x: np.ndarray) -> dict | None:
         """Remove the pending input equal to ``x`` (to 1e-12); its record, or ``None``."""
-        for i, (xp, rec) in enumerate(self.items):
-            if np.allclose(x, xp, rtol=0, atol=1e-12):
-                del self.items[i]
-                return rec
-        return None
+        i = self._index(x)
+        return None if i is None else self.items.pop(i)[1]
 
     def state(self) -> list:
         """JSON-serialisable form for the checkpoint."""

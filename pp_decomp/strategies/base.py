@@ -58,6 +58,8 @@ class Needs:
         composed GPs, which that path updates)
     known_kernels : it can run with ``inference="fixed"``
     peer : the optional package a peer strategy needs (``"botorch"``)
+    batch : it can choose with other inputs pending (``ask(q > 1)``, asynchronous
+        runs): the strategies whose surrogates hallucinate pending inputs
     """
 
     linear_g: bool = False
@@ -67,6 +69,7 @@ class Needs:
     fast_path: bool = True
     known_kernels: bool = True
     peer: str | None = None
+    batch: bool = True
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,15 @@ def _thompson(ctx: Context):
 
 
 def _random(ctx: Context):
-    return ctx.problem.domain.sample(1, seed=ctx.rng)[0], float("nan")
+    dom = ctx.problem.domain
+    if isinstance(dom, CandidateSet):
+        b = dom.bounds
+        free = dom.X[~is_excluded(dom.X, ctx.excluded, b[1] - b[0])]
+        if len(free):
+            # the draw CandidateSet.sample makes, so an unexcluded set gives the same choice
+            i = ctx.rng.choice(len(free), size=1, replace=False)[0]
+            return free[i].copy(), float("nan")
+    return dom.sample(1, seed=ctx.rng)[0], float("nan")
 
 
 def _add_gp_ucb(ctx: Context):
@@ -82,8 +90,11 @@ def _gpmi_gamma(ctx: Context, x) -> float:
     return acq.GPMI(ctx.composed, ctx.gamma).updated_gamma(x)
 
 
-_PEER = Needs(fast_path=False, known_kernels=False, peer="botorch")
-_ADDITIVE = dict(surrogate="additive", needs=Needs(box=True, fast_path=False, known_kernels=False))
+_PEER = Needs(fast_path=False, known_kernels=False, peer="botorch", batch=False)
+_ADDITIVE = dict(
+    surrogate="additive",
+    needs=Needs(box=True, fast_path=False, known_kernels=False, batch=False),
+)
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s

@@ -1,0 +1,98 @@
+"""``Optimizer.ask``: choosing inputs, one at a time or in batches with others pending.
+
+Asked inputs stay pending until told (in any order). A new input is chosen
+with every pending input hallucinated
+(:mod:`pp_decomp.acquisition.hallucination`) and excluded, so a batch holds
+distinct inputs that do not duplicate each other's information. New inputs
+are numbered by every input asked before them (told, failed or pending), so
+their random numbers never repeat and a run resumed from its checkpoint,
+which holds the pending inputs, makes the same choices.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pp_decomp.loop.context import build_context, chosen_or_fallback, design_point
+from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
+from pp_decomp.optim import is_excluded
+from pp_decomp.space import CandidateSet
+from pp_decomp.validate import check_positive_int
+
+
+def ask_batch(opt, q: int) -> np.ndarray:
+    """``q`` inputs to have in flight, ``(q, d)``: the pending ones oldest first,
+    then new ones; the checkpoint is written when new inputs were chosen."""
+    q = check_positive_int(q, "q")
+    new = q - len(opt.pending)
+    if new > 0:
+        _check_batch(opt, q, new)
+        for _ in range(new):
+            _ask_one(opt)
+        opt._save()
+    return opt.pending.X[:q].copy()
+
+
+def _busy(opt) -> np.ndarray:
+    """Inputs not to ask: failed for good, or pending: (k, d)."""
+    return np.vstack([opt.failures.excluded(opt._scale), opt.pending.X])
+
+
+def _check_batch(opt, q: int, new: int) -> None:
+    s = opt.strategy
+    if (q > 1 or len(opt.pending)) and not s.needs.batch:
+        raise ValueError(
+            f"strategy {s.name!r} chooses one input at a time: ask(q={q}) with "
+            f"{len(opt.pending)} pending input(s) needs a strategy that supports batches "
+            "(the decomposed and composed ones)"
+        )
+    domain = opt.problem.domain
+    if isinstance(domain, CandidateSet):
+        free = int(np.sum(~is_excluded(domain.X, _busy(opt), opt._scale)))
+        if new > free:
+            raise ValueError(
+                f"ask(q={q}) needs {new} new candidate(s) but only {free} of the "
+                f"{domain.size} are neither pending ({len(opt.pending)}) nor failed"
+            )
+
+
+def _asked_init(opt) -> int:
+    """Initial-design inputs asked so far: told, failed or pending."""
+    told = sum(r["phase"] == "init" for r in opt.records)
+    failed = sum(p == "init" for p in opt.failures.phases)
+    return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
+
+
+def _gamma(opt) -> float:
+    """GP-MI's state after every input asked so far (the last pending one's, if any)."""
+    return float(opt.pending.items[-1][1]["gamma_next"]) if len(opt.pending) else opt.gamma
+
+
+def _ask_one(opt) -> None:
+    """Choose one new input, with the pending ones hallucinated; add it to the pending."""
+    key, start = opt._key + len(opt.pending), time.perf_counter()
+    rec = step_record("init", _gamma(opt))
+    busy = _busy(opt)
+    if _asked_init(opt) < opt.settings.n_init:
+        x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
+        if opt.updater is not None:
+            first = opt.settings.n_init + 1
+            opt.updater.prepare(opt._data(), key, opt._rng(key, FIT_STREAM), first)
+    else:
+        models = {}
+        if opt.updater is not None:
+            models = opt.updater.update(opt._data(), key, opt._rng(key, FIT_STREAM), rec)
+        rec["fit_seconds"] = time.perf_counter() - start
+        t = opt.n + len(opt.pending) + 1
+        ctx = build_context(opt, models, t, opt._rng(key, ACQ_STREAM), busy, _gamma(opt))
+        x, value = opt.strategy.choose(ctx)
+        x = chosen_or_fallback(opt.problem.domain, x, busy, ctx.rng, opt._scale)
+        rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
+        rec["gamma_next"] = opt.strategy.state_after(ctx, x)
+        if opt.strategy.surrogate == "none":
+            rec.update(beta=np.nan, fit_seconds=0.0)
+    rec["ask_seconds"] = time.perf_counter() - start
+    rec["key"] = key
+    opt.pending.add(x, rec)

@@ -1,0 +1,81 @@
+"""``Optimizer.run(n, workers=K)``: K evaluations in flight on a Dask cluster.
+
+As each result arrives it is told (checkpointed) and one new input is asked
+with the other in-flight inputs pending, so K workers never wait for each
+other (asynchronous batch BO). Evaluations run where Dask puts them: an
+embedded ``LocalCluster`` of ``workers`` processes, or an existing cluster at
+``scheduler``. A worker that dies mid-evaluation has its task rescheduled on
+another worker by Dask (up to the scheduler's ``allowed-failures``); an
+evaluation that raises follows ``on_error`` as in the sequential loop. The
+checkpoint holds the in-flight inputs as pending, so a killed driver resumes
+by submitting them again: nothing told is lost and nothing in flight is
+forgotten.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.loop.evaluate import evaluate_with_policy
+from pp_decomp.loop.records import NOISE_STREAM
+
+
+def evaluate_task(problem, x, seed: int, key: int, on_error: str, retries: int):
+    """One evaluation on a worker: ``(y, None)`` or ``(None, reason)``; the noise
+    draws from the same stream as the sequential loop's."""
+    seq = np.random.SeedSequence(seed, spawn_key=(key, NOISE_STREAM))
+    return evaluate_with_policy(problem, x, np.random.default_rng(seq), on_error, retries)
+
+
+def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, bar):
+    """Keep ``min(workers, evaluations still needed)`` inputs in flight until
+    ``n_iter`` evaluations succeeded (``workers=None`` on an existing cluster: as
+    many as it has workers)."""
+    from dask.distributed import as_completed
+    from distributed import KilledWorker
+
+    from pp_decomp._dask import dask_client
+
+    with dask_client(scheduler, workers) as client:
+        workers = workers or max(1, len(client.scheduler_info()["workers"]))
+        problem = client.scatter(opt.problem, broadcast=True)
+        flying: dict = {}  # future -> input
+        done = as_completed()
+
+        def refill() -> None:
+            need = min(workers, n_iter - opt.n)
+            if need <= 0:
+                return
+            keys = {x.tobytes() for x in flying.values()}
+            for x in opt.ask(need):
+                if x.tobytes() not in keys:
+                    key = opt.pending.record(x)["key"]
+                    fut = client.submit(
+                        evaluate_task,
+                        problem,
+                        x,
+                        opt.settings.seed,
+                        key,
+                        on_error,
+                        retries,
+                        pure=False,
+                    )
+                    flying[fut] = x
+                    done.add(fut)
+
+        refill()
+        for fut in done:
+            x = flying.pop(fut)
+            try:
+                y, reason = fut.result()
+            except KilledWorker as err:
+                if on_error == "raise":
+                    raise
+                y, reason = None, f"KilledWorker: {err}"
+            if y is None:
+                opt.tell_failure(x, reason)
+            else:
+                opt.tell(x, y)
+                if bar is not None:
+                    bar.update()
+            refill()
