@@ -210,3 +210,41 @@ def test_a_killed_async_driver_resumes_with_no_evaluation_lost(tmp_path):
     later = done["x"].values[n:]
     for x in pending:  # every input in flight at the kill was evaluated after the resume
         assert any(np.allclose(x, y) for y in later)
+
+
+def test_simulated_async_runs_keep_q_in_flight_and_finish_sooner(problem):
+    from pp_decomp.loop.simulate import simulate_async
+
+    durations = np.random.default_rng(0).lognormal(0, 0.5, 40)
+    runs = {
+        q: simulate_async(
+            Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=3), 12, q, durations
+        )
+        for q in (1, 4)
+    }
+    for ds in runs.values():
+        assert ds.sizes["iteration"] == 12 and np.all(np.diff(ds["finish_time"].values) >= 0)
+    # one at a time the clock is the sum of the durations; four at a time it is shorter
+    np.testing.assert_allclose(runs[1]["finish_time"].values, np.cumsum(durations[:12]))
+    assert runs[4]["finish_time"].values[-1] < 0.5 * runs[1]["finish_time"].values[-1]
+    with pytest.raises(ValueError, match="durations must hold at least n_iter=12"):
+        simulate_async(Optimizer(problem, "d-gpucb", seed=0), 12, 2, durations[:5])
+
+
+def test_run_refuses_bad_workers_before_any_evaluation(problem):
+    opt = Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=0)
+    with pytest.raises(ValueError, match="workers must be"):
+        opt.run(6, workers=0)
+    with pytest.raises(TypeError, match="scheduler must be an address string"):
+        opt.run(6, scheduler=8786)
+    assert opt.n == 0
+
+
+def test_a_batch_larger_than_the_design_asks_random_inputs_until_two_results_are_in(problem):
+    opt = Optimizer(problem, "d-gpucb", n_init=5, inference="map", seed=0)
+    X = opt.ask(8)
+    assert len(np.unique(X, axis=0)) == 8
+    assert [rec["phase"] for _, rec in opt.pending.items] == ["init"] * 8
+    _tell_all(opt, problem, X[:2])
+    opt.ask(7)  # two results: the design is still in flight, but a GP can be fitted
+    assert opt.pending.items[-1][1]["phase"] == "acquisition"

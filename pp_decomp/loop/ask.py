@@ -75,10 +75,13 @@ def _ask_one(opt) -> None:
     key, start = opt._key + len(opt.pending), time.perf_counter()
     rec = step_record("init", _gamma(opt))
     busy = _busy(opt)
-    if _asked_init(opt) < opt.settings.n_init:
+    n_init = opt.settings.n_init
+    # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
+    # more random inputs are asked instead (never in a sequential run)
+    if _asked_init(opt) < n_init or opt.n < min(2, n_init):
         x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
         if opt.updater is not None:
-            first = opt.settings.n_init + 1
+            first = n_init + 1
             opt.updater.prepare(opt._data(), key, opt._rng(key, FIT_STREAM), first)
     else:
         models = {}
