@@ -1,0 +1,278 @@
+"""Fault injection (issue 19): nothing a user paid for is lost.
+
+Kills at random moments, a full disk, damaged files, two writers, a simulator
+that fails at 10% of its inputs, runs that must not be mixed on resume.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from pp_decomp import Box, Optimizer, Problem
+from pp_decomp.loop import checkpoint as ckpt
+from pp_decomp.loop.checkpoint import CheckpointError
+from pp_decomp.models import get_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return get_problem("synthetic", seed=3, n_components=2, n_points=120)
+
+
+def _env():
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _run_some(problem, path, n=6, **kw):
+    opt = Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=1, checkpoint=path, **kw)
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    return opt
+
+
+def _stray(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".tmp" in p.name)
+
+
+# ---------------------------------------------------------------- damaged files
+def _damage(kind: str, path: Path, good: bytes) -> None:
+    if kind == "truncated":
+        path.write_bytes(good[: len(good) // 2])
+    elif kind == "garbage":
+        path.write_bytes(np.random.default_rng(0).bytes(4096))
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "not-a-checkpoint":
+        path.unlink()
+        xr.Dataset({"a": ("i", [1.0, 2.0])}).to_netcdf(path, engine="h5netcdf")
+    elif kind == "tampered":
+        import h5py
+
+        with h5py.File(path, "r+") as f:  # an edit of the observations behind our back
+            f["y"][0, 0] += 1.0
+    elif kind == "directory":
+        path.unlink()
+        path.mkdir()
+
+
+@pytest.mark.parametrize(
+    "kind,match",
+    [
+        ("truncated", "not a readable pp_decomp checkpoint"),
+        ("garbage", "not a readable pp_decomp checkpoint"),
+        ("empty", "not a readable pp_decomp checkpoint"),
+        ("not-a-checkpoint", "not a readable pp_decomp checkpoint"),
+        ("tampered", "fails its checksum"),
+        ("directory", "is not a file"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_by_name(problem, tmp_path, kind, match):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    _damage(kind, path, path.read_bytes())
+    with pytest.raises(CheckpointError, match=match) as err:
+        Optimizer.resume(path, problem)
+    assert str(path) in str(err.value)
+
+
+# ---------------------------------------------------------------- two writers, overwrite
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pp_decomp import Optimizer
+    from pp_decomp.models import get_problem
+    problem = get_problem("synthetic", seed=3, n_components=2, n_points=120)
+    opt = Optimizer.resume(sys.argv[1], problem)
+    print("holding", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_a_second_writer_in_another_process_is_refused_and_the_first_keeps_its_file(
+    problem, tmp_path
+):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    before = ckpt.read(path)[0]["x"].values
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(CheckpointError, match=r"being written by process \d+"):
+            Optimizer.resume(path, problem)
+        with pytest.raises(CheckpointError, match="being written by process"):
+            Optimizer(problem, "d-gpucb", checkpoint=path, overwrite=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    np.testing.assert_array_equal(ckpt.read(path)[0]["x"].values, before)
+    Optimizer.resume(path, problem).close()  # the dead holder's lock went with it
+
+
+def test_an_existing_run_is_never_replaced_silently(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    before = path.read_bytes()
+    with pytest.raises(CheckpointError, match="already holds a run"):
+        Optimizer(problem, "d-gpucb", checkpoint=path)
+    with pytest.raises(ValueError, match="strategy"):  # a typo: refused before the file is touched
+        Optimizer(problem, "d-gpucbb", checkpoint=path, overwrite=True)
+    assert path.read_bytes() == before
+    with pytest.raises(ValueError, match="does not exist"):
+        Optimizer.resume(tmp_path / "missing.nc", problem)
+
+
+# ---------------------------------------------------------------- resume never mixes runs
+@pytest.mark.parametrize(
+    "expected,match",
+    [
+        (dict(strategy="gp-ucb"), "strategy"),
+        (dict(seed=2), "seed"),
+        (dict(inference="nuts"), "inference"),
+        (dict(n_init=5), "n_init"),
+    ],
+)
+def test_resume_refuses_other_settings_naming_both_values(problem, tmp_path, expected, match):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    with pytest.raises(ValueError, match=match):
+        Optimizer.resume(path, problem, **expected)
+
+
+def test_resume_refuses_another_problem_instance_or_shape(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    with pytest.raises(ValueError, match="problem"):
+        Optimizer.resume(path, get_problem("synthetic", seed=4, n_components=2, n_points=120))
+    with pytest.raises(ValueError, match="problem"):
+        Optimizer.resume(path, get_problem("synthetic", seed=3, n_components=3, n_points=120))
+
+
+# ---------------------------------------------------------------- full disk
+DISK_FULL = textwrap.dedent(
+    """
+    import os, resource, signal, sys
+    import numpy as np
+    from pp_decomp import Optimizer
+    from pp_decomp.loop.checkpoint import CheckpointError
+    from pp_decomp.models import get_problem
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    problem = get_problem("synthetic", seed=3, n_components=2, n_points=120)
+    path = sys.argv[1]
+    opt = Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=1, checkpoint=path)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    size = os.path.getsize(path)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, resource.RLIM_INFINITY))
+    try:
+        x = opt.ask()
+    except CheckpointError as err:
+        print("ASK", err, flush=True)
+        x = opt.pending.X[0]
+    try:
+        opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    except CheckpointError as err:
+        print("TELL", err, flush=True)
+    print("IN MEMORY", opt.n, flush=True)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    opt.save(path)  # space again: nothing was lost
+    print("SAVED", flush=True)
+    """
+)
+
+
+def test_a_full_disk_keeps_the_previous_file_and_every_evaluation(tmp_path):
+    path = tmp_path / "run.nc"
+    proc = subprocess.run(
+        [sys.executable, "-c", DISK_FULL, str(path)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the disk is full" in proc.stdout and "previous checkpoint is intact" in proc.stdout
+    assert "IN MEMORY 7" in proc.stdout and "SAVED" in proc.stdout
+    results, _ = ckpt.read(path)
+    assert results.sizes["iteration"] == 7
+    assert _stray(tmp_path) == []
+
+
+# ---------------------------------------------------------------- a simulator that fails
+def _flaky_problem() -> Problem:
+    def components(X):
+        # deterministic failures at about 10% of the inputs
+        bad = (np.floor(X[:, 0] * 997) + np.floor(X[:, 1] * 991)) % 10 == 0
+        if np.any(bad) and len(X) == 1:
+            raise RuntimeError(f"solver diverged at {X[0].tolist()}")
+        return np.c_[np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])]
+
+    return Problem(Box([[0, 1], [0, 1]]), components, n_components=2, weights=[1, 1])
+
+
+def test_a_simulator_failing_at_ten_percent_of_inputs_completes_its_run():
+    problem = _flaky_problem()
+    opt = Optimizer(problem, "d-gpucb", n_init=5, inference="map", seed=0)
+    ds = opt.run(50, on_error="record")
+    assert ds.sizes["iteration"] == 50
+    n_fail = ds.sizes.get("failure", 0)
+    assert 1 <= n_fail and len(opt.failures.reasons) == n_fail
+    assert all("solver diverged" in r for r in opt.failures.reasons)
+    asked = np.vstack([opt.X, opt.failures.X])
+    failed = opt.failures.X
+    for x in failed:  # a failed input is never asked again (max_retries=0)
+        assert np.sum(np.all(np.isclose(asked, x, rtol=0, atol=1e-9), axis=1)) == 1
+
+
+# ---------------------------------------------------------------- kills at random moments
+def test_eight_kills_at_random_moments_resume_to_the_uninterrupted_choices(tmp_path):
+    args = ["--problem", "synthetic", "--strategy", "d-gpucb", "--iterations", "24"]
+    args += ["--init", "4", "--seed", "9", "--inference", "map", "--quiet"]
+    cmd = [sys.executable, "-m", "pp_decomp.cli", "run", *args]
+    ref = tmp_path / "ref.nc"
+    subprocess.run([*cmd, "--out", str(ref)], env=_env(), check=True, timeout=600)
+    out = tmp_path / "killed.nc"
+    rng = np.random.default_rng(2026)
+    kills = 0
+    for _ in range(8):
+        extra = ["--resume"] if out.exists() else []
+        proc = subprocess.Popen(
+            [*cmd, "--out", str(out), *extra],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(float(rng.uniform(2.0, 6.0)))  # imports take ~2 s: kill during work
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    extra = ["--resume"] if out.exists() else []
+    subprocess.run([*cmd, "--out", str(out), *extra], env=_env(), check=True, timeout=600)
+    assert kills >= 4
+    done, want = xr.load_dataset(out), xr.load_dataset(ref)
+    np.testing.assert_array_equal(done["x"].values, want["x"].values)
+    np.testing.assert_array_equal(done["y"].values, want["y"].values)
+    assert _stray(tmp_path) == []
