@@ -63,3 +63,10 @@ def test_the_size_check_sees_a_long_function(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION + 1))
     node = ast.parse(f"def f():\n{body}\n").body[0]
     assert _lines(node) > MAX_FUNCTION
+
+
+def test_tests_are_laid_out_like_the_package():
+    rooms = {p.name for p in (ROOT / "pp_decomp").iterdir() if (p / "__init__.py").exists()}
+    rooms.add("problems")  # the shipped problems (models/) and their domains
+    folders = {p.parent.name for p in (ROOT / "tests").rglob("test_*.py")} - {"tests"}
+    assert folders <= rooms, f"test folders that are not package rooms: {folders - rooms}"

@@ -7,7 +7,7 @@ implementations are :class:`~pp_decomp.ComponentGP` and
 :class:`~pp_decomp.additive.AdditiveGP` (fitted by ``fit`` or ``condition``),
 :class:`~pp_decomp.EntireGP` (conditioned on component observations) and the
 fast path's :class:`~pp_decomp.loop.update_fast.FastGPView`;
-``tests/test_gp_protocol.py`` runs one shared suite against each.
+``tests/components/test_gp_protocol.py`` runs one shared suite against each.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A fixed set of short runs whose choices are stored, so that refactorings can be
-checked to leave every decision unchanged (``tests/test_reference_runs.py``).
+checked to leave every decision unchanged (``tests/loop/test_reference_runs.py``).
 
-``python tests/reference/runs.py`` rewrites ``choices.json``; do that only when a
+``python tests/loop/reference/runs.py`` rewrites ``choices.json``; do that only when a
 change is *meant* to alter choices, and say so in the commit message.
 """
 

@@ -1,8 +1,8 @@
-"""Every reference run makes exactly the stored choices (``tests/reference/``).
+"""Every reference run makes exactly the stored choices (``tests/loop/reference/``).
 
 The stored choices were made by earlier code; a refactoring must leave them
 unchanged. A change that is meant to alter choices regenerates them with
-``python tests/reference/runs.py KEY ...`` and says so in its commit message.
+``python tests/loop/reference/runs.py KEY ...`` and says so in its commit message.
 """
 
 import json

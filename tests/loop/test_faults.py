@@ -23,7 +23,7 @@ from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.checkpoint import CheckpointError
 from pp_decomp.models import get_problem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from pp_decomp.components.posterior import GPPosterior
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.models import get_problem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BATCH = ["d-gpucb", "d-gpucb-mc", "d-gpucb-lipschitz", "d-ei", "d-thompson", "gp-ucb", "gp-mi"]
 
 

@@ -46,7 +46,7 @@ def test_run_records_history_and_regret(small_synthetic, tmp_path):
 
 @pytest.mark.parametrize(
     "strategy",
-    # the additive strategies need a box; tests/test_additive.py runs each of them
+    # the additive strategies need a box; tests/additive/test_additive.py runs each of them
     sorted(s for s, st in STRATEGIES.items() if st.surrogate != "additive"),
 )
 def test_every_strategy_runs(strategy, small_synthetic):
