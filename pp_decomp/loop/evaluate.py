@@ -34,6 +34,16 @@ def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
     return None, reason
 
 
+def tell_outcome(opt, x, y, reason, bar) -> None:
+    """Tell an evaluation's components ``y``, or its failure ``reason`` when ``y`` is None."""
+    if y is None:
+        opt.tell_failure(x, reason)
+    else:
+        opt.tell(x, y)
+        if bar is not None:
+            bar.update()
+
+
 def _check_workers(opt, workers, scheduler) -> None:
     from pp_decomp.validate import check_positive_int
 
@@ -71,12 +81,6 @@ def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int, work
             x = opt.ask()
             rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
             status("evaluating")
-            y, reason = evaluate_with_policy(opt.problem, x, rng, on_error, retries)
-            if y is None:
-                opt.tell_failure(x, reason)
-            else:
-                opt.tell(x, y)
-                if bar is not None:
-                    bar.update()
+            tell_outcome(opt, x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries), bar)
     if bar is not None:
         bar.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.loop.evaluate import evaluate_with_policy
+from pp_decomp.loop.evaluate import evaluate_with_policy, tell_outcome
 from pp_decomp.loop.records import NOISE_STREAM
 
 
@@ -72,10 +72,5 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
                 if on_error == "raise":
                     raise
                 y, reason = None, f"KilledWorker: {err}"
-            if y is None:
-                opt.tell_failure(x, reason)
-            else:
-                opt.tell(x, y)
-                if bar is not None:
-                    bar.update()
+            tell_outcome(opt, x, y, reason, bar)
             refill()
