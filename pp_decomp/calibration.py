@@ -49,3 +49,202 @@ def ucb_coverage(mean, sd, truth, levels=(0.5, 0.68, 0.8, 0.9, 0.95, 0.99)) -> x
         coords={"level": q},
         attrs={"n_points": n},
     )
+
+
+LEVELS = (0.5, 0.68, 0.8, 0.9, 0.95, 0.99)
+
+
+def sample_coverage(samples: np.ndarray, truth: np.ndarray, levels=LEVELS) -> np.ndarray:
+    """Coverage of ``truth (m,)`` by posterior samples ``(n, m)``, per level: (L, 2).
+
+    Column 0: the central interval between the ``(1 - q)/2`` and ``(1 + q)/2``
+    sample quantiles; column 1: the upper bound at the ``q`` quantile (what a
+    UCB at level ``q`` claims). Each entry is the fraction of the ``m`` points covered.
+    """
+    q = np.asarray(levels, dtype=float)
+    lo, hi, up = (np.quantile(samples, v, axis=0) for v in ((1 - q) / 2, (1 + q) / 2, q))
+    central = ((lo <= truth) & (truth <= hi)).mean(axis=1)
+    upper = (truth <= up).mean(axis=1)
+    return np.stack([central, upper], axis=1)
+
+
+def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=0) -> dict:
+    """Coverage of the truth at ``X (m, d)`` by the posterior the optimiser's last
+    choice used (``opt.models``): per component and for the signed objective
+    ``h = sign · g`` (components sampled pointwise, independently, pushed through
+    ``g``), plus the coverage of the Gaussian bound ``mean + √β_t sd`` of ``h``
+    and its nominal level ``Φ(√β_t)``."""
+    problem = opt.problem
+    rng = np.random.default_rng(seed)
+    names = problem.component_names
+    F_true = np.asarray(problem.components(X), dtype=float)
+    h_true = problem.sign * problem.compose(F_true, X)
+    comp = np.full((len(names), len(levels), 2), np.nan)
+    if "composed" in opt.models:  # one GP of h: no component posteriors
+        h = opt.models["composed"].sample(X, n_samples, seed=rng)
+    else:
+        draws = np.stack([opt.models[n].sample(X, n_samples, seed=rng) for n in names], axis=-1)
+        h = problem.sign * problem.compose(draws, X)
+        for j in range(len(names)):
+            comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
+    beta = float(opt.settings.beta(opt.n + 1))
+    bound = h.mean(0) + np.sqrt(beta) * h.std(0)
+    return {
+        "component": comp,
+        "objective": sample_coverage(h, h_true, levels),
+        "ucb_used": float(np.mean(h_true <= bound)),
+        "ucb_used_nominal": float(norm.cdf(np.sqrt(beta))),
+    }
+
+
+def calibration_run(
+    problem,
+    strategy: str | None = None,
+    *,
+    seeds=range(10),
+    iterations: int = 30,
+    every: int = 5,
+    n_points: int = 256,
+    levels=LEVELS,
+    n_samples: int = 512,
+    **optimizer_kw,
+) -> xr.Dataset:
+    """Calibration of a strategy's posterior over runs: coverage of the true
+    components and objective by the posterior intervals, and by the bound used.
+
+    Parameters
+    ----------
+    problem : Problem, or callable ``seed -> Problem``
+        A callable gives each seed its own instance (``lambda s: get_problem("flu", seed=s)``).
+        The problem needs ``components`` (the system as a function): the truth.
+    strategy, optimizer_kw :
+        As :class:`~pp_decomp.Optimizer` (``inference=``, ``n_init=`` ...); the
+        decomposed strategies report every component, the composed ones the objective.
+    seeds, iterations, every :
+        One run of ``iterations`` evaluations per seed; every ``every``-th
+        model-based step is scored, with the GPs that step's choice used.
+    n_points, levels, n_samples :
+        Scored at ``n_points`` inputs of the domain (fixed per seed), at nominal
+        ``levels``, from ``n_samples`` posterior samples per input.
+
+    Returns
+    -------
+    xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
+    ``level``, ``component``, ``bound`` (``central`` interval or ``upper`` bound):
+    ``objective_coverage``, ``component_coverage``, ``ucb_used`` (coverage by
+    ``mean + √β_t sd``) and ``ucb_used_nominal`` (``Φ(√β_t)``); see :func:`reliability`.
+    """
+    from pp_decomp import Optimizer
+    from pp_decomp.validate import check_positive_int
+
+    iterations = check_positive_int(iterations, "iterations")
+    every = check_positive_int(every, "every")
+    n_points = check_positive_int(n_points, "n_points")
+    seeds, q = _checked_seeds_levels(seeds, levels)
+    make, first = _instances(problem, seeds[0])
+    runs = [
+        _calibration_seed(
+            make(s), strategy, s, iterations, every, n_points, q, n_samples, optimizer_kw, Optimizer
+        )
+        for s in seeds
+    ]
+    steps = sorted(set().union(*(r.keys() for r in runs)))
+    if not steps:
+        raise ValueError(
+            f"no model-based step was scored: iterations={iterations} must exceed the "
+            "initial design"
+        )
+    attrs = {"problem": first.name, "strategy": strategy or "", "n_points": n_points}
+    attrs.update(n_samples=n_samples, **{k: str(v) for k, v in optimizer_kw.items()})
+    return _as_dataset(runs, seeds, steps, q, list(first.component_names), attrs)
+
+
+def _instances(problem, seed: int):
+    """``seed -> Problem`` and the first seed's instance, which must have ``components``."""
+    make = problem if callable(problem) and not hasattr(problem, "domain") else (lambda s: problem)
+    first = make(seed)
+    if first.components is None:
+        raise ValueError(
+            "problem has no components function: calibration needs the system's true outputs"
+        )
+    return make, first
+
+
+def _checked_seeds_levels(seeds, levels) -> tuple[list[int], np.ndarray]:
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed; got none")
+    q = np.asarray(levels, dtype=float)
+    if q.ndim != 1 or np.any((q <= 0) | (q >= 1)):
+        raise ValueError(f"levels must lie in (0, 1); got {q.tolist()}")
+    return seeds, q
+
+
+def _as_dataset(runs: list[dict], seeds, steps, q, names, attrs) -> xr.Dataset:
+    """The scored steps of every seed as one Dataset (NaN where a seed has no such step)."""
+
+    def stack(key, shape):
+        out = np.full((len(seeds), len(steps), *shape), np.nan)
+        for i, r in enumerate(runs):
+            for k, t in enumerate(steps):
+                if t in r:
+                    out[i, k] = r[t][key]
+        return out
+
+    J, L = len(names), len(q)
+    return xr.Dataset(
+        {
+            "objective_coverage": (("seed", "step", "level", "bound"), stack("objective", (L, 2))),
+            "component_coverage": (
+                ("seed", "step", "component", "level", "bound"),
+                stack("component", (J, L, 2)),
+            ),
+            "ucb_used": (("seed", "step"), stack("ucb_used", ())),
+            "ucb_used_nominal": (("seed", "step"), stack("ucb_used_nominal", ())),
+        },
+        coords={"seed": seeds, "step": steps, "level": q, "component": names},
+        attrs=attrs,
+    ).assign_coords(bound=["central", "upper"])
+
+
+def _calibration_seed(
+    problem, strategy, seed, iterations, every, n_points, q, n_samples, kw, Optimizer
+) -> dict:
+    from pp_decomp.space import CandidateSet
+
+    opt = Optimizer(problem, strategy, seed=seed, **kw)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(11,)))
+    dom = problem.domain
+    if isinstance(dom, CandidateSet):
+        X = dom.X[rng.choice(dom.size, min(n_points, dom.size), replace=False)]
+    else:
+        X = dom.sample(n_points, seed=rng)
+    scored, modelled = {}, 0
+    while opt.n < iterations:
+        x = opt.ask()
+        if opt.pending.items[0][1]["phase"] == "acquisition":
+            if modelled % every == 0:
+                scored[opt.n + 1] = step_coverage(opt, X, q, n_samples, seed=rng)
+            modelled += 1
+        opt.tell(x, problem.evaluate(x[None], seed=rng)[0])
+    return scored
+
+
+def reliability(ds: xr.Dataset) -> xr.Dataset:
+    """Mean coverage over seeds and scored steps per level (and component), with
+    its standard error over those ``k`` runs × steps (``*_se``; the inputs of one
+    step are correlated, so they are not counted as independent)."""
+    k = int(np.isfinite(ds["ucb_used"]).sum())
+    runs = ("seed", "step")
+    out = xr.Dataset(
+        {
+            "objective_coverage": ds["objective_coverage"].mean(runs),
+            "objective_se": ds["objective_coverage"].std(runs) / np.sqrt(max(k, 1)),
+            "component_coverage": ds["component_coverage"].mean(runs),
+            "component_se": ds["component_coverage"].std(runs) / np.sqrt(max(k, 1)),
+            "nominal": ds["level"],
+            "ucb_used": ds["ucb_used"].mean(),
+            "ucb_used_nominal": ds["ucb_used_nominal"].mean(),
+        }
+    )
+    return out.assign_attrs(ds.attrs, scored_steps=k)

@@ -84,3 +84,33 @@ def plot_comparison(runs: dict, path) -> None:
         ax.legend()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_reliability(rel: xr.Dataset, path) -> None:
+    """Reliability diagram of :func:`pp_decomp.calibration.reliability`: empirical
+    against nominal coverage of the objective (central intervals and upper
+    bounds) and of each component (central intervals), with ±2 SE bars."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    q = rel["nominal"].values
+    ax.plot([q.min(), 1], [q.min(), 1], color="0.6", lw=1, ls="--", label="calibrated")
+    for bound, style in (("central", "-o"), ("upper", "-s")):
+        y = rel["objective_coverage"].sel(bound=bound).values
+        se = rel["objective_se"].sel(bound=bound).values
+        ax.errorbar(q, y, yerr=2 * se, fmt=style, capsize=3, label=f"objective, {bound}")
+    comp = rel["component_coverage"].sel(bound="central")
+    for name in comp["component"].values:
+        ax.plot(q, comp.sel(component=name).values, lw=0.8, alpha=0.6, label=f"{name}, central")
+    ax.plot(
+        [float(rel["ucb_used_nominal"])],
+        [float(rel["ucb_used"])],
+        "k*",
+        ms=12,
+        label="bound used (mean + √β sd)",
+    )
+    ax.set(xlabel="nominal coverage", ylabel="empirical coverage of the truth")
+    ax.set_title(f"{rel.attrs.get('problem', '')} / {rel.attrs.get('strategy', '')}")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

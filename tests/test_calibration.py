@@ -41,3 +41,73 @@ def test_validation():
         ucb_coverage([0], [1], [0], levels=[1.0])
     with pytest.raises(ValueError, match="truth must be finite"):
         ucb_coverage([0], [1], [np.nan])
+
+
+def test_sample_coverage_of_a_calibrated_posterior_is_the_nominal_level():
+    from pp_decomp.calibration import LEVELS, sample_coverage
+
+    rng = np.random.default_rng(0)
+    mean, sd = rng.normal(size=4000), rng.uniform(0.5, 2.0, 4000)
+    truth = mean + sd * rng.standard_normal(4000)
+    samples = mean + sd * rng.standard_normal((2000, 4000))
+    cov = sample_coverage(samples, truth)
+    np.testing.assert_allclose(cov[:, 0], LEVELS, atol=0.03)  # central intervals
+    np.testing.assert_allclose(cov[:, 1], LEVELS, atol=0.03)  # upper bounds
+    # an overconfident posterior (sd halved) covers less than it claims
+    narrow = mean + 0.5 * sd * rng.standard_normal((2000, 4000))
+    assert np.all(sample_coverage(narrow, truth)[:, 0] < np.asarray(LEVELS) - 0.1)
+
+
+def test_calibration_run_with_the_true_kernels_is_calibrated(tmp_path):
+    from pp_decomp.calibration import calibration_run, reliability
+    from pp_decomp.models import get_problem
+    from pp_decomp.plots import plot_reliability
+
+    ds = calibration_run(
+        lambda s: get_problem("synthetic", seed=s, n_components=3, n_points=200),
+        "d-gpucb",
+        seeds=range(4),
+        iterations=14,
+        every=2,
+        n_points=100,
+        n_samples=400,
+        inference="fixed",
+        n_init=2,
+    )
+    assert ds["objective_coverage"].dims == ("seed", "step", "level", "bound")
+    assert ds.sizes["component"] == 3 and ds.sizes["seed"] == 4
+    rel = reliability(ds)
+    # the functions are draws from these very kernels: calibrated up to sampling error
+    err = np.abs(rel["component_coverage"].sel(bound="central") - rel["nominal"])
+    assert float(err.mean()) < 0.1
+    assert float(np.abs(rel["objective_coverage"] - rel["nominal"]).mean()) < 0.12
+    plot_reliability(rel, tmp_path / "rel.png")
+    assert (tmp_path / "rel.png").stat().st_size > 0
+
+
+def test_calibration_refuses_what_it_cannot_score():
+    from pp_decomp import Box, Problem
+    from pp_decomp.calibration import calibration_run
+    from pp_decomp.models import get_problem
+
+    blind = Problem(Box([[0, 1]]), n_components=2, weights=[1, 1])
+    with pytest.raises(ValueError, match="no components function"):
+        calibration_run(blind, seeds=[0])
+    small = get_problem("synthetic", seed=0, n_components=2, n_points=50)
+    with pytest.raises(ValueError, match="levels must lie in"):
+        calibration_run(small, seeds=[0], levels=[0.5, 1.0])
+    with pytest.raises(ValueError, match="iterations=5 must exceed the initial design"):
+        calibration_run(small, seeds=[0], iterations=5, n_init=5, inference="map")
+
+
+def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys):
+    import xarray as xr
+
+    from pp_decomp.cli import main
+
+    out = tmp_path / "cal.nc"
+    args = ["calibration", "--problem", "synthetic", "--seeds", "1", "--iterations", "9"]
+    args += ["--init", "4", "--every", "2", "--points", "40", "--out", str(out)]
+    assert main(args) == 0
+    assert "| nominal | objective, central |" in capsys.readouterr().out
+    assert xr.load_dataset(out).sizes["step"] == 3 and out.with_suffix(".png").exists()

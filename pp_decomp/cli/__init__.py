@@ -16,7 +16,7 @@ pin_threads()  # before numpy loads in this process
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``pp-decomp`` argument parser with one sub-command per job."""
-    from pp_decomp.cli import bench, run, tools
+    from pp_decomp.cli import bench, calibration, run, tools
 
     p = argparse.ArgumentParser(
         prog="pp-decomp",
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parsers(sub)
     bench.add_parsers(sub)
     tools.add_parsers(sub)
+    calibration.add_parsers(sub)
     return p
 
 

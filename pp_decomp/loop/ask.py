@@ -87,6 +87,7 @@ def _ask_one(opt) -> None:
         models = {}
         if opt.updater is not None:
             models = opt.updater.update(opt._data(), key, opt._rng(key, FIT_STREAM), rec)
+        opt.models = models
         rec["fit_seconds"] = time.perf_counter() - start
         t = opt.n + len(opt.pending) + 1
         ctx = build_context(opt, models, t, opt._rng(key, ACQ_STREAM), busy, _gamma(opt))

@@ -105,6 +105,7 @@ class Optimizer:
         self.gamma = 0.0
         self.updater = make_updater(self.settings, self.strategy, problem)
         self.pending = Pending(problem.dim)
+        self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         n_init = self.settings.n_init
         self._init_design = (
             problem.domain.sample(n_init, seed=self._rng(0, INIT_STREAM))
