@@ -11,7 +11,14 @@ from pp_decomp.acquisition.beta import (
 from pp_decomp.acquisition.gpmi import GPMI
 from pp_decomp.acquisition.improvement import ExpectedImprovement, ProbabilityOfImprovement
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.acquisition.ucb import DGPUCB, UCB, LipschitzUCB, MonteCarloUCB, numeric_lipschitz
+from pp_decomp.acquisition.ucb import (
+    DGPUCB,
+    UCB,
+    LipschitzUCB,
+    LocalLipschitzUCB,
+    MonteCarloUCB,
+    numeric_lipschitz,
+)
 
 __all__ = [
     "DGPUCB",
@@ -26,6 +33,7 @@ __all__ = [
     "DecomposedSurrogate",
     "ExpectedImprovement",
     "LipschitzUCB",
+    "LocalLipschitzUCB",
     "MonteCarloUCB",
     "ProbabilityOfImprovement",
     "beta_from_description",

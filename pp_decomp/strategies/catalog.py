@@ -115,6 +115,12 @@ STRATEGIES: dict[str, Strategy] = {
             ),
         ),
         Strategy(
+            "d-gpucb-local",
+            "decomposed",
+            "generalized D-GPUCB, local Lipschitz bound over the credible box around μ(x)",
+            build=lambda c: acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng),
+        ),
+        Strategy(
             "d-gpucb-mc",
             "decomposed",
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",

@@ -62,6 +62,42 @@ def test_lipschitz_bound_never_below_mc_quantile(rng):
             assert np.all(lip >= mc - 1e-9)
 
 
+def test_local_lipschitz_bound_holds_on_its_box_and_is_never_wider_than_wangs(rng):
+    targets = np.array([0.3, -0.2, 0.5])
+
+    def sse(F, X):  # a calibration objective: its |∂g/∂f_j| peaks at the box's axis extremes
+        return -np.sum((F - targets) ** 2, axis=-1)
+
+    def product(F, X):  # |∂g/∂f_j| peaks at the box's corners
+        return F[..., 0] * (1 + F[..., 1]) + F[..., 2]
+
+    for g in (sse, product):
+        problem = _grid_problem(g=g)
+        X = problem.domain.X
+        model = _fitted(problem, rng.uniform(size=(5, 1)), rng, 4)
+        beta = 4.0
+        local = acq.LocalLipschitzUCB(model, beta, seed=0)
+        a = local(X)
+        mu, var = model.moments(X)
+        r = np.sqrt(beta * var)
+        # every component vector inside the credible box R(x) is bounded by a(x)
+        F = mu + rng.uniform(-1, 1, size=(4000, *mu.shape)) * r
+        assert np.all(model.h(F, X) <= a + 1e-6 * (1 + np.abs(a)))
+        # Wang's global bound (its B_j over the whole posterior range) is never tighter
+        wang = acq.LipschitzUCB(model, beta, None, X)(X)
+        assert np.all(a <= wang + 1e-9) and np.mean(a < wang - 1e-6) > 0.9
+
+
+def test_local_lipschitz_bound_of_a_linear_g_uses_its_weights(rng):
+    w = np.array([1.0, -0.5, 2.0])
+    problem = _grid_problem(weights=w)
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
+    X = problem.domain.X
+    mu, var = model.moments(X)
+    expected = mu @ w + np.sqrt(4.0 * var) @ np.abs(w)
+    np.testing.assert_allclose(acq.LocalLipschitzUCB(model, 4.0)(X), expected, rtol=1e-6)
+
+
 def test_numeric_lipschitz_recovers_linear_weights(rng):
     problem = _grid_problem(weights=[1.0, -0.5, 2.0])
     model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
