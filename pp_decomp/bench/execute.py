@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -96,13 +98,27 @@ def run_bench(
     return ds
 
 
+def _die_with(parent: int) -> None:
+    """Pool-worker initializer: the worker is killed when the bench process dies
+    (Linux ``PR_SET_PDEATHSIG``), so a killed bench leaves no orphan running; its
+    run's checkpoint is atomic, so the rerun resumes it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
 def _finished(todo: list[Task], out: str, scheduler, workers):
     """Run the tasks on Dask (``scheduler`` or ``workers`` given) or a local process
     pool; yield as each finishes (an error is raised at once)."""
     if scheduler is None and workers is None:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        workers = os.cpu_count() or 1
+        parent = os.getpid()
+        with ProcessPoolExecutor(workers, initializer=_die_with, initargs=(parent,)) as pool:
             for fut in as_completed([pool.submit(run_task, t, out) for t in todo]):
                 yield fut.result()
         return

@@ -185,3 +185,38 @@ def test_summary_command_rewrites_the_report(local_run, tmp_path, capsys):
     assert (tmp_path / "regret.png").stat().st_size > 10_000
     assert main(["summary", str(tmp_path / "nowhere")]) == 2
     assert "no bench.nc in" in capsys.readouterr().err
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_a_killed_bench_leaves_no_worker_running(tmp_path):
+    out = tmp_path / "b"
+    cmd = [sys.executable, "-m", "pp_decomp.cli", "bench", "--problems", "synthetic"]
+    cmd += ["--strategies", "d-gpucb,gp-ucb", "--trials", "2", "--iterations", "40"]
+    cmd += ["--inference", "map", "--quiet", "--out", str(out)]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    children: set[int] = set()
+    deadline = time.time() + 120
+    while time.time() < deadline and not children:
+        time.sleep(0.5)
+        found = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
+        children = {int(p) for p in found.stdout.split()}
+    assert children, "the bench started no worker"
+    time.sleep(3)  # the workers are running their tasks
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 20
+    alive = set(children)
+    while alive and time.time() < deadline:
+        time.sleep(0.2)
+        alive = {p for p in alive if _running(p)}
+    assert not alive, f"workers {sorted(alive)} outlived the killed bench"
