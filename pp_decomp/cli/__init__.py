@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, ConnectionError) as err:
         print(f"pp-decomp: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -248,3 +248,19 @@ def test_a_batch_larger_than_the_design_asks_random_inputs_until_two_results_are
     _tell_all(opt, problem, X[:2])
     opt.ask(7)  # two results: the design is still in flight, but a GP can be fitted
     assert opt.pending.items[-1][1]["phase"] == "acquisition"
+
+
+def test_an_unreachable_scheduler_is_refused_by_address_before_any_evaluation(
+    problem, capsys, tmp_path
+):
+    from pp_decomp.cli import main
+
+    opt = Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=0)
+    start = time.time()
+    with pytest.raises(ConnectionError, match=r"scheduler='tcp://127.0.0.1:9'"):
+        opt.run(6, scheduler="tcp://127.0.0.1:9")
+    assert opt.n == 0 and time.time() - start < 30
+    args = ["bench", "--problems", "synthetic", "--strategies", "d-gpucb", "--trials", "1"]
+    args += ["--iterations", "6", "--scheduler", "tcp://127.0.0.1:9", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "b")]) == 2
+    assert "no Dask scheduler answered" in capsys.readouterr().err
