@@ -111,3 +111,4 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     assert main(args) == 0
     assert "| nominal | objective, central |" in capsys.readouterr().out
     assert xr.load_dataset(out).sizes["step"] == 3 and out.with_suffix(".png").exists()
+    assert "| nominal |" in out.with_suffix(".md").read_text()

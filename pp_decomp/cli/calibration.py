@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -13,7 +14,7 @@ def add_parsers(sub) -> None:
         description="Run a strategy on a problem over several seeds and report, per nominal "
         "level, how often the posterior's central intervals and upper bounds cover the true "
         "objective and each true component (and how often the bound the strategy used does). "
-        "Writes FILE.nc, FILE.png (a reliability diagram) and prints the table.",
+        "Writes FILE.nc, FILE.png (a reliability diagram), FILE.md (the table) and prints it.",
     )
     c.add_argument("--problem", required=True, help="a shipped problem or package.module:factory")
     c.add_argument("--strategy", default=None, help="default: the problem's default strategy")
@@ -50,8 +51,10 @@ def cmd_calibration(args) -> int:
     ds.to_netcdf(out)
     rel = reliability(ds)
     plot_reliability(rel, out.with_suffix(".png"))
-    print(format_table(rel))
-    print(f"wrote {out} and {out.with_suffix('.png')}")
+    table = format_table(rel)
+    out.with_suffix(".md").write_text(f"Command: `pp-decomp {' '.join(sys.argv[1:])}`\n\n{table}\n")
+    print(table)
+    print(f"wrote {out} and its .png and .md")
     return 0
 
 
