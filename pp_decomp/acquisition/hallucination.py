@@ -25,6 +25,7 @@ import numpy as np
 
 from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import as_generator
+from pp_decomp.validate import check_positive_int
 
 _CHUNK = 128  # new points per joint covariance: bounds the (S, k + chunk, k + chunk) array
 
@@ -80,6 +81,7 @@ class HallucinatedGP:
         self, Xnew, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False
     ) -> np.ndarray:
         """Samples of the hallucinated posterior at ``Xnew``: (n_samples, m)."""
+        n_samples = check_positive_int(n_samples, "n_samples")
         rng = as_generator(seed)
         X = np.asarray(Xnew, dtype=float)
         s_idx = rng.integers(0, self.n_draws, size=n_samples)
@@ -93,7 +95,7 @@ class HallucinatedGP:
         scale = np.abs(cov[:, diag, diag]).max(axis=1, keepdims=True)
         cov[:, diag, diag] += 1e-6 * np.maximum(scale, 1e-12)
         if pred_noise:
-            mean_f, var_f = self.gp.predict_per_draw(X)
+            _, var_f = self.gp.predict_per_draw(X)
             cov[:, diag, diag] += (self.gp.predict_per_draw(X, True)[1] - var_f)[uniq]
         L = np.linalg.cholesky(cov)
         return mean[inverse] + np.einsum("kij,kj->ki", L[inverse], z)

@@ -1,5 +1,6 @@
 """One suite run against every GP model class (pp_decomp.components.protocol.GPModel):
-ComponentGP, AdditiveGP, EntireGP and the fast path's FastGPView."""
+ComponentGP, AdditiveGP, EntireGP, the fast path's FastGPView and a batch's
+HallucinatedGP (pending inputs conditioned on)."""
 
 from types import SimpleNamespace
 
@@ -47,7 +48,19 @@ def fast_view():
     return FastGPView(fc, candidate_index(XC), np.random.default_rng(0))
 
 
-MODELS = {"component": component, "additive": additive, "entire": entire, "fast": fast_view}
+def hallucinated():
+    from pp_decomp.acquisition.hallucination import HallucinatedGP
+
+    return HallucinatedGP(component(), XC[:3])
+
+
+MODELS = {
+    "component": component,
+    "additive": additive,
+    "entire": entire,
+    "fast": fast_view,
+    "hallucinated": hallucinated,
+}
 
 
 @pytest.fixture(params=sorted(MODELS))
