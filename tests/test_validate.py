@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pp_decomp import ComponentGP, HyperDraws, LinearComposition, Priors
+from pp_decomp import Box, CandidateSet, ComponentGP, HyperDraws, LinearComposition, Priors, Problem
 from pp_decomp.validate import check_X, check_Y
 
 
@@ -73,3 +73,73 @@ def test_linear_composition_validation():
         comp.weights(np.zeros((4, 1)))
     with pytest.raises(ValueError, match="n_components is required"):
         LinearComposition(lambda X: X)
+
+
+def _comp(X):
+    return np.c_[X[:, 0], X[:, 0] ** 2]
+
+
+@pytest.mark.parametrize(
+    "build,match",
+    [
+        (
+            lambda: Problem(Box([[0, 1]]), _comp, 2, weights=[1, 1], component_names=["a", "a"]),
+            "component_names must be distinct",
+        ),
+        (
+            lambda: Problem(
+                CandidateSet(np.array([[0.0], [0.0], [1.0]])), _comp, 2, weights=[1, 1]
+            ),
+            "X must hold distinct candidates",
+        ),
+        (lambda: Box([], []), "at least one dimension"),
+        (
+            lambda: Problem(Box([[0, 1]]), _comp, 2, weights=[1, 1], noise_sd=[0.1] * 3),
+            r"noise_sd must be a number or hold one value per component \(J=2\)",
+        ),
+        (
+            lambda: Problem(
+                Box([[0, 1]]), _comp, 2, g=lambda F: np.where(F[..., 0] > 0.5, np.nan, F[..., 0])
+            ),
+            "g.* must be finite",
+        ),
+    ],
+)
+def test_problems_that_would_mislead_are_refused_when_built(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
+
+
+@pytest.mark.parametrize(
+    "kw,error,match",
+    [
+        (dict(n_init=50), ValueError, "n_init=50 exceeds the 20 candidates"),
+        (dict(n_init=1), ValueError, "n_init must be >= 2"),
+        (
+            dict(inference="nuts", nuts_kwargs={"draw": 10}),
+            TypeError,
+            r"nuts_kwargs has unknown key\(s\) \['draw'\]",
+        ),
+    ],
+)
+def test_settings_that_would_fail_late_are_refused_before_any_evaluation(kw, error, match):
+    from pp_decomp import Optimizer
+    from pp_decomp.models import get_problem
+
+    problem = get_problem("synthetic", seed=0, n_components=2, n_points=20)
+    with pytest.raises(error, match=match):
+        Optimizer(problem, "d-gpucb", **kw)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["bench", "--problems", "synthetic", "--trials", "1", "--workers", "0"], "--workers"),
+        (["run", "--problem", "synthetic", "--resume"], "does not exist"),
+    ],
+)
+def test_cli_refuses_bad_flags_by_name(tmp_path, capsys, args, message):
+    from pp_decomp.cli import main
+
+    assert main([*args, "--out", str(tmp_path / "missing.nc")]) == 2
+    assert message in capsys.readouterr().err
