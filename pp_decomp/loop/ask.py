@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from pp_decomp.loop.context import build_context, chosen_or_fallback, design_point
+from pp_decomp.loop.context import asked_init, build_context, chosen_or_fallback, design_point
 from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
 from pp_decomp.optim import is_excluded
 from pp_decomp.space import CandidateSet
@@ -58,13 +58,6 @@ def _check_batch(opt, q: int, new: int) -> None:
             )
 
 
-def _asked_init(opt) -> int:
-    """Initial-design inputs asked so far: told, failed or pending."""
-    told = sum(r["phase"] == "init" for r in opt.records)
-    failed = sum(p == "init" for p in opt.failures.phases)
-    return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
-
-
 def _gamma(opt) -> float:
     """GP-MI's state after every input asked so far (the last pending one's, if any)."""
     return float(opt.pending.items[-1][1]["gamma_next"]) if len(opt.pending) else opt.gamma
@@ -78,7 +71,7 @@ def _ask_one(opt) -> None:
     n_init = opt.settings.n_init
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
-    if _asked_init(opt) < n_init or opt.n < min(2, n_init):
+    if asked_init(opt) < n_init or opt.n < min(2, n_init):
         x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
         if opt.updater is not None:
             first = n_init + 1

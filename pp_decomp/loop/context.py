@@ -81,11 +81,16 @@ def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
     return choice
 
 
+def asked_init(opt) -> int:
+    """Initial-design inputs asked so far: told, failed or pending."""
+    told = sum(r["phase"] == "init" for r in opt.records)
+    failed = sum(p == "init" for p in opt.failures.phases)
+    return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
+
+
 def design_point(opt, rng, excluded) -> np.ndarray:
     """The next point of the initial design; after failures there, fresh random points."""
-    used = sum(r["phase"] == "init" for r in opt.records)
-    used += sum(p == "init" for p in opt.failures.phases)
-    used += sum(rec["phase"] == "init" for _, rec in opt.pending.items)
+    used = asked_init(opt)
     if used < len(opt._init_design):
         return opt._init_design[used]
     domain = opt.problem.domain
