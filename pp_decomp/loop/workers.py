@@ -38,7 +38,9 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
 
     with dask_client(scheduler, workers) as client:
         workers = workers or max(1, len(client.scheduler_info()["workers"]))
-        problem = client.scatter(opt.problem, broadcast=True)
+        # the problem travels with each task rather than scattered once: scattered
+        # data lives only on the workers, so losing them all would lose it too
+        problem = opt.problem
         flying: dict = {}  # future -> input
         done = as_completed()
 

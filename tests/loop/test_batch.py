@@ -138,10 +138,15 @@ SCRIPT = textwrap.dedent(
     from pp_decomp import Box, Optimizer, Problem
 
     def components(X):
-        # the first evaluation on a worker kills that worker, once
-        if os.getpid() != int(os.environ["DRIVER_PID"]) and not os.path.exists(sys.argv[2]):
-            open(sys.argv[2], "w").close()
-            os.kill(os.getpid(), signal.SIGKILL)
+        # the first two evaluations on workers kill their worker: both workers
+        # when they start together, so nothing held only by workers survives
+        if os.getpid() != int(os.environ["DRIVER_PID"]):
+            for k in range(2):
+                try:
+                    os.close(os.open(f"{sys.argv[2]}.{k}", os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    continue
+                os.kill(os.getpid(), signal.SIGKILL)
         return np.stack([np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])], axis=1)
 
     if __name__ == "__main__":
@@ -161,7 +166,7 @@ def _env():
     return env
 
 
-def test_a_worker_killed_mid_evaluation_has_its_evaluation_retried(tmp_path):
+def test_workers_killed_mid_evaluation_have_their_evaluations_retried(tmp_path):
     script = tmp_path / "killer.py"
     script.write_text(SCRIPT)
     out, mark = tmp_path / "run.nc", tmp_path / "killed-once"
@@ -173,7 +178,7 @@ def test_a_worker_killed_mid_evaluation_has_its_evaluation_retried(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert mark.exists()  # a worker did die
+    assert Path(f"{mark}.0").exists() and Path(f"{mark}.1").exists()  # workers died
     ds = xr.load_dataset(out)
     assert ds.sizes["iteration"] == 8 and ds.sizes.get("failure", 0) == 0
 
