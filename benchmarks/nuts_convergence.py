@@ -1,6 +1,7 @@
 """First-run convergence of component NUTS fits, for choosing the default draws.
 
 Usage: python benchmarks/nuts_convergence.py [--draws 400] [--tune 200] [--chains 4]
+       [--mass-matrix low-rank|diag]
 
 Fits five of the synthetic problem's components (J = 10, seed 0) on T = 10, 30,
 60 and 100 random inputs with NUTS, no repair, and prints each fit's R̂, bulk
@@ -31,6 +32,7 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=400)
     ap.add_argument("--tune", type=int, default=200)
     ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--mass-matrix", choices=("low-rank", "diag"), default="low-rank")
     args = ap.parse_args()
     problem = get_problem("synthetic", seed=0)
     rows = []
@@ -50,6 +52,7 @@ def main() -> None:
                     tune=args.tune,
                     chains=args.chains,
                     repairs=0,
+                    low_rank_mass_matrix=args.mass_matrix == "low-rank",
                     seed=j,
                 )
             d = gp.diagnostics
@@ -72,7 +75,8 @@ def main() -> None:
             )
     a = np.array(rows[1:])  # the first fit includes compiling the model
     print(
-        f"\n{args.chains} x {args.draws} draws, {args.tune} tuning steps: median r-hat "
+        f"\n{args.chains} x {args.draws} draws, {args.tune} tuning steps, {args.mass_matrix} "
+        f"mass matrix: median r-hat "
         f"{np.median(a[:, 0]):.3f}, "
         f"r-hat <= {CONVERGENCE.rhat_max}: {np.mean(a[:, 0] <= CONVERGENCE.rhat_max):.0%}, "
         f"all thresholds met: {np.mean(a[:, 4]):.0%}, median bulk/tail ESS "

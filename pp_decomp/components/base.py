@@ -79,6 +79,7 @@ class MarginalGP:
         chains: int | None = None,
         target_accept: float | None = None,
         repairs: int | None = None,
+        low_rank_mass_matrix: bool | None = None,
         restarts: int = 3,
         seed: SeedLike = None,
         init: Draws | None = None,
@@ -94,7 +95,7 @@ class MarginalGP:
             ``"map"``: posterior mode by L-BFGS-B from ``restarts`` starts.
             ``"nuts"``: full posterior by nutpie on the structure's shared compiled
             model, checked and repaired until it converges (:mod:`pp_decomp.components.nuts`).
-        draws, tune, chains, target_accept, repairs :
+        draws, tune, chains, target_accept, repairs, low_rank_mass_matrix :
             NUTS settings (defaults :class:`~pp_decomp.components.nuts.NutsSettings`).
         seed : int or Generator
         init : draws, optional
@@ -106,7 +107,12 @@ class MarginalGP:
         """
         check_choice(inference, "inference", INFERENCE)
         given = dict(
-            draws=draws, tune=tune, chains=chains, target_accept=target_accept, repairs=repairs
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            target_accept=target_accept,
+            repairs=repairs,
+            low_rank_mass_matrix=low_rank_mass_matrix,
         )
         nuts = NutsSettings(**{k: v for k, v in given.items() if v is not None})
         check_positive_int(restarts, "restarts")
@@ -178,6 +184,7 @@ class MarginalGP:
                 seed=seed,
                 target_accept=s.target_accept,
                 maxdepth=MAX_TREE_DEPTH,
+                low_rank_modified_mass_matrix=s.low_rank_mass_matrix,
                 progress_bar=False,
             )
 
