@@ -59,11 +59,14 @@ class NutsSettings:
     how many repairs a failing fit gets, and whether nutpie adapts a low-rank
     modified mass matrix (Seyboldt et al. 2024) instead of a diagonal one.
 
-    The low-rank mass matrix is the default because a GP's lengthscale, amplitude
-    and noise are strongly correlated a posteriori, which a diagonal matrix cannot
-    express: on the synthetic components (``benchmarks/nuts_convergence.py``,
-    T = 10-100) it raised the share of first runs meeting every threshold from
-    63% to 79% and the median bulk ESS from 617 to 1036, at no extra cost per fit.
+    The diagonal mass matrix stays the default, from a measurement. On fresh fits
+    of the synthetic components (``benchmarks/nuts_convergence.py --mass-matrix
+    low-rank``, T = 10-100) the low-rank one raised the share of first runs
+    meeting every threshold from 63% to 79% and the median bulk ESS from 617 to
+    1036. But in the loop's warm-started refits (D-GPUCB, synthetic, 100 steps,
+    seed 0) it gave no better convergence over the first 40 steps (86% against
+    92% of 36 refits) and later left chains in different modes: one refit took
+    474 s and ended at r-hat 3.0 after both repairs.
     """
 
     draws: int = 400
@@ -71,7 +74,7 @@ class NutsSettings:
     chains: int = 4
     target_accept: float = 0.8
     repairs: int = 2
-    low_rank_mass_matrix: bool = True
+    low_rank_mass_matrix: bool = False
 
     def __post_init__(self):
         check_positive_int(self.draws, "draws")
