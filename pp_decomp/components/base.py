@@ -29,6 +29,19 @@ from pp_decomp.validate import check_bounds, check_choice, check_positive_int, c
 INFERENCE = ("map", "nuts")
 
 
+def _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix):
+    """The :class:`NutsSettings` of a fit; an argument left ``None`` takes the default."""
+    given = dict(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        target_accept=target_accept,
+        repairs=repairs,
+        low_rank_mass_matrix=low_rank_mass_matrix,
+    )
+    return NutsSettings(**{k: v for k, v in given.items() if v is not None})
+
+
 class MarginalGP:
     """Skeleton of a GP with a hyperparameter posterior (see the module docstring).
 
@@ -106,15 +119,7 @@ class MarginalGP:
             (off where the caller reports it, e.g. a background refit).
         """
         check_choice(inference, "inference", INFERENCE)
-        given = dict(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            target_accept=target_accept,
-            repairs=repairs,
-            low_rank_mass_matrix=low_rank_mass_matrix,
-        )
-        nuts = NutsSettings(**{k: v for k, v in given.items() if v is not None})
+        nuts = _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix)
         check_positive_int(restarts, "restarts")
         Xs, ys = self._set_data(X, y)
         rng = as_generator(seed)
