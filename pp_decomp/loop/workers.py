@@ -38,9 +38,6 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
 
     with dask_client(scheduler, workers) as client:
         workers = workers or max(1, len(client.scheduler_info()["workers"]))
-        # the problem travels with each task rather than scattered once: scattered
-        # data lives only on the workers, so losing them all would lose it too
-        problem = opt.problem
         flying: dict = {}  # future -> input
         done = as_completed()
 
@@ -52,9 +49,11 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
             for x in opt.ask(need):
                 if x.tobytes() not in keys:
                     key = opt.pending.record(x)["key"]
+                    # the problem travels with each task, not scattered once: scattered
+                    # data lives only on the workers, so losing them all would lose it
                     fut = client.submit(
                         evaluate_task,
-                        problem,
+                        opt.problem,
                         x,
                         opt.settings.seed,
                         key,

@@ -48,7 +48,6 @@ def test_appends_match_a_fresh_posterior_and_exact_reweighting(kernel, rng):
     assert inc.ess == pytest.approx(1 / np.sum(w**2))
 
 
-@pytest.mark.slow
 class _FrozenScale(ComponentGP):
     """A GP standardising ``y`` with given statistics, as the fast path does between
     refits: the priors act on the standardised scale, so the reweighted draws
@@ -64,6 +63,7 @@ class _FrozenScale(ComponentGP):
         return Xs, (np.asarray(y, dtype=float) - self.y_mean) / self.y_std
 
 
+@pytest.mark.slow
 def test_reweighted_draws_match_a_fresh_nuts_fit(rng):
     """Hyperparameter and predictive moments after 4 reweighted points vs fresh NUTS."""
     X = rng.uniform(size=(24, 1))
