@@ -151,6 +151,7 @@ PRESETS = {
         n_init=10,
         beta_schedule="kandasamy",
         additive={"n_cyc": 25, "max_group_size": 6},
+        compared=["add-gp-ucb", "add-gp-ucb-oracle"],
     ),
     "rolland2018": dict(
         problems=["rolland-star", "rolland-grid"],

@@ -53,8 +53,8 @@ def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
 
 def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> str:
     """Markdown: final cumulative and simple regret (mean ± SE) and the change of each
-    ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``,
-    with the paired difference over trials ± its standard error.
+    ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``
+    in both, with the paired difference over trials ± its standard error.
 
     With an initial design (``n_init`` in the settings) a last column compares the
     regret accrued after it: the design is shared by every strategy of a trial, so
@@ -66,8 +66,9 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     after = f" | change after the {n_init} initial evaluations" if n_init else ""
     lines = [
         "| problem | strategy | trials | final cumulative regret | final simple regret "
-        f"| cumulative regret change vs {label} (paired diff ± SE){after} |",
-        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else ""),
+        f"| cumulative regret change vs {label} (paired diff ± SE){after} "
+        f"| simple regret change vs {label} (paired diff ± SE) |",
+        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- |",
     ]
     strategies = list(ds["strategy"].values)
     if compared is None:
@@ -82,15 +83,18 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
             if k == 0:
                 continue
             sm, sse, _ = _mean_se(simple.sel(strategy=s).values)
-            rel = rel_after = ""
+            rel = rel_after = rel_simple = ""
             if baseline in strategies and s != baseline and s in compared:
                 rel = _paired_change(
                     final.sel(strategy=baseline).values, final.sel(strategy=s).values
+                )
+                rel_simple = _paired_change(
+                    simple.sel(strategy=baseline).values, simple.sel(strategy=s).values
                 )
                 if n_init:
                     rel_after = _paired_change(
                         later.sel(strategy=baseline).values, later.sel(strategy=s).values
                     )
             row = f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |"
-            lines.append(row + (f" {rel_after} |" if n_init else ""))
+            lines.append(row + (f" {rel_after} |" if n_init else "") + f" {rel_simple} |")
     return "\n".join(lines) + "\n"
