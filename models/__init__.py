@@ -113,6 +113,14 @@ PROBLEMS: dict[str, ProblemEntry] = {
         _lazy("additive", "kandasamy", D=40, d=5, M=8),
         "additive trimodal, D=40, 8 groups of 5 (Kandasamy 2015)",
     ),
+    "kandasamy-96-5-19": ProblemEntry(
+        _lazy("additive", "kandasamy", D=96, d=5, M=19),
+        "additive trimodal, D=96, 19 groups of 5 (Kandasamy 2015)",
+    ),
+    "kandasamy-narrow-24-6-4": ProblemEntry(
+        _lazy("additive", "kandasamy", D=24, d=6, M=4, variant="narrow"),
+        "additive trimodal, D=24, 4 groups of 6, the narrow first reading of the paper",
+    ),
 }
 
 

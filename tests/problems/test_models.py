@@ -90,15 +90,36 @@ def test_classic_optima_match_literature():
     assert him.objective(np.array([[-3.78, -3.28]]))[0] == pytest.approx(him.optimum, abs=0.01)
 
 
-def test_kandasamy_optimum_attained_at_the_heavy_mode():
-    p = get_problem("kandasamy-24-6-4", seed=1)
-    x = np.full((1, 24), 0.8)
-    assert p.objective(x)[0] == pytest.approx(p.optimum, rel=1e-12)
+@pytest.mark.parametrize(
+    "name, variant", [("kandasamy-24-6-4", "reference"), ("kandasamy-narrow-24-6-4", "narrow")]
+)
+def test_kandasamy_optimum_attained_at_the_heavy_mode(name, variant):
+    from pp_decomp.models.additive import centres
+
+    p = get_problem(name, seed=1)
     groups = np.array(p.metadata["groups"])
     assert groups.shape == (4, 6) and len(np.unique(groups)) == 24
+    x = np.zeros((1, 24))
+    for g in groups:
+        x[0, g] = centres(6, variant)[1]  # the 0.8-weight mode in every group
+    assert p.domain.contains(x).all()
+    assert p.objective(x)[0] == pytest.approx(p.optimum, rel=1e-12)
     x2 = x.copy()
-    x2[0, groups[0, 0]] = 0.5  # leave the mode in one coordinate of one group
+    x2[0, groups[0, 0]] += 0.3 if variant == "narrow" else -0.3  # leave the mode in one coordinate
     assert p.objective(x2)[0] < p.optimum - 1.0
+    light = x.copy()
+    light[0, groups[0]] = centres(6, variant)[0]  # one group at a 0.1-weight mode
+    assert p.objective(light)[0] == pytest.approx(p.optimum - np.log(8), abs=1e-6)
+
+
+def test_kandasamy_reference_is_clipped_like_the_authors_code():
+    from pp_decomp.models.additive import trimodal
+
+    p = get_problem("kandasamy-10-3-3", seed=0)
+    assert np.allclose(p.domain.lower, -1) and np.allclose(p.domain.upper, 1)
+    far = np.where(np.arange(18) % 2, -1.0, 1.0)[None]  # far from every mode: below -700
+    assert trimodal(far)[0] == -700.0
+    assert trimodal(far, "narrow")[0] < -700.0
 
 
 @pytest.mark.parametrize("graph", ["star", "grid"])
