@@ -51,6 +51,12 @@ class AdditiveSettings:
     ls_grid, sigma_grid : tuple of float
         Discrete lengthscales (unit-scaled inputs) and noise sds (standardised
         outputs) for the Gibbs sampler.
+    shared_hyperparameters : bool
+        Add-GP-UCB fits one lengthscale and one amplitude for every group, as
+        Kandasamy et al. (2015, §5) do; ``False`` fits a lengthscale per
+        dimension and an amplitude per group (``D + M + 1`` hyperparameters,
+        which the data of a learnt decomposition cannot pin down). Rolland's
+        Gibbs sampler always samples one lengthscale per dimension.
     """
 
     max_group_size: int | None = None
@@ -62,6 +68,7 @@ class AdditiveSettings:
     max_clique: int = 3
     ls_grid: tuple = (0.05, 0.1, 0.2, 0.4, 0.8)
     sigma_grid: tuple = (0.01, 0.03, 0.1, 0.3)
+    shared_hyperparameters: bool = True
 
     def __post_init__(self):
         check_positive_int(self.n_cyc, "n_cyc")
@@ -72,6 +79,11 @@ class AdditiveSettings:
             check_positive_int(self.max_group_size, "max_group_size")
         if not 0.0 < self.edge_prob < 1.0:
             raise ValueError(f"edge_prob must lie in (0, 1); got {self.edge_prob!r}")
+        if not isinstance(self.shared_hyperparameters, bool | np.bool_):
+            raise ValueError(
+                f"shared_hyperparameters must be True or False; got {self.shared_hyperparameters!r}"
+            )
+        object.__setattr__(self, "shared_hyperparameters", bool(self.shared_hyperparameters))
         for name in ("ls_grid", "sigma_grid"):
             values = np.asarray(getattr(self, name), dtype=float)
             if values.ndim != 1 or len(values) == 0 or np.any(~np.isfinite(values) | (values <= 0)):

@@ -43,14 +43,26 @@ class MapObjective:
 
     plus the log-prior gradients. Computing these directly avoids compiling a
     PyTensor graph for every number of groups (slow for ``(n, n, D)`` tensors).
+
+    With ``shared=True`` one lengthscale and one amplitude serve every dimension
+    and group (Kandasamy et al. 2015, §5): ``z = (log ℓ, log η, log σ)``, the
+    likelihood's gradients are summed over the tied entries and each prior is
+    counted once.
     """
 
-    def __init__(self, X, y, W, priors: Priors):
+    def __init__(self, X, y, W, priors: Priors, shared: bool = False):
         self.y = np.asarray(y, dtype=float)
         self.W = np.asarray(W, dtype=float)
-        self.p = priors
+        self.p, self.shared = priors, shared
         self.d2 = (X[:, None, :] - X[None, :, :]) ** 2  # (n, n, D)
         self.M, self.D = self.W.shape
+
+    def unpack(self, z) -> tuple[np.ndarray, np.ndarray, float]:
+        """``ℓ (D,)``, ``η (M,)``, ``σ`` from the log-scale vector ``z``."""
+        v = np.exp(np.asarray(z, dtype=float))
+        if self.shared:
+            return np.full(self.D, v[0]), np.full(self.M, v[1]), float(v[2])
+        return v[: self.D], v[self.D : self.D + self.M], float(v[-1])
 
     def _log_prior(self, ls, eta, sigma, g_ls, g_eta, g_sigma):
         """Log prior, and the gradient of log likelihood plus log prior from the
@@ -72,8 +84,8 @@ class MapObjective:
         return value, grad
 
     def __call__(self, z):
-        D, M, n = self.D, self.M, len(self.y)
-        ls, eta, sigma = np.exp(z[:D]), np.exp(z[D : D + M]), float(np.exp(z[-1]))
+        n = len(self.y)
+        ls, eta, sigma = self.unpack(z)
         scaled = self.d2 / ls**2  # (n, n, D)
         Kj = eta[:, None, None] ** 2 * np.exp(-0.5 * np.einsum("abd,jd->jab", scaled, self.W))
         K = Kj.sum(0)
@@ -91,6 +103,13 @@ class MapObjective:
         g_eta = np.einsum("ab,jab->j", B, Kj)
         g_ls = 0.5 * np.einsum("ab,jab,abd,jd->d", B, Kj, scaled, self.W, optimize=True)
         g_sigma = sigma**2 * np.trace(B)
+        if self.shared:
+            ls, eta, g_ls, g_eta = (
+                ls[:1],
+                eta[:1],
+                g_ls.sum(keepdims=True),
+                g_eta.sum(keepdims=True),
+            )
         logprior, grad = self._log_prior(ls, eta, sigma, g_ls, g_eta, g_sigma)
         return -(loglik + logprior), -grad
 
@@ -126,6 +145,11 @@ class AdditiveGP(MarginalGP):
     name : str
     max_draws : int
         Draws kept for prediction after NUTS.
+    shared : bool
+        One lengthscale for every dimension and one amplitude for every group,
+        as in Kandasamy et al. (2015, §5: "the same scale σ and bandwidth h
+        hyperparameters for all the kernels"): three hyperparameters instead
+        of ``D + M + 1``. The draws still hold ``ls (S, D)`` and ``eta (S, M)``.
     """
 
     label = "additive GP"
@@ -140,6 +164,7 @@ class AdditiveGP(MarginalGP):
         bounds=None,
         name: str = "f",
         max_draws: int = 256,
+        shared: bool = False,
     ):
         super().__init__(
             input_dim,
@@ -158,6 +183,7 @@ class AdditiveGP(MarginalGP):
         if not self.groups:
             raise ValueError("groups must hold at least one group")
         self.W = group_masks(self.groups, self.input_dim)
+        self.shared = bool(shared)
 
     @property
     def n_groups(self) -> int:
@@ -170,9 +196,22 @@ class AdditiveGP(MarginalGP):
     def _compiled(self):
         from pp_decomp.additive.model import build_additive_model
 
-        M, D, p = self.n_groups, self.input_dim, self.priors
-        label = f"additive GP model ({M} groups, D={D})"
-        return compiled(("additive", M, D, p), lambda: build_additive_model(M, D, p), label)
+        M, D, p, shared = self.n_groups, self.input_dim, self.priors, self.shared
+        label = f"additive GP model ({M} groups, D={D}{', shared' if shared else ''})"
+        key = ("additive", M, D, p, shared)
+        return compiled(key, lambda: build_additive_model(M, D, p, shared=shared), label)
+
+    def _unconstrained(self, init: AdditiveDraws, cm) -> np.ndarray:
+        if not self.shared:
+            return super()._unconstrained(init, cm)
+        logs = {n: float(np.log(getattr(init, n)).mean()) for n in self.hyper_names()}
+        return cm.flatten(
+            {
+                "ls_shared_log__": logs["ls"],
+                "eta_shared_log__": logs["eta"],
+                "sigma_log__": logs["sigma"],
+            }
+        )
 
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys, "W": self.W}
@@ -190,27 +229,35 @@ class AdditiveGP(MarginalGP):
     def _map_problem(self, Xs, ys, restarts, rng, init):
         """Numpy objective (:class:`MapObjective`); starts at the prior's centre (or
         ``init``) and at Gaussian perturbations of it."""
-        p, D, M = self.priors, self.input_dim, self.n_groups
+        p, M = self.priors, self.n_groups
+        D = 1 if self.shared else self.input_dim
+        n_eta = 1 if self.shared else M
         center = np.concatenate(
             [
                 np.full(D, np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))),
-                np.full(M, np.log(p.eta_alpha / (p.eta_beta * np.sqrt(M)))),
+                np.full(n_eta, np.log(p.eta_alpha / (p.eta_beta * np.sqrt(M)))),
                 [np.log(p.sigma_alpha / p.sigma_beta)],
             ]
         )
         if init is not None:
+            axis = None if self.shared else 0
             center = np.concatenate(
-                [np.log(init.ls).mean(0), np.log(init.eta).mean(0), [np.log(init.sigma).mean()]]
+                [
+                    np.atleast_1d(np.log(init.ls).mean(axis)),
+                    np.atleast_1d(np.log(init.eta).mean(axis)),
+                    [np.log(init.sigma).mean()],
+                ]
             )
         starts = [center] + [center + rng.normal(0, 0.7, center.size) for _ in range(restarts - 1)]
         box = ADDITIVE_SEARCH_BOX
-        bounds = [box["ls_log__"]] * D + [box["eta_log__"]] * M + [box["sigma_log__"]]
+        bounds = [box["ls_log__"]] * D + [box["eta_log__"]] * n_eta + [box["sigma_log__"]]
+        objective = MapObjective(Xs, ys, self.W, p, shared=self.shared)
 
         def to_draws(z):
-            v = np.exp(z)
-            return AdditiveDraws(v[None, :D], v[None, D : D + M], v[D + M :])
+            ls, eta, sigma = objective.unpack(z)
+            return AdditiveDraws(ls[None], eta[None], np.array([sigma]))
 
-        return MapObjective(Xs, ys, self.W, p), starts, bounds, threading.Lock(), to_draws
+        return objective, starts, bounds, threading.Lock(), to_draws
 
     def predict_groups(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of each group ``f_j`` at ``Xnew (m, D)``: ``(M', m)`` each.

@@ -34,20 +34,30 @@ class MaskedAdditiveExpQuad(pm.gp.cov.Covariance):
         return pt.alloc(pt.sum(self.eta**2), X.shape[0])
 
 
-def build_additive_model(n_groups: int, input_dim: int, priors: Priors, n: int = 3) -> pm.Model:
+def build_additive_model(
+    n_groups: int, input_dim: int, priors: Priors, n: int = 3, shared: bool = False
+) -> pm.Model:
     """``y ~ MvNormal(0, Σ_j η_j² k_j(X, X) + (σ² + jitter) I)`` with ``X``, ``y``, ``W`` as data.
 
     Priors: ``ℓ_d ~ InverseGamma``, ``η_j ~ Gamma`` with the amplitude prior
     scaled by ``1/sqrt(M)`` (so the summed prior variance stays near 1 on
-    standardised outputs), ``σ ~ Gamma``.
+    standardised outputs), ``σ ~ Gamma``. With ``shared=True`` one ``ls_shared``
+    and one ``eta_shared`` are drawn from those priors and ``ls (D,)``,
+    ``eta (M,)`` are deterministic copies of them.
     """
+    rate = priors.eta_beta * np.sqrt(n_groups)
     with pm.Model() as model:
         X = pm.Data("X", np.zeros((n, input_dim)))
         y = pm.Data("y", np.zeros(n))
         W = pm.Data("W", np.ones((n_groups, input_dim)))
-        ls = pm.InverseGamma("ls", alpha=priors.ls_alpha, beta=priors.ls_beta, shape=input_dim)
-        rate = priors.eta_beta * np.sqrt(n_groups)
-        eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=rate, shape=n_groups)
+        if shared:
+            ls1 = pm.InverseGamma("ls_shared", alpha=priors.ls_alpha, beta=priors.ls_beta)
+            eta1 = pm.Gamma("eta_shared", alpha=priors.eta_alpha, beta=rate)
+            ls = pm.Deterministic("ls", pt.alloc(ls1, input_dim))
+            eta = pm.Deterministic("eta", pt.alloc(eta1, n_groups))
+        else:
+            ls = pm.InverseGamma("ls", alpha=priors.ls_alpha, beta=priors.ls_beta, shape=input_dim)
+            eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=rate, shape=n_groups)
         sigma = pm.Gamma("sigma", alpha=priors.sigma_alpha, beta=priors.sigma_beta)
         gp = pm.gp.Marginal(cov_func=MaskedAdditiveExpQuad(input_dim, ls, eta, W))
         gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma, jitter=JITTER)

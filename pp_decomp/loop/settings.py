@@ -196,7 +196,10 @@ class RunSettings:
             acq_method=s["acq_method"],
             fast=s.get("fast", False),
             fast_settings=FastSettings(**s.get("fast_settings", {})),
-            additive_settings=AdditiveSettings(**s.get("additive_settings", {})),
+            # checkpoints written before the setting existed fitted untied hyperparameters
+            additive_settings=AdditiveSettings(
+                **{"shared_hyperparameters": False, **s.get("additive_settings", {})}
+            ),
             beta=beta_from_description(s["beta_schedule"]),
             max_retries=s.get("max_retries", 0),
         )

@@ -42,7 +42,7 @@ class AdditiveUpdater(Updater):
     def update(self, data, t, rng, rec):
         st, y = self.structure, data.targets["additive"]
         if st is not None and data.n - st["learned_at"] < self.settings.additive_settings.n_cyc:
-            gp = self._gp(st["groups"])
+            gp = self._gp(st["groups"])  # conditioning on given draws: tying is irrelevant
             return {"additive": gp.condition(data.X, y, AdditiveDraws(**st["draws"]))}
         start = time.perf_counter()
         status("learning the additive structure")
@@ -83,7 +83,8 @@ class AdditiveUpdater(Updater):
         init = None
         if st is not None and len(st["groups"]) == len(groups):
             init = AdditiveDraws(**st["draws"])
-        gp = self._gp(groups, max_draws=s.max_draws)
+        shared = s.additive_settings.shared_hyperparameters
+        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
         kw = vars(s.nuts) if s.inference == "nuts" else {}
         return gp.fit(data.X, y, s.inference, seed=rng, init=init, **kw)
 

@@ -106,6 +106,38 @@ def test_map_objective_gradient_and_model(rng):
     assert -(obj(z)[0] - obj(z2)[0]) == pytest.approx(scipy_logpost(z) - scipy_logpost(z2))
 
 
+def test_shared_map_objective_counts_each_prior_once(rng):
+    X, y = rng.uniform(size=(20, D)), rng.standard_normal(20)
+    W, p = group_masks(GROUPS, D), Priors()
+    obj = MapObjective(X, y, W, p, shared=True)
+    z = rng.normal(-1, 0.5, 3)
+    assert optimize.check_grad(lambda z: obj(z)[0], lambda z: obj(z)[1], z) < 1e-4
+
+    def scipy_logpost(z):  # one ℓ and one η, each with its prior once
+        ls, eta, s = np.exp(z)
+        L, E = np.full((1, D), ls), np.full((1, len(GROUPS)), eta)
+        K = group_cov(X, X, L, E, W)[0].sum(0) + (s**2 + 1e-6) * np.eye(20)
+        return (
+            stats.multivariate_normal(np.zeros(20), K).logpdf(y)
+            + stats.invgamma(p.ls_alpha, scale=p.ls_beta).logpdf(ls)
+            + stats.gamma(p.eta_alpha, scale=1 / (p.eta_beta * np.sqrt(3))).logpdf(eta)
+            + stats.gamma(p.sigma_alpha, scale=1 / p.sigma_beta).logpdf(s)
+        )
+
+    z2 = z + rng.normal(0, 0.3, 3)
+    assert -(obj(z)[0] - obj(z2)[0]) == pytest.approx(scipy_logpost(z) - scipy_logpost(z2))
+
+
+def test_shared_map_fit_ties_every_lengthscale_and_amplitude(rng):
+    X = rng.uniform(size=(30, 3))
+    y = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1]) + 0.01 * rng.standard_normal(30)
+    gp = AdditiveGP([(0,), (1, 2)], 3, shared=True).fit(X, y, "map", seed=0)
+    assert gp.draws.ls.shape == (1, 3) and gp.draws.eta.shape == (1, 2)
+    assert np.ptp(gp.draws.ls) == 0 and np.ptp(gp.draws.eta) == 0
+    untied = AdditiveGP([(0,), (1, 2)], 3).fit(X, y, "map", seed=0)
+    assert np.ptp(untied.draws.ls) > 0  # the flag, not the data, ties them
+
+
 def test_map_fit_finds_the_active_group(rng):
     X = rng.uniform(size=(40, 3))
     y = np.sin(6 * X[:, 0]) + 0.01 * rng.standard_normal(40)  # only group (0,) matters
@@ -127,11 +159,29 @@ def test_nuts_fit_tiny(rng):
     assert np.all(np.isfinite(gp.predict(X)[1]))
 
 
+@pytest.mark.slow
+def test_nuts_fit_tiny_shared(rng):
+    X = rng.uniform(size=(15, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp = AdditiveGP([(0,), (1,)], 2, shared=True)
+        gp.fit(X, y, "nuts", draws=60, tune=60, seed=0, repairs=0)
+    assert gp.draws.ls.shape[1] == 2 and np.all(gp.draws.ls[:, 0] == gp.draws.ls[:, 1])
+    assert np.all(gp.draws.eta[:, 0] == gp.draws.eta[:, 1])
+    assert np.unique(gp.draws.ls[:, 0]).size > 10  # a posterior, not a point
+    # warm start from the previous draws goes through the shared parameterisation
+    gp.fit(X, y, "nuts", draws=60, tune=60, seed=1, repairs=0, init=gp.draws)
+    assert gp.diagnostics.inference == "nuts"
+
+
 def test_validation():
     with pytest.raises(ValueError, match="outside"):
         AdditiveGP([(0, 5)], 3)
     with pytest.raises(ValueError, match="empty"):
         AdditiveGP([()], 3)
+    with pytest.raises(ValueError, match="shared_hyperparameters must be True or False"):
+        AdditiveSettings(shared_hyperparameters="yes")
     with pytest.raises(ValueError, match="edge_prob"):
         AdditiveSettings(edge_prob=1.0)
     with pytest.raises(ValueError, match="ls_grid"):
