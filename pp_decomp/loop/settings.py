@@ -28,6 +28,8 @@ from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
 from pp_decomp.validate import check_choice, check_positive_int
 
 INFERENCE = ("map", "nuts", "fixed")
+# NUTS sizes the fast path's refits take from FastSettings, not from nuts_kwargs
+FAST_OWNED = ("draws", "tune", "chains", "repairs")
 ACQ_METHODS = ("auto", "lbfgs", "direct")
 
 
@@ -123,6 +125,15 @@ class RunSettings:
         if fast is None:  # the default wherever it applies
             fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
         fast = bool(fast)
+        nuts_kwargs = dict(kw.get("nuts_kwargs") or {})
+        sized = {k: nuts_kwargs[k] for k in FAST_OWNED if k in nuts_kwargs}
+        if fast and sized:
+            raise ValueError(
+                f"nuts_kwargs={sized} sizes a NUTS fit at every step, which the fast "
+                "full-Bayes path (fast=True, the default for inference='nuts' here) does "
+                "not run: its refits take draws, tune, chains and repairs from "
+                "fast_settings=FastSettings(...); pass them there, or fast=False"
+            )
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
         )
@@ -144,7 +155,7 @@ class RunSettings:
             kernel=kernel,
             priors=priors,
             seed=check_positive_int(kw.get("seed", 0), "seed", minimum=0),
-            nuts=nuts_from_kwargs(kw.get("nuts_kwargs")),
+            nuts=nuts_from_kwargs(nuts_kwargs),
             max_draws=check_positive_int(kw.get("max_draws", 256), "max_draws"),
             mc_samples=check_positive_int(kw.get("mc_samples", 512), "mc_samples"),
             acq_method=check_choice(kw.get("acq_method", "auto"), "acq_method", ACQ_METHODS),
@@ -190,7 +201,12 @@ class RunSettings:
             kernel=s["kernel"],
             priors=Priors(**s["priors"]),
             seed=s["seed"],
-            nuts_kwargs=s["nuts_kwargs"],
+            # a fast run's stored sizes are FastSettings' business (see FAST_OWNED)
+            nuts_kwargs={
+                k: v
+                for k, v in s["nuts_kwargs"].items()
+                if not s.get("fast") or k not in FAST_OWNED
+            },
             max_draws=s["max_draws"],
             mc_samples=s["mc_samples"],
             acq_method=s["acq_method"],

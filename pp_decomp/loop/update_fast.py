@@ -74,6 +74,11 @@ class FastComponent:
         dom = problem.domain
         self.Xc_scaled = self.gp.scale_X(dom.X) if isinstance(dom, CandidateSet) else None
         self.settings = fs
+        # the sampler's own settings pass through; sizes come from fast_settings
+        self.sampler = dict(
+            target_accept=settings.nuts.target_accept,
+            low_rank_mass_matrix=settings.nuts.low_rank_mass_matrix,
+        )
         self.post: IncrementalPosterior | None = None
         self.n_at_refit = 0
         self.job: RefitJob | None = None
@@ -81,7 +86,7 @@ class FastComponent:
     @property
     def nuts(self) -> dict:
         s = self.settings
-        return dict(draws=s.draws, tune=s.tune, chains=s.chains, repairs=s.repairs)
+        return dict(draws=s.draws, tune=s.tune, chains=s.chains, repairs=s.repairs, **self.sampler)
 
     def _standardise(self, y):
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std

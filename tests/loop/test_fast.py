@@ -165,6 +165,27 @@ def test_fast_path_rejects_unsupported_settings():
     assert not Optimizer(problem, "d-gpucb", inference="nuts", fast=False).settings.fast
 
 
+def test_fast_path_refuses_nuts_sizes_and_passes_the_sampler_settings_through():
+    from pp_decomp import Optimizer
+    from pp_decomp.loop.update_fast import FastComponent
+    from pp_decomp.models import get_problem
+
+    problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
+    with pytest.raises(ValueError, match=r"nuts_kwargs=\{'draws': 1000\}.*fast_settings"):
+        Optimizer(problem, "d-gpucb", inference="nuts", nuts_kwargs={"draws": 1000})
+    slow = Optimizer(problem, "d-gpucb", inference="nuts", fast=False, nuts_kwargs={"draws": 99})
+    assert slow.settings.nuts.draws == 99  # the straightforward path fits with them
+    opt = Optimizer(
+        problem,
+        "d-gpucb",
+        inference="nuts",
+        nuts_kwargs={"target_accept": 0.95, "low_rank_mass_matrix": True},
+    )
+    nuts = FastComponent("f0", opt.settings, problem).nuts
+    assert nuts["target_accept"] == 0.95 and nuts["low_rank_mass_matrix"] is True
+    assert nuts["draws"] == opt.settings.fast_settings.draws
+
+
 def test_incremental_posterior_on_a_box_matches_a_fresh_one(rng):
     X, Xs = rng.uniform(size=(12, 2)), rng.uniform(size=(30, 2))
     y = np.sin(4 * X[:, 0]) + X[:, 1]
