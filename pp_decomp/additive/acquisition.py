@@ -22,7 +22,7 @@ from pp_decomp.maxsum import maximize_factors
 from pp_decomp.optim import maximize_box
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box
-from pp_decomp.validate import check_finite, check_positive_int
+from pp_decomp.validate import check_choice, check_finite, check_positive_int
 
 _MAX_TABLE = 2_000_000  # grid points of one clique's table
 
@@ -51,6 +51,10 @@ class AdditiveSettings:
     ls_grid, sigma_grid : tuple of float
         Discrete lengthscales (unit-scaled inputs) and noise sds (standardised
         outputs) for the Gibbs sampler.
+    decomposition_search : {"random", "swap"}
+        Add-GP-UCB's search over decompositions at each relearning: the best of
+        ``n_decompositions`` random partitions (the paper), or that followed by
+        a hill-climb over swaps of two dimensions (:func:`learn_decomposition`).
     shared_hyperparameters : bool
         Add-GP-UCB fits one lengthscale and one amplitude for every group, as
         Kandasamy et al. (2015, §5) do; ``False`` fits a lengthscale per
@@ -69,6 +73,7 @@ class AdditiveSettings:
     ls_grid: tuple = (0.05, 0.1, 0.2, 0.4, 0.8)
     sigma_grid: tuple = (0.01, 0.03, 0.1, 0.3)
     shared_hyperparameters: bool = True
+    decomposition_search: str = "random"
 
     def __post_init__(self):
         check_positive_int(self.n_cyc, "n_cyc")
@@ -84,6 +89,7 @@ class AdditiveSettings:
                 f"shared_hyperparameters must be True or False; got {self.shared_hyperparameters!r}"
             )
         object.__setattr__(self, "shared_hyperparameters", bool(self.shared_hyperparameters))
+        check_choice(self.decomposition_search, "decomposition_search", ("random", "swap"))
         for name in ("ls_grid", "sigma_grid"):
             values = np.asarray(getattr(self, name), dtype=float)
             if values.ndim != 1 or len(values) == 0 or np.any(~np.isfinite(values) | (values <= 0)):

@@ -30,6 +30,7 @@ from pp_decomp.maxsum import junction_tree_cliques
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
     as_float_array,
+    check_choice,
     check_finite,
     check_positive,
     check_positive_int,
@@ -147,12 +148,18 @@ def learn_decomposition(
     current=None,
     n_candidates=None,
     seed: SeedLike = None,
+    search: str = "random",
+    max_evaluations: int = 2000,
 ):
     """Kandasamy's partial maximisation of the marginal likelihood over decompositions.
 
     Scores ``current`` (if given) and ``n_candidates`` (default ``D``) random
     partitions into groups of size ``≤ max_group_size``, with the hyperparameters
     given (``eta`` one amplitude for every group, default ``sqrt(|c| / Σ|c'|)``).
+    ``search="swap"`` then climbs from the best of them: swap two dimensions of
+    different groups whenever that raises the likelihood, until no swap does or
+    ``max_evaluations`` likelihoods have been computed (a departure from the
+    paper, which keeps the best random partition).
 
     Returns
     -------
@@ -170,13 +177,39 @@ def learn_decomposition(
         check_positive_int(n_candidates, "n_candidates")
     cands = [] if current is None else [[tuple(g) for g in current]]
     cands += [random_decomposition(D, max_group_size, rng) for _ in range(n_candidates or D)]
+    check_choice(search, "search", ("random", "swap"))
+    check_positive_int(max_evaluations, "max_evaluations")
+
+    def phi(groups):
+        eta2 = None if eta is None else np.full(len(groups), float(eta) ** 2)
+        return score(groups, ls, sigma, eta2)
+
     best, best_ll = None, -np.inf
     for groups in cands:
-        eta2 = None if eta is None else np.full(len(groups), float(eta) ** 2)
-        ll = score(groups, ls, sigma, eta2)
+        ll = phi(groups)
         if ll > best_ll:
             best, best_ll = groups, ll
+    if search == "swap":
+        best, best_ll = _swap_climb(phi, best, best_ll, score, max_evaluations)
     return best, best_ll
+
+
+def _swap_climb(phi, groups, value, score, max_evaluations):
+    """First-improvement hill-climb over swaps of two dimensions between groups."""
+    cur = [list(g) for g in groups]
+    improved = True
+    while improved and score.evaluations < max_evaluations:
+        improved = False
+        for i, j in itertools.combinations(range(len(cur)), 2):
+            for a, b in itertools.product(range(len(cur[i])), range(len(cur[j]))):
+                if score.evaluations >= max_evaluations:
+                    break
+                new = [list(g) for g in cur]
+                new[i][a], new[j][b] = cur[j][b], cur[i][a]
+                v = phi([tuple(sorted(g)) for g in new])
+                if v > value + 1e-9:
+                    cur, value, improved = new, v, True
+    return [tuple(sorted(g)) for g in cur], value
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
@@ -28,6 +29,12 @@ def add_parsers(sub) -> None:
     b.add_argument("--init", type=int, default=None, help="initial design size")
     b.add_argument("--inference", default=None, choices=["map", "nuts", "fixed"])
     b.add_argument("--seed", type=int, default=None, help="root seed of every task")
+    b.add_argument(
+        "--additive",
+        default=None,
+        help="AdditiveSettings of the additive strategies as KEY=VALUE,... "
+        "(e.g. decomposition_search=swap), over the preset's",
+    )
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -39,9 +46,25 @@ def add_parsers(sub) -> None:
     sm.set_defaults(func=cmd_summary)
 
 
+def parse_settings(value: str, flag: str) -> dict:
+    """``KEY=VALUE,...`` as a dict; values read as JSON where they parse (numbers,
+    ``true``), as strings otherwise."""
+    out = {}
+    for item in [v.strip() for v in value.split(",") if v.strip()]:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag} takes KEY=VALUE pairs separated by commas; got {item!r}")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw.strip()
+    return out
+
+
 def cmd_bench(args) -> int:
     """``pp-decomp bench``: the spec and the cluster checked before any run starts."""
     from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench
+    from pp_decomp.bench.spec import PRESETS
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1; got {args.workers}")
@@ -56,6 +79,9 @@ def cmd_bench(args) -> int:
         inference=args.inference,
         root_seed=args.seed,
     )
+    if args.additive is not None:
+        base = PRESETS[args.preset].get("additive", {}) if args.preset else {}
+        overrides["additive"] = {**base, **parse_settings(args.additive, "--additive")}
     if args.preset:
         spec = preset(args.preset, quick=args.quick, **overrides)
     else:

@@ -79,6 +79,7 @@ class AdditiveUpdater(Updater):
                 current=None if st is None else st["groups"],
                 n_candidates=s.additive_settings.n_decompositions,
                 seed=rng,
+                search=s.additive_settings.decomposition_search,
             )
         init = None
         if st is not None and len(st["groups"]) == len(groups):

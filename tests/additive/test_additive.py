@@ -283,6 +283,27 @@ def test_cc_cs_and_random_decompositions():
     assert ll == pytest.approx(log_marginal_likelihood(X, y, true, np.full(6, 0.3), 0.05))
 
 
+def test_swap_search_climbs_from_the_best_random_partition_to_the_truth():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(80, 6))
+    true = [(0, 3), (1, 4), (2, 5)]
+    y = _gp_sample(X, true, 0.3, rng, noise=0.02)
+    ls = np.full(6, 0.3)
+    # one random partition: the paper's search keeps it, the climb repairs it
+    random_only, ll_random = learn_decomposition(X, y, 2, ls, 0.05, n_candidates=1, seed=0)
+    climbed, ll = learn_decomposition(X, y, 2, ls, 0.05, n_candidates=1, seed=0, search="swap")
+    assert sorted(random_only) != true and sorted(climbed) == true and ll > ll_random
+    assert ll == pytest.approx(log_marginal_likelihood(X, y, true, ls, 0.05))
+    capped, ll_capped = learn_decomposition(
+        X, y, 2, ls, 0.05, n_candidates=1, seed=0, search="swap", max_evaluations=2
+    )
+    assert ll_random < ll_capped <= ll  # one swap tried and taken, then the cap
+    with pytest.raises(ValueError, match="search must be one of"):
+        learn_decomposition(X, y, 2, ls, 0.05, search="anneal")
+    with pytest.raises(ValueError, match="decomposition_search must be one of"):
+        AdditiveSettings(decomposition_search="anneal")
+
+
 @pytest.mark.parametrize(
     "problem,strategy",
     [

@@ -220,3 +220,32 @@ def test_a_killed_bench_leaves_no_worker_running(tmp_path):
         time.sleep(0.2)
         alive = {p for p in alive if _running(p)}
     assert not alive, f"workers {sorted(alive)} outlived the killed bench"
+
+
+def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypatch, tmp_path):
+    import pp_decomp.bench as bench
+    from pp_decomp.cli import main
+    from pp_decomp.cli.bench import parse_settings
+
+    assert parse_settings("decomposition_search=swap, n_cyc=10", "--additive") == {
+        "decomposition_search": "swap",
+        "n_cyc": 10,
+    }
+    with pytest.raises(ValueError, match="--additive takes KEY=VALUE pairs.*'swap'"):
+        parse_settings("swap", "--additive")
+    seen = {}
+
+    def fake_run(spec, out, **kw):
+        seen["spec"] = spec
+        raise SystemExit(0)
+
+    monkeypatch.setattr(bench, "run_bench", fake_run)
+    args = ["bench", "--preset", "kandasamy2015", "--quick", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit):
+        main([*args, "--additive", "decomposition_search=swap"])
+    assert seen["spec"].additive == {
+        "n_cyc": 25,
+        "max_group_size": 6,
+        "decomposition_search": "swap",
+    }
+    assert main([*args, "--additive", "decomposition_search=anneal"]) == 2  # refused up front
