@@ -11,7 +11,7 @@ from pp_decomp import ComponentGP, EntireGP, HyperDraws, LinearComposition
 from pp_decomp.additive import AdditiveDraws, AdditiveGP
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.protocol import GPModel
-from pp_decomp.loop import FastSettings
+from pp_decomp.loop import FastSettings, NutsSettings
 from pp_decomp.loop.update_fast import FastComponent, FastGPView, candidate_index
 from pp_decomp.space import CandidateSet
 
@@ -40,7 +40,9 @@ def entire():
 
 
 def fast_view():
-    settings = SimpleNamespace(fast_settings=FastSettings(), kernel="se", priors=Priors())
+    settings = SimpleNamespace(
+        fast_settings=FastSettings(), nuts=NutsSettings(), kernel="se", priors=Priors()
+    )
     problem = SimpleNamespace(dim=2, domain=CandidateSet(XC))
     fc = FastComponent("f", settings, problem)
     fc.rebuild(X[:10], Y[:10, 0], DRAWS, float(Y[:, 0].mean()), float(Y[:, 0].std()))
