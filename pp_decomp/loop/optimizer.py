@@ -67,11 +67,7 @@ class Optimizer:
     seed : int
         Root seed of every random choice.
     nuts_kwargs : dict, optional
-        :class:`~pp_decomp.components.nuts.NutsSettings` of the NUTS fits
-        (``draws``, ``tune``, ``chains``, ``target_accept``, ``repairs``,
-        ``low_rank_mass_matrix``). On the fast path only ``target_accept`` and
-        ``low_rank_mass_matrix`` apply; its refits are sized by ``fast_settings``,
-        and sizes given here are refused rather than ignored.
+        ``NutsSettings`` fields (fast path: only target_accept, low_rank_mass_matrix).
     max_draws, mc_samples : int
         Hyperparameter draws kept per GP; posterior-predictive draws of the
         Monte Carlo acquisitions.

@@ -44,6 +44,21 @@ def nuts_from_kwargs(kwargs: dict | None) -> NutsSettings:
     return NutsSettings(**kwargs)
 
 
+def _nuts_settings(nuts_kwargs, fast: bool) -> NutsSettings:
+    """The run's NUTS settings; sizes the fast path takes from FastSettings are refused
+    there by name rather than ignored."""
+    nuts_kwargs = dict(nuts_kwargs or {})
+    sized = {k: nuts_kwargs[k] for k in FAST_OWNED if k in nuts_kwargs}
+    if fast and sized:
+        raise ValueError(
+            f"nuts_kwargs={sized} sizes a NUTS fit at every step, which the fast "
+            "full-Bayes path (fast=True, the default for inference='nuts' here) does "
+            "not run: its refits take draws, tune, chains and repairs from "
+            "fast_settings=FastSettings(...); pass them there, or fast=False"
+        )
+    return nuts_from_kwargs(nuts_kwargs)
+
+
 @dataclass(frozen=True)
 class FastSettings:
     """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`).
@@ -125,15 +140,6 @@ class RunSettings:
         if fast is None:  # the default wherever it applies
             fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
         fast = bool(fast)
-        nuts_kwargs = dict(kw.get("nuts_kwargs") or {})
-        sized = {k: nuts_kwargs[k] for k in FAST_OWNED if k in nuts_kwargs}
-        if fast and sized:
-            raise ValueError(
-                f"nuts_kwargs={sized} sizes a NUTS fit at every step, which the fast "
-                "full-Bayes path (fast=True, the default for inference='nuts' here) does "
-                "not run: its refits take draws, tune, chains and repairs from "
-                "fast_settings=FastSettings(...); pass them there, or fast=False"
-            )
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
         )
@@ -155,7 +161,7 @@ class RunSettings:
             kernel=kernel,
             priors=priors,
             seed=check_positive_int(kw.get("seed", 0), "seed", minimum=0),
-            nuts=nuts_from_kwargs(nuts_kwargs),
+            nuts=_nuts_settings(kw.get("nuts_kwargs"), fast),
             max_draws=check_positive_int(kw.get("max_draws", 256), "max_draws"),
             mc_samples=check_positive_int(kw.get("mc_samples", 512), "mc_samples"),
             acq_method=check_choice(kw.get("acq_method", "auto"), "acq_method", ACQ_METHODS),
