@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pp_decomp.additive.structure import DECOMPOSITION_SEARCHES
 from pp_decomp.maxsum import maximize_factors
 from pp_decomp.optim import maximize_box
 from pp_decomp.rng import SeedLike, as_generator
@@ -89,7 +90,7 @@ class AdditiveSettings:
                 f"shared_hyperparameters must be True or False; got {self.shared_hyperparameters!r}"
             )
         object.__setattr__(self, "shared_hyperparameters", bool(self.shared_hyperparameters))
-        check_choice(self.decomposition_search, "decomposition_search", ("random", "swap"))
+        check_choice(self.decomposition_search, "decomposition_search", DECOMPOSITION_SEARCHES)
         for name in ("ls_grid", "sigma_grid"):
             values = np.asarray(getattr(self, name), dtype=float)
             if values.ndim != 1 or len(values) == 0 or np.any(~np.isfinite(values) | (values <= 0)):

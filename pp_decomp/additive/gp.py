@@ -230,11 +230,11 @@ class AdditiveGP(MarginalGP):
         """Numpy objective (:class:`MapObjective`); starts at the prior's centre (or
         ``init``) and at Gaussian perturbations of it."""
         p, M = self.priors, self.n_groups
-        D = 1 if self.shared else self.input_dim
+        n_ls = 1 if self.shared else self.input_dim
         n_eta = 1 if self.shared else M
         center = np.concatenate(
             [
-                np.full(D, np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))),
+                np.full(n_ls, np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))),
                 np.full(n_eta, np.log(p.eta_alpha / (p.eta_beta * np.sqrt(M)))),
                 [np.log(p.sigma_alpha / p.sigma_beta)],
             ]
@@ -250,7 +250,7 @@ class AdditiveGP(MarginalGP):
             )
         starts = [center] + [center + rng.normal(0, 0.7, center.size) for _ in range(restarts - 1)]
         box = ADDITIVE_SEARCH_BOX
-        bounds = [box["ls_log__"]] * D + [box["eta_log__"]] * n_eta + [box["sigma_log__"]]
+        bounds = [box["ls_log__"]] * n_ls + [box["eta_log__"]] * n_eta + [box["sigma_log__"]]
         objective = MapObjective(Xs, ys, self.W, p, shared=self.shared)
 
         def to_draws(z):

@@ -38,6 +38,8 @@ from pp_decomp.validate import (
     check_y,
 )
 
+DECOMPOSITION_SEARCHES = ("random", "swap")
+
 
 def random_decomposition(input_dim: int, max_group_size: int, seed: SeedLike = None):
     """A random partition of ``range(input_dim)`` into groups of size ``max_group_size``
@@ -177,7 +179,7 @@ def learn_decomposition(
         check_positive_int(n_candidates, "n_candidates")
     cands = [] if current is None else [[tuple(g) for g in current]]
     cands += [random_decomposition(D, max_group_size, rng) for _ in range(n_candidates or D)]
-    check_choice(search, "search", ("random", "swap"))
+    check_choice(search, "search", DECOMPOSITION_SEARCHES)
     check_positive_int(max_evaluations, "max_evaluations")
 
     def phi(groups):
@@ -189,24 +191,38 @@ def learn_decomposition(
         ll = phi(groups)
         if ll > best_ll:
             best, best_ll = groups, ll
-    if search == "swap":
-        best, best_ll = _swap_climb(phi, best, best_ll, score, max_evaluations)
+    if search == "swap":  # the random candidates count against the budget
+        remaining = max(max_evaluations - score.evaluations, 0)
+        best, best_ll = swap_climb(phi, best, best_ll, remaining)
     return best, best_ll
 
 
-def _swap_climb(phi, groups, value, score, max_evaluations):
-    """First-improvement hill-climb over swaps of two dimensions between groups."""
+def swap_climb(score, groups, value: float | None = None, max_evaluations: int | None = None):
+    """First-improvement hill-climb over swaps of two dimensions between groups.
+
+    Tries every swap of a dimension of group ``i`` with one of group ``j > i`` and
+    keeps the first that raises ``score`` (a function of a list of groups), until a
+    full pass improves nothing or ``max_evaluations`` scores have been computed
+    (``None``: no limit). Group sizes never change.
+
+    Returns
+    -------
+    groups : list of sorted tuples; value : float (its score)
+    """
     cur = [list(g) for g in groups]
-    improved = True
-    while improved and score.evaluations < max_evaluations:
+    value = score([tuple(sorted(g)) for g in cur]) if value is None else value
+    budget = np.inf if max_evaluations is None else max_evaluations
+    evaluations, improved = 0, True
+    while improved and evaluations < budget:
         improved = False
         for i, j in itertools.combinations(range(len(cur)), 2):
             for a, b in itertools.product(range(len(cur[i])), range(len(cur[j]))):
-                if score.evaluations >= max_evaluations:
+                if evaluations >= budget:
                     break
                 new = [list(g) for g in cur]
                 new[i][a], new[j][b] = cur[j][b], cur[i][a]
-                v = phi([tuple(sorted(g)) for g in new])
+                v = score([tuple(sorted(g)) for g in new])
+                evaluations += 1
                 if v > value + 1e-9:
                     cur, value, improved = new, v, True
     return [tuple(sorted(g)) for g in cur], value

@@ -28,6 +28,7 @@ from pp_decomp.additive import (
 from pp_decomp.additive.gp import MapObjective
 from pp_decomp.additive.model import MaskedAdditiveExpQuad
 from pp_decomp.additive.posterior import group_cov, group_masks
+from pp_decomp.additive.structure import swap_climb
 from pp_decomp.components import Priors
 from pp_decomp.models import get_problem
 from pp_decomp.space import Box
@@ -147,13 +148,18 @@ def test_map_fit_finds_the_active_group(rng):
     assert np.sqrt(np.mean((m - y) ** 2)) < 0.05
 
 
-@pytest.mark.slow
-def test_nuts_fit_tiny(rng):
+def _tiny_nuts_fit(gp, rng, **kw):
+    """``gp`` fitted by a tiny NUTS run on 15 points of a 2-D additive function."""
     X = rng.uniform(size=(15, 2))
     y = np.sin(4 * X[:, 0]) + X[:, 1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gp = AdditiveGP([(0,), (1,)], 2).fit(X, y, "nuts", draws=60, tune=60, seed=0)
+        return gp.fit(X, y, "nuts", draws=60, tune=60, **kw), X, y
+
+
+@pytest.mark.slow
+def test_nuts_fit_tiny(rng):
+    gp, X, _ = _tiny_nuts_fit(AdditiveGP([(0,), (1,)], 2), rng, seed=0)
     assert gp.draws.ls.shape[1] == 2 and gp.draws.eta.shape[1] == 2
     assert gp.diagnostics.inference == "nuts"
     assert np.all(np.isfinite(gp.predict(X)[1]))
@@ -161,12 +167,7 @@ def test_nuts_fit_tiny(rng):
 
 @pytest.mark.slow
 def test_nuts_fit_tiny_shared(rng):
-    X = rng.uniform(size=(15, 2))
-    y = np.sin(4 * X[:, 0]) + X[:, 1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gp = AdditiveGP([(0,), (1,)], 2, shared=True)
-        gp.fit(X, y, "nuts", draws=60, tune=60, seed=0, repairs=0)
+    gp, X, y = _tiny_nuts_fit(AdditiveGP([(0,), (1,)], 2, shared=True), rng, seed=0, repairs=0)
     assert gp.draws.ls.shape[1] == 2 and np.all(gp.draws.ls[:, 0] == gp.draws.ls[:, 1])
     assert np.all(gp.draws.eta[:, 0] == gp.draws.eta[:, 1])
     assert np.unique(gp.draws.ls[:, 0]).size > 10  # a posterior, not a point
@@ -298,6 +299,8 @@ def test_swap_search_climbs_from_the_best_random_partition_to_the_truth():
         X, y, 2, ls, 0.05, n_candidates=1, seed=0, search="swap", max_evaluations=2
     )
     assert ll_random < ll_capped <= ll  # one swap tried and taken, then the cap
+    score = lambda g: log_marginal_likelihood(X, y, g, ls, 0.05)  # noqa: E731
+    assert swap_climb(score, random_only) == (climbed, pytest.approx(ll))  # no budget
     with pytest.raises(ValueError, match="search must be one of"):
         learn_decomposition(X, y, 2, ls, 0.05, search="anneal")
     with pytest.raises(ValueError, match="decomposition_search must be one of"):
