@@ -126,7 +126,8 @@ class MarginalGP:
         start = time.perf_counter()
         if inference == "map":
             hyper, info = self._fit_map(Xs, ys, restarts, rng, init)
-            self.idata = _map_idata(hyper, self.hyper_names(), info)
+            self.idata = None
+            self._map_result = (hyper, info)  # its InferenceData is built when asked for
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
             self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
@@ -256,6 +257,17 @@ class MarginalGP:
         )
         return self.y_mean + self.y_std * z
 
+    @property
+    def idata(self):
+        """ArviZ InferenceData of the last fit (MAP: one draw), or None."""
+        if self._idata is None and self._map_result is not None:
+            self._idata = _map_idata(*self._map_result, self.hyper_names())
+        return self._idata
+
+    @idata.setter
+    def idata(self, value) -> None:
+        self._idata, self._map_result = value, None
+
     def summary(self):
         """ArviZ summary table of the last NUTS/MAP fit."""
         from pp_decomp._quiet import arviz
@@ -268,7 +280,7 @@ class MarginalGP:
         return arviz().summary(self.idata, var_names=self.hyper_names(), kind=kind)
 
 
-def _map_idata(hyper: Draws, names, info: dict):
+def _map_idata(hyper: Draws, info: dict, names):
     from pp_decomp._quiet import arviz
 
     idata = arviz().from_dict(posterior={n: getattr(hyper, n)[None] for n in names})

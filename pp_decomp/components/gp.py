@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import numpy as np
 
 from pp_decomp.components.base import MarginalGP
 from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.map_objective import GPMapObjective
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import canonical_kernel
@@ -113,35 +115,35 @@ class ComponentGP(MarginalGP):
         return GPPosterior(self.kernel, Xs, ys, draws, JITTER, self.mean_var)
 
     def _map_problem(self, Xs, ys, restarts, rng, init):
-        """Objective, starts and search box of the MAP fit: one start at the prior's
-        centre (or at ``init``), the rest drawn from the prior."""
-        cm, p, d = self._compiled(), self.priors, self.input_dim
-        center = {
-            "ls_log__": np.full(d, p.ls_log_center(d))
-            if p.ls_family == "lognormal" or p.ls_alpha > 1
-            else np.zeros(d),
-            "eta_log__": np.log(p.eta_alpha / p.eta_beta),
-            "sigma_log__": p.sigma_log_center(),
-            "alpha_log__": np.log(p.alpha_alpha / p.alpha_beta),
-        }
-        starts = [cm.flatten(center) if init is None else self._unconstrained(init, cm)]
+        """Objective (:class:`~pp_decomp.components.map_objective.GPMapObjective`),
+        starts and search box of the MAP fit: one start at the prior's centre (or
+        at ``init``), the rest drawn from the prior."""
+        p, d = self.priors, self.input_dim
+        objective = GPMapObjective(self.kernel, Xs, ys, p, self.mean_var)
+        rq = [np.log(p.alpha_alpha / p.alpha_beta)] if self.kernel == "rq" else []
+        if init is not None:
+            start = [np.log(getattr(init, n)).mean(0) for n in self.hyper_names()]
+        else:
+            ls0 = p.ls_log_center(d) if p.ls_family == "lognormal" or p.ls_alpha > 1 else 0.0
+            start = [np.full(d, ls0), np.log(p.eta_alpha / p.eta_beta), p.sigma_log_center(), *rq]
+        starts = [np.concatenate([np.atleast_1d(part) for part in start])]
         for _ in range(restarts - 1):
-            draw = {
-                "ls_log__": p.sample_log_ls(rng, d),
-                "eta_log__": np.log(rng.gamma(p.eta_alpha) / p.eta_beta),
-                "sigma_log__": p.sample_log_sigma(rng),
-                "alpha_log__": np.log(rng.gamma(p.alpha_alpha) / p.alpha_beta),
-            }
-            starts.append(cm.flatten(draw))
+            draw = [p.sample_log_ls(rng, d), [np.log(rng.gamma(p.eta_alpha) / p.eta_beta)]]
+            draw.append([p.sample_log_sigma(rng)])
+            # drawn whatever the kernel, so the other draws do not depend on it
+            alpha = np.log(rng.gamma(p.alpha_alpha) / p.alpha_beta)
+            starts.append(np.concatenate(draw + ([[alpha]] if rq else [])))
 
         def to_draws(z):
-            v = {n[: -len("_log__")]: np.exp(part) for n, part in cm.split(z).items()}
+            v = np.exp(z)
             return HyperDraws(
-                ls=v["ls"][None, :], eta=v["eta"], sigma=v["sigma"], alpha=v.get("alpha")
+                ls=v[None, :d],
+                eta=v[d : d + 1],
+                sigma=v[d + 1 : d + 2],
+                alpha=v[d + 2 :] if rq else None,
             )
 
-        f = cm.logp_and_grad(X=Xs, y=ys)
-        return f, starts, cm.search_bounds(), cm.lock, to_draws
+        return objective, starts, objective.bounds(), threading.Lock(), to_draws
 
     # -------------------------------------------------------------- prediction
     def prior_cov(self, X1, X2) -> np.ndarray:
