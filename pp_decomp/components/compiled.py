@@ -3,8 +3,10 @@ every GP model.
 
 A structure is a key such as ``("component", kernel, input_dim, priors)``. Its
 model holds the data as ``pm.Data``, so every GP and every refit with that
-structure shares one compiled log-density (for MAP) and one compiled nutpie
-model (for NUTS); only the data are swapped (compiling costs ~15 s, sampling ~1 s).
+structure shares one compiled nutpie model (for NUTS); only the data are
+swapped (compiling costs ~15 s, sampling ~1 s). MAP fits use numpy objectives
+of the same models (:mod:`pp_decomp.components.map_objective`,
+:class:`pp_decomp.additive.gp.MapObjective`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def map_search(f: Callable, starts, bounds, name: str):
 
 
 class CompiledModel:
-    """One model structure with its compiled MAP objective and nutpie model (lazy).
+    """One model structure with its compiled nutpie model (lazy).
 
     Parameters
     ----------
@@ -67,8 +69,6 @@ class CompiledModel:
     def __init__(self, builder: Callable, label: str = "model"):
         self.model = builder()
         self.label = label
-        # the compiled logp's data are shared state: one MAP search at a time
-        self.lock = threading.Lock()
 
     @property
     def value_names(self) -> list[str]:
@@ -84,56 +84,9 @@ class CompiledModel:
         """Length of each unconstrained value, in ``value_names`` order."""
         return [int(np.prod(self.shapes[n])) for n in self.value_names]
 
-    def search_bounds(self, box: dict | None = None) -> list[tuple[float, float]]:
-        """Per-coordinate bounds of the flat unconstrained vector (:data:`SEARCH_BOX`)."""
-        box = SEARCH_BOX if box is None else box
-        return [
-            box[n] for n, k in zip(self.value_names, self.sizes(), strict=True) for _ in range(k)
-        ]
-
     def flatten(self, parts: dict) -> np.ndarray:
         """The flat unconstrained vector from one array per value name."""
         return np.concatenate([np.atleast_1d(parts[n]).astype(float) for n in self.value_names])
-
-    def split(self, z: np.ndarray) -> dict:
-        """Inverse of :meth:`flatten`."""
-        parts = np.split(z, np.cumsum(self.sizes())[:-1])
-        return dict(zip(self.value_names, parts, strict=True))
-
-    @cached_property
-    def _logp_dlogp(self):
-        import pytensor
-        import pytensor.tensor as pt
-
-        # MAP in the unconstrained space without the Jacobian: its optimum is the
-        # posterior mode of the constrained parameters.
-        logp = self.model.logp(jacobian=False)
-        grads = pt.grad(logp, self.model.value_vars)
-        what = f"compiling the {self.label} for MAP (once per process)"
-        with quiet_third_party(), one_off(what):
-            return pytensor.function(
-                self.model.value_vars, [logp, *grads], on_unused_input="ignore"
-            )
-
-    def logp_and_grad(self, **data):
-        """A function ``z -> (-logp, -grad)`` of the flat unconstrained vector ``z``,
-        with the model's data set to ``data`` (call under :attr:`lock`)."""
-        for name, value in data.items():
-            self.model[name].set_value(value)
-        fn, shapes = self._logp_dlogp, self.shapes
-        splits = np.cumsum(self.sizes())[:-1]
-
-        def f(z):
-            parts = np.split(z, splits)
-            args = [p.reshape(shapes[n]) for n, p in zip(shapes, parts, strict=True)]
-            try:
-                out = fn(*args)
-            except (ValueError, np.linalg.LinAlgError):
-                return penalty(z)
-            grad = np.concatenate([np.atleast_1d(g) for g in out[1:]])
-            return -float(out[0]), -grad
-
-        return f
 
     @cached_property
     def nutpie_model(self):
