@@ -47,13 +47,52 @@ def _lazy(module: str, func: str, **fixed):
 PROBLEMS: dict[str, ProblemEntry] = {
     "perceived-temperature": ProblemEntry(
         _perceived,
-        "perceived temperature (NWS heat index / wind chill) at 836 real US "
-        "stations, 18 Mar 1995; find the warmest-feeling station (Wang 2019)",
+        "perceived temperature (NWS heat index / wind chill) from temperature, dew "
+        "point and wind at 836 real US stations, 18 Mar 1995; find the "
+        "warmest-feeling station (Wang 2019)",
     ),
     "perceived-temperature-run": ProblemEntry(
         _lazy("perceived_temperature", "perceived_temperature", split="run", known_kernels=True),
         "the paper's protocol: perceived temperature on two thirds of the stations, "
         "with SE kernels fitted by MAP on the other third (Wang 2019)",
+    ),
+    "perceived-temperature-july": ProblemEntry(
+        _lazy("perceived_temperature", "perceived_temperature", day="2019-07-15"),
+        "perceived temperature at 1494 real US stations on a warm evening, 15 Jul 2019 "
+        "00Z: the heat index applies at 71% of them",
+    ),
+    "perceived-temperature-july-run": ProblemEntry(
+        _lazy(
+            "perceived_temperature",
+            "perceived_temperature",
+            day="2019-07-15",
+            split="run",
+            known_kernels=True,
+        ),
+        "the paper's protocol on the warm evening: two thirds of the stations, SE kernels "
+        "fitted by MAP on the other third",
+    ),
+    "perceived-temperature-rh-run": ProblemEntry(
+        _lazy(
+            "perceived_temperature",
+            "perceived_temperature",
+            humidity="rh",
+            split="run",
+            known_kernels=True,
+        ),
+        "perceived-temperature-run with relative humidity as the humidity component "
+        "instead of the dew point",
+    ),
+    "perceived-temperature-july-rh-run": ProblemEntry(
+        _lazy(
+            "perceived_temperature",
+            "perceived_temperature",
+            day="2019-07-15",
+            humidity="rh",
+            split="run",
+            known_kernels=True,
+        ),
+        "perceived-temperature-july-run with relative humidity as the humidity component",
     ),
     "flu": ProblemEntry(
         _flu,

@@ -16,9 +16,20 @@ used by the Australian Bureau of Meteorology,
 ``AT = T + 0.33 e - 0.70 ws - 4.00`` with vapour pressure
 ``e = RH/100 · 6.105 exp(17.27 T / (237.7 + T))`` hPa.
 
-Data: ``data/stations_950318_18Z.csv``, 836 US stations of the 18 UTC hourly
-surface reports of 18 March 1995 from Debian's ``libncarg-data``
-(UCAR 2013, BSD-4-clause); rebuilt by :mod:`pp_decomp.models.weather_build`.
+Data, one file per day (:data:`DAYS`):
+
+* ``"1995-03-18"`` (default, the paper's day): ``data/stations_950318_18Z.csv``,
+  836 US stations of the 18 UTC hourly surface reports of 18 March 1995 from
+  Debian's ``libncarg-data`` (UCAR 2013, BSD-4-clause); rebuilt by
+  :mod:`pp_decomp.models.weather_build`. ``g`` is the air temperature at 70%
+  of them;
+* ``"2019-07-15"``, a warm-season evening: ``data/stations_190715_00Z.csv``,
+  1494 ASOS/AWOS stations of the contiguous US, METARs of 15 July 2019 00 UTC
+  shipped in MetPy 0.12.2's source distribution (BSD-3-Clause; NWS/WMO
+  observations) with locations from ``airportsdata`` (MIT); rebuilt by
+  :mod:`pp_decomp.models.metar_build`. 71% of the stations are at 80 °F or
+  more, where the heat index applies, and ``g`` differs from the air
+  temperature by more than 0.5 °C at 64% of them.
 """
 
 from __future__ import annotations
@@ -29,18 +40,35 @@ from pathlib import Path
 import numpy as np
 
 from pp_decomp.components import KnownKernels
+from pp_decomp.models.weather_build import relative_humidity
 from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import check_choice
 
-DATA = Path(__file__).parent / "data" / "stations_950318_18Z.csv"
+DATA_DIR = Path(__file__).parent / "data"
+# day -> (station file, description, source)
+DAYS = {
+    "1995-03-18": (
+        "stations_950318_18Z.csv",
+        "18 March 1995 18Z",
+        "Debian libncarg-data 95031818_sao.cdf (UCAR, BSD-4-clause)",
+    ),
+    "2019-07-15": (
+        "stations_190715_00Z.csv",
+        "15 July 2019 00Z",
+        "METARs in MetPy 0.12.2's sdist (BSD-3-Clause; NWS/WMO), airportsdata (MIT)",
+    ),
+}
 COMPONENTS = ("temperature_c", "relative_humidity_pct", "wind_speed_ms")
+DEWPOINT_COMPONENTS = ("temperature_c", "dewpoint_c", "wind_speed_ms")
+HUMIDITY = ("rh", "dewpoint")
 
 
-@lru_cache(maxsize=1)
-def load_stations() -> dict[str, np.ndarray]:
-    """The shipped station table as arrays (``station``, ``lat``, ``lon``, ``temp_c``, ...)."""
-    with open(DATA) as fh:
+@lru_cache(maxsize=len(DAYS))
+def load_stations(day: str = "1995-03-18") -> dict[str, np.ndarray]:
+    """The shipped station table of ``day`` as arrays (``station``, ``lat``, ``temp_c``, ...)."""
+    check_choice(day, "day", tuple(DAYS))
+    with open(DATA_DIR / DAYS[day][0]) as fh:
         lines = [line.rstrip("\n") for line in fh if not line.startswith("#")]
     header = lines[0].split(",")
     cols = list(zip(*[line.split(",") for line in lines[1:]], strict=True))
@@ -60,22 +88,22 @@ def _f_to_c(t):
 
 def heat_index_f(t_f, rh):
     """NWS heat index (°F): Rothfusz regression with the low/high humidity adjustments."""
+    t_f, rh = np.asarray(t_f, dtype=float), np.asarray(rh, dtype=float)
+    # the regression in nested form: the same polynomial in fewer array passes
     hi = (
         -42.379
-        + 2.04901523 * t_f
-        + 10.14333127 * rh
-        - 0.22475541 * t_f * rh
-        - 6.83783e-3 * t_f**2
-        - 5.481717e-2 * rh**2
-        + 1.22874e-3 * t_f**2 * rh
-        + 8.5282e-4 * t_f * rh**2
-        - 1.99e-6 * t_f**2 * rh**2
+        + t_f * (2.04901523 - 6.83783e-3 * t_f)
+        + rh * (10.14333127 - 5.481717e-2 * rh)
+        + t_f * rh * (-0.22475541 + 1.22874e-3 * t_f + 8.5282e-4 * rh - 1.99e-6 * t_f * rh)
     )
     dry = (rh < 13) & (t_f >= 80) & (t_f <= 112)
-    adj_dry = (13 - rh) / 4 * np.sqrt(np.clip((17 - np.abs(t_f - 95.0)) / 17, 0, None))
+    if dry.any():
+        t, r = t_f[dry], rh[dry]
+        hi[dry] -= (13 - r) / 4 * np.sqrt(np.clip((17 - np.abs(t - 95.0)) / 17, 0, None))
     wet = (rh > 85) & (t_f >= 80) & (t_f <= 87)
-    adj_wet = (rh - 85) / 10 * (87 - t_f) / 5
-    return hi - np.where(dry, adj_dry, 0.0) + np.where(wet, adj_wet, 0.0)
+    if wet.any():
+        hi[wet] += (rh[wet] - 85) / 10 * (87 - t_f[wet]) / 5
+    return hi
 
 
 def wind_chill_f(t_f, v_mph):
@@ -87,12 +115,17 @@ def wind_chill_f(t_f, v_mph):
 def perceived_nws(F, X=None):
     """NWS perceived temperature (°C) from ``F (..., 3)`` = (T °C, RH %, wind m/s)."""
     F = np.asarray(F, dtype=float)
-    t_f = _c_to_f(F[..., 0])
-    rh = np.clip(F[..., 1], 0.0, 100.0)
-    v_mph = np.maximum(F[..., 2], 0.0) * 2.236936
+    t_f = np.asarray(_c_to_f(F[..., 0]))  # 0-d for one reading: still maskable
+    out = t_f.copy()
+    # each formula only where it applies: the Monte Carlo acquisition calls this
+    # on (samples x candidates) arrays every step
     hot = t_f >= 80.0
+    if hot.any():
+        out[hot] = heat_index_f(t_f[hot], np.clip(F[..., 1][hot], 0.0, 100.0))
+    v_mph = np.maximum(F[..., 2], 0.0) * 2.236936
     cold = (t_f <= 50.0) & (v_mph >= 3.0)
-    out = np.where(hot, heat_index_f(t_f, rh), np.where(cold, wind_chill_f(t_f, v_mph), t_f))
+    if cold.any():
+        out[cold] = wind_chill_f(t_f[cold], v_mph[cold])
     return _f_to_c(out)
 
 
@@ -105,6 +138,17 @@ def apparent_steadman(F, X=None):
 
 
 VARIANTS = {"nws": perceived_nws, "steadman": apparent_steadman}
+
+
+def _from_dewpoint(g):
+    """``g`` of (T, dew point, wind): the relative humidity by the Magnus formula, then ``g``."""
+
+    def composed(F, X=None):
+        F = np.asarray(F, dtype=float)
+        rh = relative_humidity(F[..., 0], F[..., 1])
+        return g(np.stack([F[..., 0], rh, F[..., 2]], axis=-1))
+
+    return composed
 
 
 def split_stations(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +173,12 @@ def _station_readings(X: np.ndarray, Y: np.ndarray):
 
 
 def perceived_temperature(
-    seed: int = 0, variant: str = "nws", split: str = "all", known_kernels: bool = False
+    seed: int = 0,
+    variant: str = "nws",
+    split: str = "all",
+    known_kernels: bool = False,
+    day: str = "1995-03-18",
+    humidity: str = "dewpoint",
 ) -> Problem:
     """Maximise perceived temperature over the stations.
 
@@ -147,21 +196,36 @@ def perceived_temperature(
         component and one for the perceived temperature itself (for GP-UCB), and
         attach them as the problem's ``known_kernels`` (the paper's protocol, for
         ``inference="fixed"``; about 2 s).
+    day : {"1995-03-18", "2019-07-15"}
+        The stations' day (:data:`DAYS`).
+    humidity : {"dewpoint", "rh"}
+        The humidity component: the dew point (°C, default), which stations
+        measure and from which ``g`` derives the relative humidity (Magnus
+        formula), or the relative humidity itself (%, as in the paper).
+        Relative humidity is a function of temperature and dew point, so its
+        errors are anticorrelated with the temperature's (-0.5 to -0.64 on the
+        July day), which independent component GPs cannot know, and their draws
+        pair hot with humid: the heat index's upper tail doubles. The dew point,
+        a property of the air mass, is nearly uncorrelated with them
+        (``benchmarks/perceived_diagnosis.py``, ``docs/results.md``).
     """
     check_choice(variant, "variant", tuple(VARIANTS))
+    check_choice(day, "day", tuple(DAYS))
     check_choice(split, "split", ("all", "run"))
+    check_choice(humidity, "humidity", HUMIDITY)
     if known_kernels and split != "run":
         raise ValueError(
             f"known_kernels=True learns the kernels on a third of the stations and runs on "
             f"the rest: it needs split='run'; got split={split!r}"
         )
-    st = load_stations()
+    st = load_stations(day)
     X_all = np.c_[st["lat"], st["lon"]]
-    Y_all = np.c_[st["temp_c"], st["rh_pct"], st["wind_ms"]]
+    hum = st["rh_pct"] if humidity == "rh" else st["dewpoint_c"]
+    Y_all = np.c_[st["temp_c"], hum, st["wind_ms"]]
     learn, run = split_stations(seed, len(X_all))
     idx = np.arange(len(X_all)) if split == "all" else run
     X, Y = X_all[idx], Y_all[idx]
-    g = VARIANTS[variant]
+    g = VARIANTS[variant] if humidity == "rh" else _from_dewpoint(VARIANTS[variant])
     values = g(Y)
     domain = CandidateSet(X, labels=st["station"][idx])
     kernels = None
@@ -176,14 +240,19 @@ def perceived_temperature(
         g=lambda F, Z: g(F),
         maximize=True,
         optimum=float(values.max()),
-        name="perceived-temperature-run" if known_kernels else "perceived-temperature",
-        component_names=list(COMPONENTS),
-        description=f"{variant} perceived temperature at {len(X)} US stations, 18 March 1995 18Z",
+        name="perceived-temperature"
+        + ("-july" if day == "2019-07-15" else "")
+        + ("-rh" if humidity == "rh" else "")
+        + ("-run" if known_kernels else ""),
+        component_names=list(COMPONENTS) if humidity == "rh" else list(DEWPOINT_COMPONENTS),
+        description=f"{variant} perceived temperature at {len(X)} US stations, {DAYS[day][1]}",
         metadata={
             "learn_X": X_all[learn],
             "learn_Y": Y_all[learn],
             "variant": variant,
-            "source": "Debian libncarg-data 95031818_sao.cdf (UCAR, BSD-4-clause)",
+            "source": DAYS[day][2],
+            "day": day,
+            "humidity": humidity,
         },
         known_kernels=kernels,
     )

@@ -82,6 +82,50 @@ def test_perceived_temperature_split():
     assert run.metadata["learn_Y"].shape[1] == 3
 
 
+def test_warm_season_day_is_warm_and_shipped():
+    from pp_decomp.models.perceived_temperature import load_stations, perceived_temperature
+
+    st = load_stations("2019-07-15")
+    assert len(st["station"]) == 1494
+    assert np.mean(st["temp_c"] * 9 / 5 + 32 >= 80) > 0.7  # the heat index applies
+    problem = perceived_temperature(day="2019-07-15")
+    g = problem.compose(problem.components(problem.domain.X), problem.domain.X)
+    assert np.mean(np.abs(g - st["temp_c"]) > 0.5) > 0.6
+    assert problem.name == "perceived-temperature-july" and problem.metadata["day"] == "2019-07-15"
+    with pytest.raises(ValueError, match="day"):
+        perceived_temperature(day="1995-07-15")
+
+
+@pytest.mark.parametrize("day", ["1995-03-18", "2019-07-15"])
+def test_dewpoint_and_relative_humidity_compose_to_the_same_objective(day):
+    from pp_decomp.models.perceived_temperature import perceived_temperature
+
+    dew = perceived_temperature(day=day)
+    rh = perceived_temperature(day=day, humidity="rh")
+    assert (
+        dew.component_names[1] == "dewpoint_c" and rh.component_names[1] == "relative_humidity_pct"
+    )
+    X = dew.domain.X
+    g_dew = dew.compose(dew.components(X), X)
+    g_rh = rh.compose(rh.components(X), X)
+    # the shipped RH is the Magnus formula of the same readings, rounded to 0.01%
+    np.testing.assert_allclose(g_dew, g_rh, atol=0.02)
+    assert dew.optimum == pytest.approx(rh.optimum, abs=0.02)
+
+
+def test_metar_reports_parse_with_tenths_and_both_wind_units():
+    from pp_decomp.models.metar_build import parse_report
+
+    sid, minutes, t, d, w = parse_report(
+        "KIPL 142356Z AUTO 13010KT 10SM CLR 43/06 A2981 RMK AO2 T04330061"
+    )
+    assert (sid, minutes, t, d) == ("KIPL", -4, 43.3, 6.1)
+    assert w == pytest.approx(10 * 0.514444)
+    cold = parse_report("KXYZ 150012Z VRB03MPS 10SM M02/M05 RMK T10171050")
+    assert cold[1:] == (12, -1.7, -5.0, 3.0)
+    assert parse_report("KXYZ 150012Z 18005KT 10SM 20/10 A3000") is None  # no tenths group
+
+
 def test_classic_optima_match_literature():
     assert get_problem("branin").optimum == pytest.approx(-0.397887, abs=1e-6)
     assert get_problem("goldstein-price").optimum == pytest.approx(-3.0, abs=1e-9)
