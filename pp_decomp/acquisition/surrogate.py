@@ -53,11 +53,16 @@ class DecomposedSurrogate:
         standard normals; reusing both across candidates (common random numbers)
         makes the Monte Carlo acquisition a smooth function of ``x``.
         """
-        cols = []
-        for j, (mean_s, var_s) in enumerate(self.per_draw(X)):
-            s = draw_idx[:, j] % mean_s.shape[0]
-            cols.append(mean_s[s] + np.sqrt(var_s[s]) * z[:, j : j + 1])
-        return np.stack(cols, axis=-1)
+        per_draw = self.per_draw(X)
+        out = np.empty((len(z), per_draw[0][0].shape[1], len(per_draw)))
+        for j, (mean_s, var_s) in enumerate(per_draw):
+            sd_s = np.sqrt(var_s)  # (S, m): before the gather, not on (n, m)
+            if mean_s.shape[0] == 1:  # MAP or fixed: broadcast, no gather
+                out[..., j] = mean_s[0] + sd_s[0] * z[:, j : j + 1]
+            else:
+                s = draw_idx[:, j] % mean_s.shape[0]
+                out[..., j] = mean_s[s] + sd_s[s] * z[:, j : j + 1]
+        return out
 
     def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
         """One joint sample of every component over the rows of ``X``: (m, J)."""
