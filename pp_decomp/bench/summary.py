@@ -51,14 +51,29 @@ def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
     return f"{100 * change:+.1f}% ({diff.mean():+.3g} ± {diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
 
 
+def _step_seconds(ds: xr.Dataset, problem: str, n_init: int) -> dict[str, float]:
+    """Mean ``ask`` seconds per model-based step, by strategy (NaN without timings)."""
+    if "ask_seconds" not in ds:
+        return {str(s): float("nan") for s in ds["strategy"].values}
+    a = ds["ask_seconds"].sel(problem=problem).isel(iteration=slice(n_init, None))
+    out = {}
+    for s in ds["strategy"].values:
+        v = a.sel(strategy=s).values
+        out[str(s)] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+    return out
+
+
 def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> str:
     """Markdown: final cumulative and simple regret (mean ± SE) and the change of each
     ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``
     in both, with the paired difference over trials ± its standard error.
 
-    With an initial design (``n_init`` in the settings) a last column compares the
+    With an initial design (``n_init`` in the settings) a column compares the
     regret accrued after it: the design is shared by every strategy of a trial, so
     its regret is the same for all and dilutes the relative change of the whole run.
+    The last column is the wall time of a model-based step (``ask``, its fits
+    included), mean over the steps after the design and over trials, and its ratio
+    to ``baseline``'s.
     """
 
     label = baseline
@@ -67,8 +82,9 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     lines = [
         "| problem | strategy | trials | final cumulative regret | final simple regret "
         f"| cumulative regret change vs {label} (paired diff ± SE){after} "
-        f"| simple regret change vs {label} (paired diff ± SE) |",
-        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- |",
+        f"| simple regret change vs {label} (paired diff ± SE) "
+        f"| seconds per step (× {label}) |",
+        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- | --- |",
     ]
     strategies = list(ds["strategy"].values)
     if compared is None:
@@ -78,6 +94,7 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
         final = cum.isel(iteration=-1)
         later = final - cum.isel(iteration=n_init - 1) if n_init else None
         simple = ds["simple_regret"].sel(problem=p).isel(iteration=-1)
+        step = _step_seconds(ds, p, n_init)
         for s in strategies:
             m, se, k = _mean_se(final.sel(strategy=s).values)
             if k == 0:
@@ -96,5 +113,8 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
                         later.sel(strategy=baseline).values, later.sel(strategy=s).values
                     )
             row = f"| {p} | {s} | {k} | {m:.4g} ± {se:.2g} | {sm:.4g} ± {sse:.2g} | {rel} |"
-            lines.append(row + (f" {rel_after} |" if n_init else "") + f" {rel_simple} |")
+            cost = f"{step[s]:.3g}" if np.isfinite(step[s]) else ""
+            if cost and s != baseline and np.isfinite(step.get(baseline, np.nan)):
+                cost += f" (× {step[s] / step[baseline]:.2g})"
+            lines.append(row + (f" {rel_after} |" if n_init else "") + f" {rel_simple} | {cost} |")
     return "\n".join(lines) + "\n"

@@ -249,3 +249,24 @@ def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypat
         "decomposition_search": "swap",
     }
     assert main([*args, "--additive", "decomposition_search=anneal"]) == 2  # refused up front
+
+
+def test_summary_reports_seconds_per_model_based_step():
+    dims = ("problem", "strategy", "trial", "iteration")
+    reg = np.ones((1, 2, 2, 4))
+    ask = np.empty((1, 2, 2, 4))
+    ask[0, 0], ask[0, 1] = [9.0, 9.0, 0.2, 0.2], [9.0, 9.0, 0.1, 0.1]  # design steps excluded
+    ds = xr.Dataset(
+        {
+            "cumulative_regret": (dims, reg),
+            "simple_regret": (dims, reg.copy()),
+            "ask_seconds": (dims, ask),
+        },
+        coords={"problem": ["p"], "strategy": ["d-gpucb-mc", "gp-ucb"]},
+        attrs={"settings": '{"n_init": 2}'},
+    )
+    table = summary_table(ds)
+    assert "seconds per step (× gp-ucb)" in table
+    row = next(line for line in table.splitlines() if "| d-gpucb-mc |" in line)
+    assert row.endswith("| 0.2 (× 2) |")
+    assert table.splitlines()[-1].endswith("| 0.1 |")
