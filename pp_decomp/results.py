@@ -9,6 +9,7 @@ file's ``checkpoint`` group (:mod:`pp_decomp.loop.checkpoint`).
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
@@ -97,13 +98,19 @@ _REFIT_FLOAT = ("eta_mean", "sigma_mean", "rhat_max", "ess_bulk_min", "ess_tail_
 
 def package_versions() -> dict[str, str]:
     """Versions of the packages a result depends on."""
+    return dict(_package_versions())
+
+
+@lru_cache(maxsize=1)
+def _package_versions() -> tuple[tuple[str, str], ...]:
+    # read once per process: every checkpoint write asks (30 ms each time)
     out = {}
     for name in _VERSIONED:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "not installed"
-    return out
+    return tuple(out.items())
 
 
 def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
