@@ -189,7 +189,8 @@ def perceived_temperature(
     variant : {"nws", "steadman"}
     split : {"all", "run"}
         ``"run"``: the candidate set is the two thirds of stations not in the
-        kernel-learning third (``metadata["learn_X"]``, ``metadata["learn_Y"]``),
+        kernel-learning third (``metadata["learn_X"]``, ``metadata["learn_Y"]``,
+        ``metadata["learn_stations"]``),
         as in the paper.
     known_kernels : bool
         With ``split="run"``: fit SE kernels by MAP on the learning third, one per
@@ -248,6 +249,7 @@ def perceived_temperature(
         description=f"{variant} perceived temperature at {len(X)} US stations, {DAYS[day][1]}",
         metadata={
             "learn_X": X_all[learn],
+            "learn_stations": st["station"][learn],
             "learn_Y": Y_all[learn],
             "variant": variant,
             "source": DAYS[day][2],
