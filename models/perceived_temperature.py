@@ -172,6 +172,33 @@ def _station_readings(X: np.ndarray, Y: np.ndarray):
     return components
 
 
+def _check_arguments(variant, split, known_kernels, day, humidity) -> None:
+    check_choice(variant, "variant", tuple(VARIANTS))
+    check_choice(day, "day", tuple(DAYS))
+    check_choice(split, "split", ("all", "run"))
+    check_choice(humidity, "humidity", HUMIDITY)
+    if known_kernels and split != "run":
+        raise ValueError(
+            f"known_kernels=True learns the kernels on a third of the stations and runs on "
+            f"the rest: it needs split='run'; got split={split!r}"
+        )
+
+
+def _readings(day: str, humidity: str):
+    """Station ids (N,), locations ``(lat, lon)`` (N, 2) and the three components (N, 3)."""
+    st = load_stations(day)
+    hum = st["rh_pct"] if humidity == "rh" else st["dewpoint_c"]
+    return st["station"], np.c_[st["lat"], st["lon"]], np.c_[st["temp_c"], hum, st["wind_ms"]]
+
+
+def _problem_name(day: str, humidity: str, known_kernels: bool) -> str:
+    """The registry name of the problem these arguments build."""
+    july = "-july" if day == "2019-07-15" else ""
+    return f"perceived-temperature{july}{'-rh' if humidity == 'rh' else ''}" + (
+        "-run" if known_kernels else ""
+    )
+
+
 def perceived_temperature(
     seed: int = 0,
     variant: str = "nws",
@@ -189,9 +216,8 @@ def perceived_temperature(
     variant : {"nws", "steadman"}
     split : {"all", "run"}
         ``"run"``: the candidate set is the two thirds of stations not in the
-        kernel-learning third (``metadata["learn_X"]``, ``metadata["learn_Y"]``,
-        ``metadata["learn_stations"]``),
-        as in the paper.
+        kernel-learning third (``metadata["learn_X"]``, ``"learn_Y"``,
+        ``"learn_stations"``), as in the paper.
     known_kernels : bool
         With ``split="run"``: fit SE kernels by MAP on the learning third, one per
         component and one for the perceived temperature itself (for GP-UCB), and
@@ -202,59 +228,34 @@ def perceived_temperature(
     humidity : {"dewpoint", "rh"}
         The humidity component: the dew point (°C, default), which stations
         measure and from which ``g`` derives the relative humidity (Magnus
-        formula), or the relative humidity itself (%, as in the paper).
-        Relative humidity is a function of temperature and dew point, so its
-        errors are anticorrelated with the temperature's (-0.5 to -0.64 on the
-        July day), which independent component GPs cannot know, and their draws
-        pair hot with humid: the heat index's upper tail doubles. The dew point,
-        a property of the air mass, is nearly uncorrelated with them
-        (``benchmarks/perceived_diagnosis.py``, ``docs/results.md``).
+        formula), or the relative humidity itself (%, as in the paper). RH's
+        errors are anticorrelated with the temperature's, which independent
+        component GPs cannot know (``docs/results.md``).
     """
-    check_choice(variant, "variant", tuple(VARIANTS))
-    check_choice(day, "day", tuple(DAYS))
-    check_choice(split, "split", ("all", "run"))
-    check_choice(humidity, "humidity", HUMIDITY)
-    if known_kernels and split != "run":
-        raise ValueError(
-            f"known_kernels=True learns the kernels on a third of the stations and runs on "
-            f"the rest: it needs split='run'; got split={split!r}"
-        )
-    st = load_stations(day)
-    X_all = np.c_[st["lat"], st["lon"]]
-    hum = st["rh_pct"] if humidity == "rh" else st["dewpoint_c"]
-    Y_all = np.c_[st["temp_c"], hum, st["wind_ms"]]
+    _check_arguments(variant, split, known_kernels, day, humidity)
+    names, X_all, Y_all = _readings(day, humidity)
     learn, run = split_stations(seed, len(X_all))
     idx = np.arange(len(X_all)) if split == "all" else run
     X, Y = X_all[idx], Y_all[idx]
     g = VARIANTS[variant] if humidity == "rh" else _from_dewpoint(VARIANTS[variant])
-    values = g(Y)
-    domain = CandidateSet(X, labels=st["station"][idx])
+    domain = CandidateSet(X, labels=names[idx])
     kernels = None
     if known_kernels:
         kernels = KnownKernels.fit(
             X_all[learn], Y_all[learn], domain.bounds, composed_y=g(Y_all[learn]), seed=seed
         )
+    about = {"variant": variant, "source": DAYS[day][2], "day": day, "humidity": humidity}
+    learnt = {"learn_X": X_all[learn], "learn_Y": Y_all[learn], "learn_stations": names[learn]}
     return Problem(
         domain=domain,
         components=_station_readings(X, Y),
         n_components=3,
         g=lambda F, Z: g(F),
         maximize=True,
-        optimum=float(values.max()),
-        name="perceived-temperature"
-        + ("-july" if day == "2019-07-15" else "")
-        + ("-rh" if humidity == "rh" else "")
-        + ("-run" if known_kernels else ""),
-        component_names=list(COMPONENTS) if humidity == "rh" else list(DEWPOINT_COMPONENTS),
+        optimum=float(g(Y).max()),
+        name=_problem_name(day, humidity, known_kernels),
+        component_names=list(COMPONENTS if humidity == "rh" else DEWPOINT_COMPONENTS),
         description=f"{variant} perceived temperature at {len(X)} US stations, {DAYS[day][1]}",
-        metadata={
-            "learn_X": X_all[learn],
-            "learn_stations": st["station"][learn],
-            "learn_Y": Y_all[learn],
-            "variant": variant,
-            "source": DAYS[day][2],
-            "day": day,
-            "humidity": humidity,
-        },
+        metadata={**learnt, **about},
         known_kernels=kernels,
     )
