@@ -28,7 +28,7 @@ import argparse
 import re
 from pathlib import Path
 
-from pp_decomp.models.weather_build import FIELDS, relative_humidity
+from pp_decomp.models.weather_build import relative_humidity, write_stations
 
 DATA_DIR = Path(__file__).parent / "data"
 OUT = DATA_DIR / "stations_190715_00Z.csv"
@@ -100,22 +100,16 @@ def main(argv=None) -> None:
     p.add_argument("--out", default=str(OUT))
     a = p.parse_args(argv)
     rows = build(Path(a.metar_file))
-    with open(a.out, "w") as fh:
-        fh.write(
-            "# source: MetPy 0.12.2 sdist (PyPI, BSD-3-Clause) examples/plots/"
-            "metar_20190715_0000.txt, METARs of 2019-07-15 00 UTC (NWS/WMO, public domain); "
-            "locations and elevations: airportsdata (PyPI, MIT)\n"
-        )
-        fh.write(
-            "# built by: python -m pp_decomp.models.metar_build <metar file>; CONUS ASOS/AWOS "
-            "reports with tenths, nearest 00 UTC; rh_pct by Magnus formula\n"
-        )
-        fh.write(",".join(FIELDS) + "\n")
-        for r in rows:
-            fh.write(
-                f"{r[0]},{r[1]},{r[2]:.4f},{r[3]:.4f},{r[4]:.0f},{r[5]:.1f},{r[6]:.1f},"
-                f"{r[7]:.1f},{r[8]:.2f}\n"
-            )
+    source = (
+        "MetPy 0.12.2 sdist (PyPI, BSD-3-Clause) examples/plots/metar_20190715_0000.txt, "
+        "METARs of 2019-07-15 00 UTC (NWS/WMO, public domain); locations and elevations: "
+        "airportsdata (PyPI, MIT)"
+    )
+    how = (
+        "python -m pp_decomp.models.metar_build <metar file>; CONUS ASOS/AWOS reports with "
+        "tenths, nearest 00 UTC; rh_pct by Magnus formula"
+    )
+    write_stations(a.out, rows, source, how, latlon_decimals=4)
     print(f"{len(rows)} stations -> {a.out}")
 
 

@@ -66,6 +66,20 @@ def read_reports(path: Path) -> list[tuple]:
     return rows
 
 
+def write_stations(out, rows, source: str, how: str, latlon_decimals: int) -> None:
+    """The station CSV: two comment lines (source, how it was built), the header
+    :data:`FIELDS`, one row per station."""
+    k = latlon_decimals
+    with open(out, "w") as fh:
+        fh.write(f"# source: {source}\n# built by: {how}\n")
+        fh.write(",".join(FIELDS) + "\n")
+        for r in rows:
+            fh.write(
+                f"{r[0]},{r[1]},{r[2]:.{k}f},{r[3]:.{k}f},{r[4]:.0f},{r[5]:.1f},{r[6]:.1f},"
+                f"{r[7]:.1f},{r[8]:.2f}\n"
+            )
+
+
 def main(argv=None) -> None:
     """Rebuild the station CSV from Debian's ``libncarg-data`` files."""
     p = argparse.ArgumentParser(description="rebuild the perceived-temperature station CSV")
@@ -77,18 +91,12 @@ def main(argv=None) -> None:
         raise SystemExit(f"{src} not found: apt-get install libncarg-data")
     rows = read_reports(src)
     out = Path(a.out) if a.out else DATA_DIR / f"stations_950318_{a.hour:02d}Z.csv"
-    with open(out, "w") as fh:
-        fh.write(f"# source: Debian libncarg-data {src} (UCAR 2013, BSD-4-clause)\n")
-        fh.write(
-            "# built by: python -m pp_decomp.models.weather_build"
-            f" --hour {a.hour}; rh_pct by Magnus formula from temp_c and dewpoint_c\n"
-        )
-        fh.write(",".join(FIELDS) + "\n")
-        for r in rows:
-            fh.write(
-                f"{r[0]},{r[1]},{r[2]:.2f},{r[3]:.2f},{r[4]:.0f},{r[5]:.1f},{r[6]:.1f},"
-                f"{r[7]:.1f},{r[8]:.2f}\n"
-            )
+    source = f"Debian libncarg-data {src} (UCAR 2013, BSD-4-clause)"
+    how = (
+        f"python -m pp_decomp.models.weather_build --hour {a.hour}; "
+        "rh_pct by Magnus formula from temp_c and dewpoint_c"
+    )
+    write_stations(out, rows, source, how, latlon_decimals=2)
     print(f"{len(rows)} stations -> {out}")
 
 
