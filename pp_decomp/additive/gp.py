@@ -8,7 +8,6 @@ swapped as data (:mod:`pp_decomp.additive.model`).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,7 +256,7 @@ class AdditiveGP(MarginalGP):
             ls, eta, sigma = objective.unpack(z)
             return AdditiveDraws(ls[None], eta[None], np.array([sigma]))
 
-        return objective, starts, bounds, threading.Lock(), to_draws
+        return objective, starts, bounds, to_draws
 
     def predict_groups(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of each group ``f_j`` at ``Xnew (m, D)``: ``(M', m)`` each.

@@ -167,9 +167,8 @@ class MarginalGP:
         )
 
     def _fit_map(self, Xs, ys, restarts, rng, init):
-        f, starts, bounds, lock, to_draws = self._map_problem(Xs, ys, restarts, rng, init)
-        with lock:
-            best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
+        f, starts, bounds, to_draws = self._map_problem(Xs, ys, restarts, rng, init)
+        best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
         return to_draws(best.x), {"logp": -float(best.fun), "converged": bool(best.success)}
 
     def _sample(self, Xs, ys, s: NutsSettings, seed: int, init_mean=None):

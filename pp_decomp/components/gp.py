@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
 import numpy as np
@@ -143,7 +142,7 @@ class ComponentGP(MarginalGP):
                 alpha=v[d + 2 :] if rq else None,
             )
 
-        return objective, starts, objective.bounds(), threading.Lock(), to_draws
+        return objective, starts, objective.bounds(), to_draws
 
     # -------------------------------------------------------------- prediction
     def prior_cov(self, X1, X2) -> np.ndarray:
