@@ -46,7 +46,7 @@ class FitDiagnostics:
         if self.inference != "nuts":
             return []
         c = criteria or CONVERGENCE
-        ess_min = c.ess_min(self.chains)
+        ess_min = c.ess_min
         out = []
         if not self.rhat_max <= c.rhat_max:
             out.append(f"r-hat {self.rhat_max:.3f} > {c.rhat_max}")

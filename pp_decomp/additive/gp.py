@@ -203,12 +203,13 @@ class AdditiveGP(MarginalGP):
     def _unconstrained(self, init: AdditiveDraws, cm) -> np.ndarray:
         if not self.shared:
             return super()._unconstrained(init, cm)
-        logs = {n: float(np.log(getattr(init, n)).mean()) for n in self.hyper_names()}
-        return cm.flatten(
+        S = init.n_draws
+        first = {n: np.log(getattr(init, n).reshape(S, -1)[:, 0]) for n in self.hyper_names()}
+        return cm.flatten_rows(
             {
-                "ls_shared_log__": logs["ls"],
-                "eta_shared_log__": logs["eta"],
-                "sigma_log__": logs["sigma"],
+                "ls_shared_log__": first["ls"],
+                "eta_shared_log__": first["eta"],
+                "sigma_log__": first["sigma"],
             }
         )
 

@@ -12,13 +12,19 @@ what their model, draws and posterior are.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
-from pp_decomp.components.nuts import MAX_TREE_DEPTH, NutsSettings, fit_until_converged
+from pp_decomp.components.nuts import (
+    MAX_TREE_DEPTH,
+    NutsSettings,
+    StartAtDraws,
+    fit_until_converged,
+)
 from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
@@ -161,27 +167,31 @@ class MarginalGP:
         return self
 
     def _unconstrained(self, init: Draws, cm) -> np.ndarray:
-        """The mean of ``init``'s draws in the unconstrained (log) space, flattened."""
-        return cm.flatten(
-            {f"{n}_log__": np.log(getattr(init, n)).mean(0) for n in self.hyper_names()}
-        )
+        """``init``'s draws in the unconstrained (log) space, one flat row per draw: (S, k)."""
+        return cm.flatten_rows({f"{n}_log__": np.log(getattr(init, n)) for n in self.hyper_names()})
 
     def _fit_map(self, Xs, ys, restarts, rng, init):
         f, starts, bounds, to_draws = self._map_problem(Xs, ys, restarts, rng, init)
         best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
         return to_draws(best.x), {"logp": -float(best.fun), "converged": bool(best.success)}
 
-    def _sample(self, Xs, ys, s: NutsSettings, seed: int, init_mean=None):
-        """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``."""
+    def _sample(self, Xs, ys, s: NutsSettings, seed: int, starts=None):
+        """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``.
+
+        ``starts`` (S, k): unconstrained points; each chain starts at one of them,
+        picked by its seed (else at the prior's centre, jittered, nutpie's default).
+        """
         import nutpie
 
         cm = self._compiled()
         model = cm.nutpie_model.with_data(**self._nutpie_data(Xs, ys))
-        kwargs = {} if init_mean is None else {"init_mean": init_mean}
+        if starts is not None:
+            # nutpie ignores ``init_mean`` for PyMC models: the chains' initial
+            # points come from the compiled model's own function, so replace that
+            model = replace(model, initial_point_func=StartAtDraws(starts))
         with quiet_third_party():
             return nutpie.sample(
                 model,
-                **kwargs,
                 draws=s.draws,
                 tune=s.tune,
                 chains=s.chains,

@@ -88,6 +88,12 @@ class CompiledModel:
         """The flat unconstrained vector from one array per value name."""
         return np.concatenate([np.atleast_1d(parts[n]).astype(float) for n in self.value_names])
 
+    def flatten_rows(self, parts: dict) -> np.ndarray:
+        """One flat row per draw from one ``(S, ...)`` array per value name: (S, k)."""
+        rows = [np.asarray(parts[n], dtype=float) for n in self.value_names]
+        S = len(rows[0])
+        return np.column_stack([r.reshape(S, -1) for r in rows])
+
     @cached_property
     def nutpie_model(self):
         import nutpie

@@ -3,26 +3,37 @@
 Every fit is checked against :class:`Convergence` (the thresholds of Vehtari
 et al. 2021, "Rank-normalization, folding, and localization: an improved R̂",
 Bayesian Analysis 16(2)): rank-normalised split ``R̂ ≤ 1.01``, bulk and tail
-ESS of at least 100 per chain, no divergent transition. A fit that fails is
-rerun, warm-started at the failed run's posterior mean, with the schedule of
-:func:`repair_settings`: longer adaptation, more draws, a higher target
-acceptance (smaller steps) where transitions diverged. What still fails after
-the last repair is reported once, with its numbers.
+ESS of at least 400, no divergent transition.
+
+A refit is warm-started: each chain starts at a draw of the previous posterior
+(:class:`StartAtDraws`; nutpie's own ``init_mean`` does nothing for PyMC
+models, so before this every refit started at the prior's centre). A fit that
+fails is repaired (:func:`repair_plan`) before its draws are used, at most
+``repairs`` times:
+
+* chains that agree but fall short (R̂ not settled, too little ESS) are
+  *extended*: as many chains again are run and pooled with them, and R̂ and the
+  ESS computed over all, at the cost of one more run;
+* after divergences the chains are discarded and the fit rerun with doubled
+  adaptation and a higher target acceptance (smaller steps); a chain elsewhere
+  (R̂ > 1.05) is rerun with doubled adaptation and draws.
+
+What still fails after the last repair is reported once, with its numbers.
 
 Why 4 chains x 400 draws: R̂ ≤ 1.01 is only reliable with an ESS of about
 400 (Vehtari et al.), and these posteriors (3-7 hyperparameters) give an ESS of
 about 0.4 per draw. Measured on the synthetic problem's components
 (T = 10-100): with 4 x 150 draws the median R̂ was 1.016 and 25% of first runs
-met 1.01; with 4 x 400, median 1.006 and 85% (the rest mostly divergences or
-two modes, which the repairs address). The extra draws cost little next to the
-adaptation: 3.3 s against 1.5 s for 4 x 50 draws at T = 100, where one repair
-(doubled adaptation and draws) costs more than twice a first run.
+met 1.01; with 4 x 400, median 1.006 and 85%. The extra draws cost little next
+to the adaptation: 3.3 s against 1.5 s for 4 x 50 draws at T = 100.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from pp_decomp.validate import check_positive_int
 
@@ -31,17 +42,21 @@ from pp_decomp.validate import check_positive_int
 class Convergence:
     """Thresholds a NUTS fit must meet (Vehtari et al. 2021).
 
-    ``rhat_max``: largest rank-normalised split R̂; ``ess_per_chain``: bulk and
-    tail ESS at least this many times the number of chains; ``divergences_max``.
+    ``rhat_max``: largest rank-normalised split R̂; ``ess_min``: smallest bulk
+    and tail ESS over the parameters; ``divergences_max``.
+
+    ``ess_min = 400`` whatever the number of chains: it is Vehtari et al.'s 100
+    per chain for their recommended 4 chains, the ESS at which R̂ ≤ 1.01 can
+    be trusted; and it is at least 1.5 times the draws kept for prediction
+    (``max_draws`` 256, the fast path's ``kept_draws`` 128), so the kept draws,
+    thinned evenly, are close to independent. A fit extended by pooled chains
+    must reach the same ESS, not more: the ESS measures the draws in hand,
+    whichever chains they come from.
     """
 
     rhat_max: float = 1.01
-    ess_per_chain: float = 100.0
+    ess_min: float = 400.0
     divergences_max: int = 0
-
-    def ess_min(self, chains: int) -> float:
-        """The ESS a fit with ``chains`` chains must reach."""
-        return self.ess_per_chain * chains
 
 
 CONVERGENCE = Convergence()
@@ -63,10 +78,11 @@ class NutsSettings:
     of the synthetic components (``benchmarks/nuts_convergence.py --mass-matrix
     low-rank``, T = 10-100) the low-rank one raised the share of first runs
     meeting every threshold from 63% to 79% and the median bulk ESS from 617 to
-    1036. But in the loop's warm-started refits (D-GPUCB, synthetic, 100 steps,
-    seed 0) it gave no better convergence over the first 40 steps (86% against
-    92% of 36 refits) and later left chains in different modes: one refit took
-    474 s and ended at r-hat 3.0 after both repairs.
+    1036. But in the loop's refits (D-GPUCB, synthetic, 100 steps, seed 0;
+    measured when every refit still started at the prior's centre) it gave no
+    better convergence over the first 40 steps (86% against 92% of 36 refits)
+    and later left chains in different modes: one refit took 474 s and ended
+    at r-hat 3.0 after both repairs.
     """
 
     draws: int = 400
@@ -89,49 +105,85 @@ class NutsSettings:
             raise ValueError(f"target_accept must lie in [0.5, 1); got {self.target_accept!r}")
 
 
-def repair_settings(s: NutsSettings, attempt: int, diverged: bool) -> NutsSettings:
-    """The settings of repair number ``attempt`` (1, 2, ...) of a fit that failed.
+# R̂ above this after a run without divergences means a chain is elsewhere (another
+# mode, or stuck where the step size collapsed), which more chains cannot mend
+POOLABLE_RHAT = 1.05
 
-    Each repair doubles the adaptation. A fit without divergences also doubles
-    its draws (too little ESS, or R̂ not yet settled); divergences instead
-    raise the target acceptance towards 1 (0.8 → 0.9 → 0.95 ...), shrinking
-    the step size, and keep the draws: small steps already make every draw
-    dearer (a 4 x 1600-draw repair at 0.95 once took 5 minutes at T = 90).
+
+def repair_plan(s: NutsSettings, diag) -> tuple[NutsSettings, bool]:
+    """The settings of the repair of a run with settings ``s`` that failed with
+    diagnostics ``diag``, and whether the repair pools its chains with the fit's.
+
+    * Chains that agree (no divergences, R̂ ≤ :data:`POOLABLE_RHAT`) and reach
+      at least half the ESS: the fit is *extended*, ``s`` run again and pooled,
+      which about doubles the ESS and settles R̂ at the cost of one run.
+    * Divergences: the chains are discarded and the fit rerun with the adaptation
+      doubled and the target acceptance raised towards 1 (0.8 → 0.9 → 0.95 ...),
+      which shrinks the step size; the draws stay, as small steps already make
+      each one dearer.
+    * Otherwise (a chain elsewhere, or far too few effective draws): rerun with
+      the adaptation and the draws doubled.
     """
-    accept = 1.0 - (1.0 - s.target_accept) / 2**attempt if diverged else s.target_accept
-    return replace(
-        s,
-        tune=max(s.tune, 100) * 2**attempt,
-        draws=s.draws if diverged else s.draws * 2**attempt,
-        target_accept=min(accept, 0.99),
-    )
+    if diag.divergences > 0:
+        accept = min(1.0 - (1.0 - s.target_accept) / 2, 0.99)
+        return replace(s, tune=2 * max(s.tune, 100), target_accept=accept), False
+    ess = min(diag.ess_bulk_min, diag.ess_tail_min)
+    if diag.rhat_max <= POOLABLE_RHAT and ess >= CONVERGENCE.ess_min / 2:
+        return s, True
+    return replace(s, tune=2 * max(s.tune, 100), draws=2 * s.draws), False
+
+
+def pool_chains(a, b):
+    """Two NUTS runs of one posterior as one InferenceData, ``b``'s chains after ``a``'s."""
+    from pp_decomp._quiet import arviz
+
+    return arviz().concat(a, b, dim="chain", reset_dim=True)
+
+
+class StartAtDraws:
+    """nutpie's initial-point function for a warm start: the chain seeded ``seed``
+    starts at one of ``points`` (S, k), unconstrained, picked by that seed.
+
+    Starting at draws of the previous posterior puts every chain in (or next to)
+    the typical set, dispersed as that posterior is, instead of at the prior's
+    centre, from where a chain can fall into a poor local mode (e.g. ``ℓ → 0``,
+    the data as white noise) and stay there with a collapsed step size.
+    """
+
+    def __init__(self, points: np.ndarray):
+        self.points = np.ascontiguousarray(points, dtype=float)
+
+    def __call__(self, seed) -> np.ndarray:
+        pick = np.random.default_rng(seed).integers(len(self.points))
+        return self.points[pick].copy()
 
 
 def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     """Sample ``gp``'s hyperparameter posterior until it meets :data:`CONVERGENCE`.
 
-    The first run starts at ``init``'s mean (or the prior's centre); each repair
-    (at most ``settings.repairs``) starts at the previous run's posterior mean.
-    Returns the InferenceData in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
+    Every chain starts at a draw of ``init`` (typically the previous fit's
+    posterior; without it, at the prior's centre, jittered); so does each repair
+    (at most ``settings.repairs``, planned by :func:`repair_plan`): a failed
+    run's draws may hold a chain stuck where it should not be. Returns the
+    InferenceData in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
     (``attempts``, ``first_ok``, ``converged`` filled in).
     """
     from pp_decomp.diagnostics import summarize_nuts
     from pp_decomp.rng import int_seed
 
     names = gp.hyper_names()
-    s, start = settings, time.perf_counter()
-    init_mean = None if init is None else gp._unconstrained(init, gp._compiled())
+    s, start, idata, pool = settings, time.perf_counter(), None, False
+    starts = None if init is None else gp._unconstrained(init, gp._compiled())
     for attempt in range(settings.repairs + 1):
-        idata = gp._sample(Xs, ys, s, int_seed(rng), init_mean)
+        run = gp._sample(Xs, ys, s, int_seed(rng), starts)
+        idata = pool_chains(idata, run) if pool else run
         diag = summarize_nuts(idata, names)
         ok = not diag.problems()
         if attempt == 0:
             first_ok = ok
         if ok or attempt == settings.repairs:
             break
-        previous = gp.draws_type.from_posterior(idata.posterior, names)
-        init_mean = gp._unconstrained(previous, gp._compiled())
-        s = repair_settings(settings, attempt + 1, diag.divergences > 0)
+        s, pool = repair_plan(s, diag)
     diag = replace(
         diag,
         seconds=time.perf_counter() - start,

@@ -3,7 +3,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pp_decomp import ComponentGP
+from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.components.model import compiled_model
 from pp_decomp.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
 
@@ -110,3 +110,22 @@ def test_a_bad_fit_is_repaired_or_reported_at_the_users_line(rng):
     d = gp.diagnostics
     assert d.converged and not d.first_ok and d.attempts > 1
     assert d.rhat_max <= 1.01 and d.ess_bulk_min >= 400 and d.divergences == 0
+
+
+def test_a_warm_start_puts_every_chain_at_a_draw_of_the_previous_posterior(rng):
+    """nutpie ignores ``init_mean`` for PyMC models; the warm start must not."""
+    from pp_decomp.components.nuts import NutsSettings
+
+    X, y, _ = _data(rng, n=12, d=1)
+    gp = ComponentGP("se", 1, name="f")
+    Xs, ys = gp._set_data(X, y)
+    init = HyperDraws(
+        ls=np.array([[0.05], [0.07]]), eta=np.array([2.5, 3.0]), sigma=np.array([0.01, 0.02])
+    )
+    starts = gp._unconstrained(init, gp._compiled())
+    np.testing.assert_allclose(starts, np.log([[0.05, 2.5, 0.01], [0.07, 3.0, 0.02]]))
+    run = gp._sample(Xs, ys, NutsSettings(draws=5, tune=1, chains=4), 7, starts)
+    log_ls = np.log(run.warmup_posterior["ls"].isel(draw=0).values.ravel())
+    # one transition from log ls -3.0 or -2.7, far below the prior's centre (1.4,
+    # jittered by at most 1), where nutpie would start the chains without it
+    assert np.all(log_ls < -1.0), log_ls
