@@ -74,7 +74,7 @@ ATTRS = {
     "converged": (
         "refit converged",
         "",
-        "whether the refit in use met r-hat ≤ 1.01, ESS ≥ 100 per chain and no divergence "
+        "whether the refit in use met r-hat ≤ 1.01, bulk and tail ESS ≥ 400 and no divergence "
         "(MAP fits count as converged; False where none ran)",
     ),
     "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
@@ -82,6 +82,12 @@ ATTRS = {
         "ESS of reweighted draws",
         "1",
         "fast path: effective sample size of the importance-reweighted hyperparameter draws in use",
+    ),
+    "pareto_k": (
+        "Pareto k of the importance weights",
+        "1",
+        "fast path: Pareto k-hat of the reweighted draws' importance weights (-inf before "
+        "any reweighting); above the threshold of FastSettings a refit starts",
     ),
     "structure": (
         "additive structure",
@@ -172,13 +178,15 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     else:
         ds = ds.assign_coords(model=names)
     shape = (n, len(names))
-    arrays = {f: np.full(shape, np.nan) for f in (*_REFIT_FLOAT, "refit_seconds", "ess")}
+    per_step = ("ess", "pareto_k")
+    arrays = {f: np.full(shape, np.nan) for f in (*_REFIT_FLOAT, "refit_seconds", *per_step)}
     arrays["ls_mean"] = np.full(shape + (d,), np.nan)
     refit, div = np.zeros(shape, bool), np.zeros(shape, np.int64)
     repairs, converged = np.zeros(shape, np.int64), np.zeros(shape, bool)
     for i, r in enumerate(records):
         for k, name in enumerate(names):
-            arrays["ess"][i, k] = r.get("ess", {}).get(name, np.nan)
+            for f in per_step:
+                arrays[f][i, k] = r.get(f, {}).get(name, np.nan)
             summ = r.get("refit", {}).get(name)
             if summ is None:
                 continue
@@ -193,11 +201,12 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
     ds["repairs"], ds["converged"] = (dims, repairs), (dims, converged)
     ds["ls_mean"] = ((*dims, "dim"), arrays.pop("ls_mean"))
-    ess = arrays.pop("ess")
+    fast = {f: arrays.pop(f) for f in per_step}
     for f, a in arrays.items():
         ds[f] = (dims, a)
     if ess_names:
-        ds["ess"] = (dims, ess)
+        for f, a in fast.items():
+            ds[f] = (dims, a)
     return ds
 
 

@@ -128,6 +128,23 @@ class IncrementalPosterior:
         """Effective sample size ``1 / Σ w_s²`` of the normalised weights."""
         return float(1.0 / np.sum(self.weights**2))
 
+    @property
+    def pareto_k(self) -> float:
+        """Pareto ``k̂`` of the importance weights (Vehtari et al. 2024, "Pareto smoothed
+        importance sampling", JMLR 25): the shape of a generalised Pareto fitted to
+        their largest values. Above about 0.7 (less for few draws) the weighted
+        draws' estimates are unreliable whatever the ESS says."""
+        import warnings
+
+        from pp_decomp._quiet import arviz
+
+        if np.ptp(self.logw) == 0.0:  # equal weights (no observation since the fit)
+            return -np.inf
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # arviz warns above 0.7; the caller decides
+            _, k = arviz().psislw(self.logw.copy(), reff=1.0)
+        return float(k)
+
     def resample(self, rng: np.random.Generator) -> np.ndarray:
         """Draw indices of an equal-weight sample of the draws (systematic resampling): (S,)."""
         S = len(self.logw)

@@ -11,7 +11,8 @@ posterior at every candidate follows by one rank-one term).
 Refits run in a background thread while the loop goes on:
 
 * when the effective sample size of the reweighted draws falls below
-  ``ess_refit · S`` (or the draws are ``max_age`` observations old), a
+  ``ess_refit · S``, or the Pareto ``k̂`` of their weights says the ESS cannot
+  be trusted (or, if set, the draws are ``max_age`` observations old), a
   warm-started, convergence-checked NUTS refit on the data so far is started
   (at most ``max_in_flight`` at once, the lowest ESS first);
 * it is consumed at a step fixed when it starts (``lag`` steps later), waiting
@@ -118,9 +119,12 @@ class FastComponent:
         self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
 
     def needs_refit(self, n: int) -> bool:
-        """Whether the reweighted draws have degraded (ESS) or aged enough for a refit."""
-        s = self.settings
-        return self.post.ess < s.ess_refit * len(self.post.logw) or n - self.n_at_refit >= s.max_age
+        """Whether the reweighted draws have degraded (ESS, Pareto ``k̂``) or, when
+        ``max_age`` is set, aged enough for a refit."""
+        s, S = self.settings, len(self.post.logw)
+        if self.post.ess < s.ess_refit * S or self.post.pareto_k > s.k_threshold(S):
+            return True
+        return s.max_age is not None and n - self.n_at_refit >= s.max_age
 
     def launch(self, X, y, seed: int, consume_at: int, pool) -> None:
         """Start a background refit on ``(X, y)``, warm-started at the current draws."""
@@ -170,7 +174,7 @@ class FastUpdater(Updater):
                 fc.launch(data.X, y, int_seed(seeds), first, _pool())
 
     def update(self, data, t, rng, rec):
-        rec["ess"] = {}
+        rec["ess"], rec["pareto_k"] = {}, {}
         seeds = as_generator(rng)
         for name, y in data.targets.items():  # without a prepared first fit, wait for one
             fc = self._component(name)
@@ -187,6 +191,7 @@ class FastUpdater(Updater):
         for name in data.targets:
             fc = self.components[name]
             rec["ess"][name] = fc.post.ess
+            rec["pareto_k"][name] = fc.post.pareto_k
             views[name] = FastGPView(fc, self.index, rng)
         return views
 

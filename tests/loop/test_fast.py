@@ -96,6 +96,7 @@ def test_reweighted_draws_match_a_fresh_nuts_fit(rng):
     np.testing.assert_allclose(np.sqrt(var), np.sqrt(var_new), rtol=0.25, atol=0.02)
 
 
+# max_age=3 forces refits within an 11-step run
 FAST = dict(draws=100, tune=150, chains=2, max_age=3, lag=2, kept_draws=64)
 
 
@@ -202,3 +203,51 @@ def test_incremental_posterior_on_a_box_matches_a_fresh_one(rng):
     mj, cj = inc.joint(np.arange(draws.n_draws), Xs=Xs[:4])
     np.testing.assert_allclose(mj, mean_j, atol=1e-8)
     np.testing.assert_allclose(cj, cov_j, atol=1e-8)
+
+
+def test_pareto_k_flags_a_heavy_weight_tail_the_ess_misses(rng):
+    from pp_decomp.loop import FastSettings
+
+    X = rng.uniform(size=(6, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    inc = IncrementalPosterior("se", X, y, _draws(rng, S=128), None)
+    assert inc.pareto_k == -np.inf  # no observation since the fit: equal weights
+    inc.logw = 0.1 * rng.standard_normal(128)  # benign weights
+    assert inc.pareto_k < 0.3 and inc.ess > 120
+    # a few draws with far larger weights than the rest: the ESS still looks fine
+    # (over half the draws), the Pareto tail does not
+    inc.logw = np.r_[np.zeros(124), np.log([3.0, 4.0, 5.0, 6.0])] + 1e-3 * rng.random(128)
+    assert inc.ess > 0.5 * 128 and inc.pareto_k > FastSettings().k_threshold(128)
+
+
+def test_fast_settings_refit_triggers_are_checked_by_name():
+    from pp_decomp.loop import FastSettings
+
+    s = FastSettings()
+    assert s.max_age is None  # no age-forced refits by default
+    assert s.k_threshold(128) == pytest.approx(1 - 1 / np.log10(128))  # 0.525
+    assert s.k_threshold(10**6) == 0.7 and s.k_threshold(4) == 0.0
+    assert FastSettings(pareto_k_max=0.9).k_threshold(128) == 0.9
+    with pytest.raises(ValueError, match=r"fast_settings.pareto_k_max must lie in \(0, 1\].*1.5"):
+        FastSettings(pareto_k_max=1.5)
+    with pytest.raises(ValueError, match="fast_settings.max_age"):
+        FastSettings(max_age=0)
+
+
+def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
+    from types import SimpleNamespace
+
+    from pp_decomp.loop import FastSettings
+    from pp_decomp.loop.update_fast import FastComponent
+
+    fc = FastComponent.__new__(FastComponent)
+    fc.n_at_refit = 10
+    fc.post = SimpleNamespace(logw=np.zeros(128), ess=128.0, pareto_k=0.1)
+    fc.settings = FastSettings()
+    assert not fc.needs_refit(1000)  # healthy weights never age out by default
+    fc.post.pareto_k = 0.6
+    assert fc.needs_refit(11)
+    fc.post.pareto_k, fc.post.ess = 0.1, 60.0
+    assert fc.needs_refit(11)
+    fc.post.ess, fc.settings = 128.0, FastSettings(max_age=5)
+    assert not fc.needs_refit(14) and fc.needs_refit(15)
