@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from pp_decomp.loop.context import asked_init, build_context, chosen_or_fallback, design_point
+from pp_decomp.loop.context import build_context, chosen_or_fallback, design_complete, design_point
 from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
 from pp_decomp.optim import is_excluded
 from pp_decomp.space import CandidateSet
@@ -71,7 +71,7 @@ def _ask_one(opt) -> None:
     n_init = opt.settings.n_init
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
-    if asked_init(opt) < n_init or opt.n < min(2, n_init):
+    if not design_complete(opt) or opt.n < min(2, n_init):
         x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
         if opt.updater is not None:
             first = n_init + 1

@@ -88,6 +88,14 @@ def asked_init(opt) -> int:
     return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
 
 
+def design_complete(opt) -> bool:
+    """Whether ``n_init`` inputs were asked for the initial design or told unasked:
+    data a user brings (told before any ask) count, so they are not followed by
+    a random design."""
+    told_unasked = sum(r["phase"] == "user" for r in opt.records)
+    return asked_init(opt) + told_unasked >= opt.settings.n_init
+
+
 def design_point(opt, rng, excluded) -> np.ndarray:
     """The next point of the initial design; after failures there, fresh random points."""
     used = asked_init(opt)

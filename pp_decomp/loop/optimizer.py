@@ -52,7 +52,8 @@ class Optimizer:
         as ``.NAME.bak`` until this run's first checkpoint is written.
     n_init : int
         Space-filling initial design size (shared by all strategies for a seed);
-        at least 2, or 0 with ``inference="fixed"``.
+        at least 2, or 0 with ``inference="fixed"``. Inputs told before they were
+        asked (data you bring) count towards it.
     inference : {"map", "nuts", "fixed"}
         Hyperparameters by MAP or NUTS at each refit, or ``"fixed"``: GPs
         conditioned on known kernels (``known_kernels``, default

@@ -161,3 +161,20 @@ def test_sigkill_then_resume_loses_nothing(tmp_path):
     np.testing.assert_array_equal(resumed["x"].values[: kept.sizes["iteration"]], kept["x"].values)
     np.testing.assert_array_equal(resumed["x"], reference["x"])
     np.testing.assert_array_equal(resumed["y"], reference["y"])
+
+
+def test_data_told_before_any_ask_count_towards_the_initial_design():
+    from pp_decomp import Optimizer
+    from pp_decomp.models import get_problem
+
+    problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
+    X = problem.domain.X[:4]
+    opt = Optimizer(problem, "d-gpucb", n_init=3, seed=0)
+    for x, y in zip(X, problem.evaluate(X, seed=0), strict=True):
+        opt.tell(x, y)
+    opt.ask()  # four results in hand: the model chooses, no random design point
+    assert opt.pending.items[-1][1]["phase"] == "acquisition"
+    few = Optimizer(problem, "d-gpucb", n_init=3, seed=0)
+    few.tell(X[0], problem.evaluate(X[:1], seed=0)[0])
+    few.ask()  # one result: the design's remaining points come first
+    assert few.pending.items[-1][1]["phase"] == "init"
