@@ -1,15 +1,16 @@
 """Regret of the full-Bayes fast path against the straightforward full-Bayes loop, same seeds.
 
-Usage: python benchmarks/fast_vs_straightforward_regret.py [--seeds 10] [--iterations 30]
-       [--workers 2] [--out FILE.json]
+Usage: python benchmarks/fast_vs_straightforward_regret.py [--problem synthetic|flu]
+       [--seeds 10] [--iterations 30] [--workers 2] [--out FILE.json]
        python benchmarks/fast_vs_straightforward_regret.py --summarize FILE.json
 
-Both run D-GPUCB with NUTS hyperparameters on Wang's synthetic problem (J = 10,
-1000 candidates): the fast path (``fast=True``: reweighted draws, incremental
-posterior, warm-started refits when the ESS halves or the draws age) and the
+Both run D-GPUCB with NUTS hyperparameters, on Wang's synthetic problem (J = 10,
+1000 candidates) or flu (J = 5, a 5-D box with a budget), the problem instance
+seeded like the run: the fast path (``fast=True``: reweighted draws, incremental
+posterior, warm-started refits when the weights degrade) and the
 straightforward path (a fresh NUTS fit of every component at every step, no
-reuse). Prints each path's final cumulative regret (mean ± standard error over
-seeds) and the paired difference fast - straightforward.
+reuse). Prints each run as it ends, then each path's final cumulative regret
+(mean ± standard error over seeds) and the paired difference fast - straightforward.
 """
 
 from __future__ import annotations
@@ -22,23 +23,24 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 
-def one_run(args: tuple[int, bool, int]) -> dict:
-    seed, fast, iterations = args
+def one_run(args: tuple[str, int, bool, int]) -> dict:
+    name, seed, fast, iterations = args
     import warnings
 
     from pp_decomp import Optimizer
     from pp_decomp.models import get_problem
 
     warnings.simplefilter("ignore")
-    problem = get_problem("synthetic", seed=seed)
+    problem = get_problem(name, seed=seed)
     start = time.perf_counter()
     ds = Optimizer(problem, "d-gpucb", inference="nuts", fast=fast, seed=seed).run(iterations)
     return {
+        "problem": name,
         "seed": seed,
         "fast": fast,
         "seconds": time.perf_counter() - start,
@@ -52,12 +54,13 @@ def mean_se(a) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else np.nan
 
 
-def summarize(runs: list[dict], seeds: int, iterations: int) -> dict:
+def summarize(runs: list[dict], seeds: int, iterations: int, problem: str = "synthetic") -> dict:
     """Mean ± standard error of each path and of the paired difference, over seeds."""
     by = {f: sorted((r for r in runs if r["fast"] == f), key=lambda r: r["seed"]) for f in (1, 0)}
     fast = [r["cumulative_regret"] for r in by[1]]
     slow = [r["cumulative_regret"] for r in by[0]]
     report = {
+        "problem": problem,
         "seeds": seeds,
         "iterations": iterations,
         "fast": mean_se(fast),
@@ -79,6 +82,7 @@ def summarize(runs: list[dict], seeds: int, iterations: int) -> dict:
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--problem", choices=("synthetic", "flu"), default="synthetic")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--workers", type=int, default=2)
@@ -88,12 +92,20 @@ def main(argv=None):
     if a.summarize:
         with open(a.summarize) as fh:
             old = json.load(fh)
-        summarize(old["runs"], old["seeds"], old["iterations"])
+        summarize(old["runs"], old["seeds"], old["iterations"], old.get("problem", "synthetic"))
         return
-    jobs = [(s, f, a.iterations) for s in range(a.seeds) for f in (True, False)]
+    jobs = [(a.problem, s, f, a.iterations) for s in range(a.seeds) for f in (True, False)]
+    runs = []
     with ProcessPoolExecutor(a.workers) as pool:
-        runs = list(pool.map(one_run, jobs))
-    report = summarize(runs, a.seeds, a.iterations)
+        for r in as_completed([pool.submit(one_run, job) for job in jobs]):
+            runs.append(r.result())
+            path = "fast" if runs[-1]["fast"] else "straightforward"
+            print(
+                f"seed {runs[-1]['seed']} {path}: regret {runs[-1]['cumulative_regret']:.3f}, "
+                f"{runs[-1]['seconds']:.0f} s",
+                flush=True,
+            )
+    report = summarize(runs, a.seeds, a.iterations, a.problem)
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(report, fh, indent=1)
