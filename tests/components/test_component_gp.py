@@ -129,3 +129,22 @@ def test_a_warm_start_puts_every_chain_at_a_draw_of_the_previous_posterior(rng):
     # one transition from log ls -3.0 or -2.7, far below the prior's centre (1.4,
     # jittered by at most 1), where nutpie would start the chains without it
     assert np.all(log_ls < -1.0), log_ls
+
+
+def test_repair_plan_extends_agreeing_chains_and_reruns_the_others():
+    from pp_decomp.components.nuts import NutsSettings, repair_plan
+
+    s = NutsSettings(draws=400, tune=200)
+
+    def diag(rhat, ess, div=0):
+        return FitDiagnostics("nuts", 1600, rhat, ess, ess, div, chains=4)
+
+    # chains agree, a little short: run s again and pool (one run, not a doubled one)
+    assert repair_plan(s, diag(1.02, 300)) == (s, True)
+    # divergences: discard, rerun with longer adaptation and smaller steps, same draws
+    r, pool = repair_plan(s, diag(1.004, 900, div=3))
+    assert not pool and (r.tune, r.draws, r.target_accept) == (400, 400, 0.9)
+    # a chain elsewhere, or far too few effective draws: rerun, doubled
+    for d in (diag(1.3, 900), diag(1.004, 150)):
+        r, pool = repair_plan(s, d)
+        assert not pool and (r.tune, r.draws, r.target_accept) == (400, 800, 0.8)
