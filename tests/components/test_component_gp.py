@@ -103,10 +103,10 @@ def test_a_bad_fit_is_repaired_or_reported_at_the_users_line(rng):
     )
     assert w.filename == __file__
     assert not gp.diagnostics.converged and gp.diagnostics.attempts == 1
-    # with repairs the same start converges, and says so
+    # with repairs (longer adaptation, pooled chains) a fit started as badly converges
     with warnings.catch_warnings():
         warnings.simplefilter("error", DiagnosticsWarning)
-        gp.fit(X, y, "nuts", draws=15, tune=5, chains=4, repairs=4, seed=3)
+        gp.fit(X, y, "nuts", draws=200, tune=5, chains=4, repairs=4, seed=3)
     d = gp.diagnostics
     assert d.converged and not d.first_ok and d.attempts > 1
     assert d.rhat_max <= 1.01 and d.ess_bulk_min >= 400 and d.divergences == 0
@@ -132,6 +132,8 @@ def test_a_warm_start_puts_every_chain_at_a_draw_of_the_previous_posterior(rng):
 
 
 def test_repair_plan_extends_agreeing_chains_and_reruns_the_others():
+    from dataclasses import replace
+
     from pp_decomp.components.nuts import NutsSettings, repair_plan
 
     s = NutsSettings(draws=400, tune=200)
@@ -140,11 +142,17 @@ def test_repair_plan_extends_agreeing_chains_and_reruns_the_others():
         return FitDiagnostics("nuts", 1600, rhat, ess, ess, div, chains=4)
 
     # chains agree, a little short: run s again and pool (one run, not a doubled one)
-    assert repair_plan(s, diag(1.02, 300)) == (s, True)
+    assert repair_plan(s, s, diag(1.02, 300)) == (s, True)
     # divergences: discard, rerun with longer adaptation and smaller steps, same draws
-    r, pool = repair_plan(s, diag(1.004, 900, div=3))
+    r, pool = repair_plan(s, s, diag(1.004, 900, div=3))
     assert not pool and (r.tune, r.draws, r.target_accept) == (400, 400, 0.9)
-    # a chain elsewhere, or far too few effective draws: rerun, doubled
-    for d in (diag(1.3, 900), diag(1.004, 150)):
-        r, pool = repair_plan(s, d)
-        assert not pool and (r.tune, r.draws, r.target_accept) == (400, 800, 0.8)
+    # ... and again smaller steps, but never more than twice the first run's sizes
+    r, pool = repair_plan(s, r, diag(1.004, 900, div=1))
+    assert not pool and (r.tune, r.draws, r.target_accept) == (400, 400, 0.95)
+    # a chain elsewhere: new starts, longer adaptation
+    r, pool = repair_plan(s, s, diag(1.3, 900))
+    assert not pool and (r.tune, r.draws) == (400, 400)
+    # agreeing chains far short of the ESS: twice the draws, from the first run's
+    bigger = replace(s, tune=400, draws=800)
+    r, pool = repair_plan(s, bigger, diag(1.004, 150))
+    assert not pool and (r.tune, r.draws) == (400, 800)
