@@ -51,9 +51,8 @@ class Optimizer:
         :meth:`resume` or :meth:`open`) unless ``overwrite=True``, which keeps it
         as ``.NAME.bak`` until this run's first checkpoint is written.
     n_init : int
-        Space-filling initial design size (shared by all strategies for a seed);
-        at least 2, or 0 with ``inference="fixed"``. Inputs told before they were
-        asked (data you bring) count towards it.
+        Space-filling initial design size (shared by all strategies for a seed), counting
+        inputs told unasked (data you bring); at least 2, or 0 with ``inference="fixed"``.
     inference : {"map", "nuts", "fixed"}
         Hyperparameters by MAP or NUTS at each refit, or ``"fixed"``: GPs
         conditioned on known kernels (``known_kernels``, default
