@@ -185,14 +185,13 @@ def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> di
     """All measurements; ``quick`` runs 30 steps instead of 100."""
     from pp_decomp.components import Priors
     from pp_decomp.components.model import compiled_model
+    from pp_decomp.models import get_problem
     from pp_decomp.validate import check_choice
 
     for case in cases:
         check_choice(case, "cases", tuple(CASES))
     steps = 30 if quick else 100
     report = {"machine": machine_info(), "quick": quick, "steps": steps}
-    from pp_decomp.models import get_problem
-
     start = time.perf_counter()
     for dim in sorted({get_problem(case).dim for case in cases}):
         # once per process and structure, not inside a timed run

@@ -74,20 +74,6 @@ class CompiledModel:
     def value_names(self) -> list[str]:
         return [v.name for v in self.model.value_vars]
 
-    @cached_property
-    def shapes(self) -> dict[str, tuple]:
-        """Shape of each unconstrained value (``()`` for scalars), by value name."""
-        point = self.model.initial_point()
-        return {n: np.shape(point[n]) for n in self.value_names}
-
-    def sizes(self) -> list[int]:
-        """Length of each unconstrained value, in ``value_names`` order."""
-        return [int(np.prod(self.shapes[n])) for n in self.value_names]
-
-    def flatten(self, parts: dict) -> np.ndarray:
-        """The flat unconstrained vector from one array per value name."""
-        return np.concatenate([np.atleast_1d(parts[n]).astype(float) for n in self.value_names])
-
     def flatten_rows(self, parts: dict) -> np.ndarray:
         """One flat row per draw from one ``(S, ...)`` array per value name: (S, k)."""
         rows = [np.asarray(parts[n], dtype=float) for n in self.value_names]
