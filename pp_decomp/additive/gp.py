@@ -14,7 +14,7 @@ import numpy as np
 
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
 from pp_decomp.components.base import MarginalGP
-from pp_decomp.components.compiled import SEARCH_BOX, compiled, penalty
+from pp_decomp.components.compiled import SEARCH_BOX, CompiledModel, compiled, penalty
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
@@ -198,7 +198,9 @@ class AdditiveGP(MarginalGP):
         M, D, p, shared = self.n_groups, self.input_dim, self.priors, self.shared
         label = f"additive GP model ({M} groups, D={D}{', shared' if shared else ''})"
         key = ("additive", M, D, p, shared)
-        return compiled(key, lambda: build_additive_model(M, D, p, shared=shared), label)
+        return compiled(
+            key, lambda: CompiledModel(lambda: build_additive_model(M, D, p, shared=shared), label)
+        )
 
     def _unconstrained(self, init: AdditiveDraws, cm) -> np.ndarray:
         if not self.shared:

@@ -1,11 +1,13 @@
-"""PyMC models compiled once per structure and reused, and the MAP search shared by
-every GP model.
+"""Models built once per structure and reused, and the MAP search shared by every
+GP model.
 
-A structure is a key such as ``("component", kernel, input_dim, priors)``. Its
-model holds the data as ``pm.Data``, so every GP and every refit with that
-structure shares one compiled nutpie model (for NUTS); only the data are
-swapped (compiling costs ~15 s, sampling ~1 s). MAP fits use numpy objectives
-of the same models (:mod:`pp_decomp.components.map_objective`,
+A structure is a key such as ``("component", kernel, input_dim, priors)``; its
+model holds the data apart, so every GP and every refit with that structure
+shares one nutpie model (for NUTS) and only the data are swapped. A component
+GP's is its compiled density (:class:`pp_decomp.components.model.ComponentModel`,
+no compiling beyond numba's one-off); the additive GP's is its PyMC model
+compiled by nutpie (:class:`CompiledModel`, ~15-40 s once per process). MAP fits
+use objectives without PyTensor (:mod:`pp_decomp.components.map_objective`,
 :class:`pp_decomp.additive.gp.MapObjective`).
 """
 
@@ -59,7 +61,7 @@ def map_search(f: Callable, starts, bounds, name: str):
 
 
 class CompiledModel:
-    """One model structure with its compiled nutpie model (lazy).
+    """One PyMC model structure with its nutpie model, compiled by nutpie (lazy).
 
     Parameters
     ----------
@@ -89,9 +91,9 @@ class CompiledModel:
             return nutpie.compile_pymc_model(self.model, backend="numba")
 
 
-def compiled(key: tuple, builder: Callable, label: str = "model") -> CompiledModel:
-    """The shared compiled model of structure ``key`` (built on first use, then cached)."""
+def compiled(key: tuple, make: Callable[[], CompiledModel]) -> CompiledModel:
+    """The shared compiled model of structure ``key``: ``make()`` on first use, then cached."""
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = CompiledModel(builder, label)
+            _CACHE[key] = make()
         return _CACHE[key]

@@ -119,13 +119,12 @@ class ComponentGP(MarginalGP):
         at ``init``), the rest drawn from the prior."""
         p, d = self.priors, self.input_dim
         objective = GPMapObjective(self.kernel, Xs, ys, p, self.mean_var)
-        rq = [np.log(p.alpha_alpha / p.alpha_beta)] if self.kernel == "rq" else []
+        rq = self.kernel == "rq"
         if init is not None:
             start = [np.log(getattr(init, n)).mean(0) for n in self.hyper_names()]
+            starts = [np.concatenate([np.atleast_1d(part) for part in start])]
         else:
-            ls0 = p.ls_log_center(d) if p.ls_family == "lognormal" or p.ls_alpha > 1 else 0.0
-            start = [np.full(d, ls0), np.log(p.eta_alpha / p.eta_beta), p.sigma_log_center(), *rq]
-        starts = [np.concatenate([np.atleast_1d(part) for part in start])]
+            starts = [p.log_center(self.kernel, d)]
         for _ in range(restarts - 1):
             draw = [p.sample_log_ls(rng, d), [np.log(rng.gamma(p.eta_alpha) / p.eta_beta)]]
             draw.append([p.sample_log_sigma(rng)])

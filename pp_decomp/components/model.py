@@ -1,15 +1,20 @@
-"""The PyMC model of one component GP, and its shared compiled form.
+"""The PyMC model of one component GP, and the model NUTS samples.
 
-A structure is ``(kernel, input_dim, priors)``; its model holds ``X`` and ``y``
-as ``pm.Data``, so every component with that structure shares one compiled
-model (:mod:`pp_decomp.components.compiled`).
+The PyMC model is the definition (and the tests' reference). NUTS samples the
+same density compiled by numba (:mod:`pp_decomp.components.density`,
+:mod:`pp_decomp.components.native`), one :class:`ComponentModel` per structure
+``(kernel, input_dim, priors)``, shared by every component with that structure
+and every refit; only the data are swapped.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from pp_decomp.components.compiled import CompiledModel, compiled
+from pp_decomp.components.density import constants
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import pymc_cov
@@ -43,8 +48,45 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
     return model
 
 
+class ComponentModel(CompiledModel):
+    """A component structure for NUTS: nutpie samples the numba density
+    (:mod:`pp_decomp.components.native`), which the PyMC model defines and the
+    tests check; nothing is compiled by PyTensor."""
+
+    def __init__(self, kernel: str, input_dim: int, priors: Priors):
+        self.kernel, self.input_dim, self.priors = kernel, int(input_dim), priors
+        self.label = f"{kernel} GP model (d={self.input_dim})"
+
+    @property
+    def value_names(self) -> list[str]:
+        rq = ["alpha_log__"] if self.kernel == "rq" else []
+        return ["ls_log__", "eta_log__", "sigma_log__", *rq]
+
+    @cached_property
+    def nutpie_model(self):
+        from pp_decomp.components.native import density_model
+
+        names = [n.removesuffix("_log__") for n in self.value_names]
+        sizes = [self.input_dim] + [1] * (len(names) - 1)
+        prm = constants(self.kernel, self.input_dim, self.priors, self.priors.mean_var)
+        return density_model(
+            names, sizes, prm, JitteredCenter(self.priors.log_center(self.kernel, self.input_dim))
+        )
+
+
+class JitteredCenter:
+    """A cold chain's start: the priors' centre plus ``U(-1, 1)`` per coordinate,
+    the jitter nutpie gives a PyMC model's initial point; ``seed -> (k,)``."""
+
+    def __init__(self, center: np.ndarray):
+        self.center = np.asarray(center, dtype=float)
+
+    def __call__(self, seed) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        return self.center + rng.uniform(-1.0, 1.0, self.center.shape)
+
+
 def compiled_model(kernel: str, input_dim: int, priors: Priors) -> CompiledModel:
-    """The shared compiled model of a component structure."""
+    """The shared NUTS model of a component structure (built on first use, then cached)."""
     key = ("component", kernel, int(input_dim), priors)
-    label = f"{kernel} GP model (d={int(input_dim)})"
-    return compiled(key, lambda: build_model(kernel, int(input_dim), priors), label)
+    return compiled(key, lambda: ComponentModel(kernel, int(input_dim), priors))

@@ -90,6 +90,16 @@ class Priors:
             return self.ls_loc + 0.5 * np.log(d)
         return float(np.log(self.ls_beta / max(self.ls_alpha - 1.0, 1.0)))
 
+    def log_center(self, kernel: str, d: int) -> np.ndarray:
+        """Where a fit starts without a previous posterior, ``z = log θ``: the
+        centre of each prior (a non-lognormal ``ℓ`` with ``a ≤ 1``, no finite
+        mean, at 1): (d + 2,), (d + 3,) for ``rq``."""
+        ls0 = self.ls_log_center(d) if self.ls_family == "lognormal" or self.ls_alpha > 1 else 0.0
+        rq = [np.log(self.alpha_alpha / self.alpha_beta)] if kernel == "rq" else []
+        return np.r_[
+            np.full(d, ls0), np.log(self.eta_alpha / self.eta_beta), self.sigma_log_center(), rq
+        ]
+
     def sample_log_ls(self, rng, d: int) -> np.ndarray:
         """``log ℓ`` drawn from the prior, for MAP restarts: (d,)."""
         if self.ls_family == "lognormal":

@@ -1,4 +1,4 @@
-"""The numpy MAP objective is the PyMC model's log density, and its gradient is right."""
+"""The compiled density (MAP objective and NUTS density) is the PyMC model's, gradient included."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
+from pp_decomp.components.density import constants, log_density
 from pp_decomp.components.map_objective import GPMapObjective
 from pp_decomp.components.model import build_model
 from pp_decomp.components.priors import Priors
@@ -25,12 +26,12 @@ def _data(d=2, n=9, seed=0):
     return X, (y - y.mean()) / y.std()
 
 
-def _pymc_logp(kernel, priors, X, y):
+def _pymc_logp(kernel, priors, X, y, jacobian=False):
     model = build_model(kernel, X.shape[1], priors)
     model["X"].set_value(X)
     model["y"].set_value(y)
-    logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
-    dlogp = model.compile_dlogp(jacobian=False, mode="FAST_COMPILE")
+    logp = model.compile_logp(jacobian=jacobian, mode="FAST_COMPILE")
+    dlogp = model.compile_dlogp(jacobian=jacobian, mode="FAST_COMPILE")
     names = [v.name for v in model.value_vars]
     sizes = [int(np.prod(model.initial_point()[n].shape)) for n in names]
 
@@ -62,6 +63,22 @@ def test_value_and_gradient_match_the_pymc_model(kernel, priors):
         np.testing.assert_allclose(grad, -dlogp(z), rtol=1e-6, atol=1e-8)
         numeric = approx_fprime(z, lambda v: objective(v)[0], 1e-6)
         np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kernel,priors", CASES, ids=[c[0] for c in CASES])
+def test_the_nuts_density_is_the_pymc_models_with_its_jacobian(kernel, priors):
+    X, y = _data(d=3, n=11, seed=2)
+    logp, dlogp, _ = _pymc_logp(kernel, priors, X, y, jacobian=True)
+    prm = constants(kernel, 3, priors, priors.mean_var)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        z = (
+            rng.normal(0.0, 0.7, 5 + (kernel == "rq"))
+            + np.r_[0.0, 0.0, 0.0, 0.0, -2.0, 0.0][: 5 + (kernel == "rq")]
+        )
+        value, grad = log_density(z, X, y, prm, True)
+        assert value == pytest.approx(logp(z), rel=1e-7)
+        np.testing.assert_allclose(grad, dlogp(z), rtol=1e-6, atol=1e-8)
 
 
 def test_not_positive_definite_is_a_finite_wall():
