@@ -1,8 +1,13 @@
 """Regret of the full-Bayes fast path against the straightforward full-Bayes loop, same seeds.
 
 Usage: python benchmarks/fast_vs_straightforward_regret.py [--problem synthetic|flu]
-       [--seeds 10] [--iterations 30] [--workers 2] [--out FILE.json]
-       python benchmarks/fast_vs_straightforward_regret.py --summarize FILE.json
+       [--seeds 10] [--iterations 30] [--workers 2] [--paths fast,straightforward]
+       [--out FILE.json]
+       python benchmarks/fast_vs_straightforward_regret.py --summarize FILE.json [FILE.json ...]
+
+``--paths`` runs one path only (the straightforward one does not depend on the
+fast path's code, so it can be run once and summarised with later fast runs:
+``--summarize`` pools the runs of several reports).
 
 Both run D-GPUCB with NUTS hyperparameters, on Wang's synthetic problem (J = 10,
 1000 candidates) or flu (J = 5, a 5-D box with a budget), the problem instance
@@ -86,15 +91,22 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--paths", default="fast,straightforward")
     p.add_argument("--out", default=None)
-    p.add_argument("--summarize", default=None, help="print the summary of a finished report")
+    p.add_argument("--summarize", nargs="+", default=None, help="summarise finished reports")
     a = p.parse_args(argv)
     if a.summarize:
-        with open(a.summarize) as fh:
-            old = json.load(fh)
-        summarize(old["runs"], old["seeds"], old["iterations"], old.get("problem", "synthetic"))
+        reports = []
+        for path in a.summarize:
+            with open(path) as fh:
+                reports.append(json.load(fh))
+        runs = [r for rep in reports for r in rep["runs"]]
+        old = reports[0]
+        summarize(runs, old["seeds"], old["iterations"], old.get("problem", "synthetic"))
         return
-    jobs = [(a.problem, s, f, a.iterations) for s in range(a.seeds) for f in (True, False)]
+    paths = {"fast": True, "straightforward": False}
+    fast_flags = [paths[name] for name in a.paths.split(",")]
+    jobs = [(a.problem, s, f, a.iterations) for s in range(a.seeds) for f in fast_flags]
     runs = []
     with ProcessPoolExecutor(a.workers) as pool:
         for r in as_completed([pool.submit(one_run, job) for job in jobs]):

@@ -1,4 +1,4 @@
-"""Per-call time of the MAP objective: the compiled density (what MAP fits use) against PyMC's compiled one.
+"""Per-call time of the MAP objective: the numba density (what MAP fits use) against PyMC's.
 
 Usage: python benchmarks/map_objective_speed.py [--n 20,50,100,500] [--calls 200]
 

@@ -16,8 +16,9 @@ interpolating the step time linearly in ``T``.
 Reported per run: wall time, final cumulative regret, ask latency (p50 / p95 /
 max over the acquisition steps), and for NUTS the refits' convergence: the share
 meeting :data:`pp_decomp.components.nuts.CONVERGENCE` on the first run and after
-repair. Ratios are taken within the one process run, and everything goes to a
-JSON file.
+repair, and the fits made by importance sampling from the prior instead
+(:mod:`pp_decomp.components.importance`, each passing its own checks). Ratios
+are taken within the one process run, and everything goes to a JSON file.
 """
 
 from __future__ import annotations
@@ -57,14 +58,18 @@ def refit_convergence(ds) -> dict:
     if n == 0:
         return {"refits": int(refit.sum())}
     converged, repairs = ds["converged"].values[nuts], ds["repairs"].values[nuts]
+    # a fit without r-hat in a NUTS run is by importance sampling from the prior
+    importance = refit & ~np.isfinite(ds["rhat_max"].values)
     return {
         "refits": n,
         "share_first_run": float(np.mean(converged & (repairs == 0))),
         "share_after_repair": float(np.mean(converged)),
         "repairs": int(repairs.sum()),
         "rhat_max": float(np.nanmax(ds["rhat_max"].values)),
-        "ess_bulk_min": float(np.nanmin(ds["ess_bulk_min"].values)),
+        "ess_bulk_min": float(np.nanmin(ds["ess_bulk_min"].values[nuts])),
         "divergences": int(ds["divergences"].values.sum()),
+        "importance_fits": int(importance.sum()),
+        "importance_ess_min": float(np.min(ds["ess_bulk_min"].values[importance], initial=np.inf)),
     }
 
 
@@ -127,7 +132,8 @@ def _describe(r: dict) -> str:
     if r.get("refits") and "share_after_repair" in r:
         text += (
             f"  {r['refits']} NUTS refits: {100 * r['share_first_run']:.1f}% converged first, "
-            f"{100 * r['share_after_repair']:.1f}% after repair"
+            f"{100 * r['share_after_repair']:.1f}% after repair; "
+            f"{r['importance_fits']} fits by importance sampling from the prior"
         )
     return text
 

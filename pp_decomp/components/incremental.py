@@ -120,36 +120,21 @@ class IncrementalPosterior:
     @property
     def weights(self) -> np.ndarray:
         """Normalised importance weights of the draws: (S,)."""
-        w = np.exp(self.logw - self.logw.max())
-        return w / w.sum()
+        return normalised(self.logw)
 
     @property
     def ess(self) -> float:
-        """Effective sample size ``1 / Σ w_s²`` of the normalised weights."""
-        return float(1.0 / np.sum(self.weights**2))
+        """Effective sample size of the weights (:func:`ess`)."""
+        return ess(self.logw)
 
     @property
     def pareto_k(self) -> float:
-        """Pareto ``k̂`` of the importance weights (Vehtari et al. 2024, "Pareto smoothed
-        importance sampling", JMLR 25): the shape of a generalised Pareto fitted to
-        their largest values. Above about 0.7 (less for few draws) the weighted
-        draws' estimates are unreliable whatever the ESS says."""
-        import warnings
+        """Pareto ``k̂`` of the weights (:func:`pareto_k`)."""
+        return pareto_k(self.logw)
 
-        from pp_decomp._quiet import arviz
-
-        if np.ptp(self.logw) == 0.0:  # equal weights (no observation since the fit)
-            return -np.inf
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # arviz warns above 0.7; the caller decides
-            _, k = arviz().psislw(self.logw.copy(), reff=1.0)
-        return float(k)
-
-    def resample(self, rng: np.random.Generator) -> np.ndarray:
-        """Draw indices of an equal-weight sample of the draws (systematic resampling): (S,)."""
-        S = len(self.logw)
-        cum = np.cumsum(self.weights)
-        return np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(S)) / S), S - 1)
+    def resample(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+        """Indices of an equal-weight sample of the draws (:func:`resample`): (size,)."""
+        return resample(self.logw, rng, size)
 
     def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
@@ -190,3 +175,56 @@ class IncrementalPosterior:
             V = self.L_inv[idx] @ self._k(self.X, Xs, d)
             mean = np.einsum("snm,sn->sm", V, self.z[idx])
         return mean, self._k(Xs, Xs, d) - V.transpose(0, 2, 1) @ V
+
+
+def normalised(logw: np.ndarray) -> np.ndarray:
+    """Importance weights from their logarithms, summing to one: (S,)."""
+    w = np.exp(logw - logw.max())
+    return w / w.sum()
+
+
+def ess(logw: np.ndarray) -> float:
+    """Effective sample size ``1 / Σ w_s²`` of the normalised weights."""
+    return float(1.0 / np.sum(normalised(logw) ** 2))
+
+
+def pareto_k(logw: np.ndarray) -> float:
+    """Pareto ``k̂`` of importance weights (Vehtari et al. 2024, "Pareto smoothed
+    importance sampling", JMLR 25): the shape of a generalised Pareto fitted to
+    their largest values. Above about 0.7 (less for few draws) the weighted
+    draws' estimates are unreliable whatever the ESS says."""
+    import warnings
+
+    from pp_decomp._quiet import arviz
+
+    if np.ptp(logw) == 0.0:  # equal weights (no observation since the fit)
+        return -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # arviz warns above 0.7; the caller decides
+        _, k = arviz().psislw(np.array(logw, dtype=float), reff=1.0)
+    return float(k)
+
+
+def resample(logw: np.ndarray, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """Indices of an equal-weight sample of ``size`` (default all) of the weighted
+    draws, by systematic resampling: (size,)."""
+    S = len(logw)
+    size = S if size is None else size
+    cum = np.cumsum(normalised(logw))
+    return np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(size)) / size), S - 1)
+
+
+def log_likelihood(kernel: str, X, y, draws: HyperDraws, mean_var: float = 0.0) -> np.ndarray:
+    """``log p(y | θ_s, X)`` of every draw, the GP's marginal likelihood: (S,).
+
+    ``X`` (n, d) scaled inputs, ``y`` (n,) standardised outputs; batched over
+    draws (meant for many draws on few points, e.g. draws of the prior).
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    K = kernel_matrix(kernel, X, X, draws.ls, draws.eta, draws.alpha) + mean_var
+    idx = np.arange(len(X))
+    K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
+    L = np.linalg.cholesky(K)
+    z = np.linalg.solve(L, np.broadcast_to(y, (len(K), len(y)))[..., None])[..., 0]
+    log_det = np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
+    return -0.5 * np.einsum("si,si->s", z, z) - log_det - 0.5 * len(y) * np.log(2 * np.pi)

@@ -100,11 +100,23 @@ class Priors:
             np.full(d, ls0), np.log(self.eta_alpha / self.eta_beta), self.sigma_log_center(), rq
         ]
 
-    def sample_log_ls(self, rng, d: int) -> np.ndarray:
-        """``log ℓ`` drawn from the prior, for MAP restarts: (d,)."""
+    def sample(self, kernel: str, d: int, S: int, rng: np.random.Generator):
+        """``S`` independent draws of ``θ`` from the priors, as :class:`HyperDraws`:
+        ``ls`` (S, d), ``eta``, ``sigma`` and (``rq``) ``alpha`` (S,)."""
+        from pp_decomp.components.draws import HyperDraws
+
+        log_ls = self.sample_log_ls(rng, d, size=S)
+        eta = rng.gamma(self.eta_alpha, size=S) / self.eta_beta
+        log_sigma = self.sample_log_sigma(rng, size=S)
+        alpha = rng.gamma(self.alpha_alpha, size=S) / self.alpha_beta if kernel == "rq" else None
+        return HyperDraws(ls=np.exp(log_ls), eta=eta, sigma=np.exp(log_sigma), alpha=alpha)
+
+    def sample_log_ls(self, rng, d: int, size: int | None = None) -> np.ndarray:
+        """``log ℓ`` drawn from the prior: (d,), or (size, d) for ``size`` draws."""
+        shape = d if size is None else (size, d)
         if self.ls_family == "lognormal":
-            return rng.normal(self.ls_loc + 0.5 * np.log(d), self.ls_scale, size=d)
-        return np.log(self.ls_beta / rng.gamma(self.ls_alpha, size=d))
+            return rng.normal(self.ls_loc + 0.5 * np.log(d), self.ls_scale, size=shape)
+        return np.log(self.ls_beta / rng.gamma(self.ls_alpha, size=shape))
 
     def pymc_ls(self, d: int):
         """The lengthscale prior as a PyMC random variable ``ls`` of shape ``d`` (in a model)."""
@@ -121,11 +133,13 @@ class Priors:
             return self.sigma_loc
         return float(np.log(self.sigma_alpha / self.sigma_beta))
 
-    def sample_log_sigma(self, rng) -> float:
-        """``log σ`` drawn from the prior, for MAP restarts."""
+    def sample_log_sigma(self, rng, size: int | None = None):
+        """``log σ`` drawn from the prior: a float, or (size,) for ``size`` draws."""
         if self.sigma_family == "lognormal":
-            return rng.normal(self.sigma_loc, self.sigma_scale)
-        return float(np.log(rng.gamma(self.sigma_alpha) / self.sigma_beta))
+            return rng.normal(self.sigma_loc, self.sigma_scale, size=size)
+        if size is None:
+            return float(np.log(rng.gamma(self.sigma_alpha) / self.sigma_beta))
+        return np.log(rng.gamma(self.sigma_alpha, size=size) / self.sigma_beta)
 
     def pymc_sigma(self):
         """The noise prior as a PyMC random variable ``sigma`` (in a model)."""

@@ -73,9 +73,6 @@ def _ask_one(opt) -> None:
     # more random inputs are asked instead (never in a sequential run)
     if not design_complete(opt) or opt.n < min(2, n_init):
         x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
-        if opt.updater is not None:
-            first = n_init + 1
-            opt.updater.prepare(opt._data(), key, opt._rng(key, FIT_STREAM), first)
     else:
         models = {}
         if opt.updater is not None:

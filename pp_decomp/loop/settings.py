@@ -79,7 +79,14 @@ class FastSettings:
     ``lag``: a refit started at step ``t`` is used at step ``t + lag``;
     ``max_in_flight``: refits running at once; ``draws``, ``tune``, ``chains``,
     ``repairs``: each refit's NUTS settings; ``kept_draws``: draws kept for
-    prediction (``S``).
+    prediction (``S``); ``prior_draws``: draws of the prior weighted by their
+    likelihood, a fit's first try while the prior is a good proposal (sampling
+    importance resampling, used where their Pareto ``k̂`` ≤ 0.7 and ESS ≥
+    ``kept_draws``; 0: every fit by NUTS). On the 5 design points of the
+    synthetic problem (seed 0) 32768 prior draws gave every component an ESS of
+    240-2900 and ``k̂ ≤ 0.6``, in 0.06-0.09 s each; 8192 left four of ten with
+    ``k̂`` 0.6-3.1 or an ESS below 128. On 10 points the prior is a poor
+    proposal (ESS 25-190, ``k̂`` up to 1.6 with 8192 draws at ``d`` = 2-5).
 
     ``repairs=4`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`):
     warm-started refits rarely need one, and the fits that do are the first ones,
@@ -99,6 +106,7 @@ class FastSettings:
     chains: int = 4
     repairs: int = 4
     kept_draws: int = 128
+    prior_draws: int = 32768
 
     def __post_init__(self):
         if not 0.0 < self.ess_refit <= 1.0:
@@ -108,6 +116,7 @@ class FastSettings:
             raise ValueError(f"fast_settings.pareto_k_max must lie in (0, 1] or be None; got {k!r}")
         for name in ("lag", "max_in_flight", "draws", "chains", "kept_draws"):
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
+        check_positive_int(self.prior_draws, "fast_settings.prior_draws", minimum=0)
         if self.max_age is not None:
             check_positive_int(self.max_age, "fast_settings.max_age")
         check_positive_int(self.tune, "fast_settings.tune")

@@ -21,6 +21,15 @@ Refits run in a background thread while the loop goes on:
   depend on timing, and a resumed run relaunches the refits in flight with
   their seeds and makes exactly the same choices.
 
+A GP's posterior on few points is sampled without NUTS while the prior is a
+good proposal (:mod:`pp_decomp.components.importance`): each fit first tries
+``prior_draws`` draws of the prior weighted by their likelihood, ``kept_draws``
+of them resampled if the weights' Pareto ``k̂`` and ESS pass; the first fit
+that fails the checks runs NUTS, and so do all later ones (the posterior only
+concentrates). The first fit is made at the first acquisition step, at once
+(a few tenths of a second on the design's points); if it needs NUTS, that
+step waits for it.
+
 The standardisation of ``y`` is frozen between refits so that reweighting is exact.
 """
 
@@ -34,6 +43,7 @@ import numpy as np
 
 from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.components.importance import prior_importance_fit
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.diagnostics import warn_if_bad
 from pp_decomp.loop.fast_view import FastGPView, candidate_index
@@ -58,9 +68,13 @@ class RefitJob:
         return {"start_n": self.start_n, "consume_at": self.consume_at, "seed": self.seed}
 
 
-def _refit(gp_args: dict, X, y, seed: int, init, nuts: dict):
-    """One refit (runs in the background thread): a fresh GP, so nothing is shared."""
+def _refit(gp_args: dict, X, y, seed: int, init, nuts: dict, prior: tuple | None):
+    """One fit (in the background thread but for a GP's first): a fresh GP, so
+    nothing is shared; by importance sampling from the prior if ``prior``
+    ``(n_prior, n_keep, k_max)`` is given and the weights pass, else by NUTS."""
     gp = ComponentGP(**gp_args)
+    if prior is not None and prior_importance_fit(gp, X, y, *prior, as_generator(seed)):
+        return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
 
@@ -83,11 +97,20 @@ class FastComponent:
         self.post: IncrementalPosterior | None = None
         self.n_at_refit = 0
         self.job: RefitJob | None = None
+        self.prior_proposal = True  # until a fit by importance sampling fails its checks
 
     @property
     def nuts(self) -> dict:
         s = self.settings
         return dict(draws=s.draws, tune=s.tune, chains=s.chains, repairs=s.repairs, **self.sampler)
+
+    @property
+    def prior(self) -> tuple | None:
+        """The importance-sampling attempt of the next fit, or ``None`` (NUTS only)."""
+        s = self.settings
+        if not (self.prior_proposal and s.prior_draws):
+            return None
+        return s.prior_draws, s.kept_draws, s.k_threshold(s.prior_draws)
 
     def _standardise(self, y):
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std
@@ -117,6 +140,7 @@ class FastComponent:
         self.rebuild(X[:n], y[:n], fitted.draws, fitted.y_mean, fitted.y_std)
         self.update(X, y)
         self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
+        self.prior_proposal = fitted.diagnostics.inference == "importance"
 
     def needs_refit(self, n: int) -> bool:
         """Whether the reweighted draws have degraded (ESS, Pareto ``k̂``) or, when
@@ -127,12 +151,20 @@ class FastComponent:
         return s.max_age is not None and n - self.n_at_refit >= s.max_age
 
     def launch(self, X, y, seed: int, consume_at: int, pool) -> None:
-        """Start a background refit on ``(X, y)``, warm-started at the current draws."""
+        """Start a background refit on ``(X, y)``, warm-started at the current draws
+        resampled by their weights (a chain starts where the posterior is now)."""
         self.job = RefitJob(len(X), consume_at, seed)
-        init = None if self.post is None else self.gp.draws
-        self.job.future = pool.submit(
-            _refit, self.gp_args, X.copy(), y.copy(), seed, init, self.nuts
-        )
+        init = None
+        if self.post is not None:
+            init = self.gp.draws.subset(self.post.resample(np.random.default_rng(seed)))
+        args = (self.gp_args, X.copy(), y.copy(), seed, init, self.nuts, self.prior)
+        self.job.future = pool.submit(_refit, *args)
+
+    def first_fit(self, X, y, seed: int) -> ComponentGP:
+        """The GP's first fit, made now (module docstring)."""
+        fitted = _refit(self.gp_args, X, y, seed, None, self.nuts, self.prior)
+        self.adopt(fitted, X, y)
+        return fitted
 
 
 _POOL_LOCK = threading.Lock()
@@ -162,25 +194,16 @@ class FastUpdater(Updater):
             self.components[name] = FastComponent(name, self.settings, self.problem)
         return self.components[name]
 
-    def prepare(self, data, t, rng, first):
-        """Start the first fits ``lag`` design steps before the first acquisition needs
-        them, on the design so far (at least two points), so that no step waits for them."""
-        if t + self.settings.fast_settings.lag < first or data.n < 2:
-            return
+    def update(self, data, t, rng, rec):
+        rec["ess"], rec["pareto_k"] = {}, {}
         seeds = as_generator(rng)
         for name, y in data.targets.items():
             fc = self._component(name)
             if fc.post is None and fc.job is None:
-                fc.launch(data.X, y, int_seed(seeds), first, _pool())
-
-    def update(self, data, t, rng, rec):
-        rec["ess"], rec["pareto_k"] = {}, {}
-        seeds = as_generator(rng)
-        for name, y in data.targets.items():  # without a prepared first fit, wait for one
-            fc = self._component(name)
-            if fc.post is None and fc.job is None:
-                status(f"first NUTS fit of {name}")
-                fc.launch(data.X, y, int_seed(seeds), t, _pool())
+                status(f"first fit of {name}")
+                fitted = fc.first_fit(data.X, y, int_seed(seeds))
+                rec["refit"][name] = fit_summary(fitted)
+                warn_if_bad(fitted.diagnostics, fitted.name)
         for name, y in data.targets.items():
             fc = self.components[name]
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
@@ -219,7 +242,10 @@ class FastUpdater(Updater):
     def state(self) -> dict:
         out = {}
         for name, fc in self.components.items():
-            out[name] = {"job": None if fc.job is None else fc.job.state()}
+            out[name] = {
+                "job": None if fc.job is None else fc.job.state(),
+                "prior_proposal": fc.prior_proposal,
+            }
             if fc.post is not None:  # else only a first fit is in flight
                 out[name].update(
                     draws=fc.gp.draws.as_dict(),
@@ -233,12 +259,16 @@ class FastUpdater(Updater):
     def restore(self, state, data) -> None:
         for name, f in state.items():
             fc, y = self._component(name), data.targets[name]
+            fc.prior_proposal = f.get("prior_proposal", False)  # runs before it: NUTS only
+            job = f.get("job")
             if "draws" in f:
                 a, b = f["n_at_refit"], f["n_conditioned"]
                 draws = HyperDraws.from_dict(f["draws"])
                 fc.rebuild(data.X[:a], y[:a], draws, f["y_mean"], f["y_std"])
-                fc.update(data.X[:b], y[:b])  # the same appends, in the same order, as the run
-            job = f.get("job")
-            if job is not None:  # the refit in flight, relaunched with its seed
-                n = job["start_n"]
+            if job is not None:  # the refit in flight, relaunched with its seed from
+                n = job["start_n"]  # the weights it saw at its launch
+                if fc.post is not None:
+                    fc.update(data.X[:n], y[:n])
                 fc.launch(data.X[:n], y[:n], job["seed"], job["consume_at"], _pool())
+            if "draws" in f:
+                fc.update(data.X[:b], y[:b])  # the same appends, in the same order, as the run

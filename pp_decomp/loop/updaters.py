@@ -63,10 +63,6 @@ class Updater(Protocol):
     def update(self, data: LoopData, t: int, rng: np.random.Generator, rec: dict) -> dict:
         """The fitted GPs of step ``t`` by name; refit summaries go into ``rec``."""
 
-    def prepare(self, data: LoopData, t: int, rng: np.random.Generator, first: int) -> None:
-        """Called at design step ``t``, before the first acquisition step ``first``:
-        a chance to start work that step will need (nothing by default)."""
-
     def state(self) -> dict:
         """JSON-serialisable state kept between steps (for checkpoints)."""
 

@@ -8,16 +8,16 @@ from pp_decomp.perf import refit_convergence
 
 def test_refit_convergence_counts_first_run_and_repaired_shares():
     dims = ("iteration", "component")
-    refit = np.array([[True, True], [False, True], [True, False]])
+    refit = np.array([[True, True], [False, True], [True, False], [True, True]])
     nan = np.nan
-    ds = xr.Dataset(
+    ds = xr.Dataset(  # the last row: two fits by importance sampling (no r-hat)
         {
             "refit": (dims, refit),
-            "rhat_max": (dims, [[1.0, 1.02], [nan, 1.0], [1.0, nan]]),
-            "ess_bulk_min": (dims, [[500.0, 90.0], [nan, 450.0], [420.0, nan]]),
-            "divergences": (dims, [[0, 3], [0, 0], [0, 0]]),
-            "repairs": (dims, [[0, 2], [0, 1], [0, 0]]),
-            "converged": (dims, [[True, False], [False, True], [True, False]]),
+            "rhat_max": (dims, [[1.0, 1.02], [nan, 1.0], [1.0, nan], [nan, nan]]),
+            "ess_bulk_min": (dims, [[500.0, 90.0], [nan, 450.0], [420.0, nan], [300.0, 150.0]]),
+            "divergences": (dims, [[0, 3], [0, 0], [0, 0], [0, 0]]),
+            "repairs": (dims, [[0, 2], [0, 1], [0, 0], [0, 0]]),
+            "converged": (dims, [[True, False], [False, True], [True, False], [True, True]]),
         }
     )
     r = refit_convergence(ds)
@@ -25,8 +25,9 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["share_first_run"] == 0.5  # two converged without repair
     assert r["share_after_repair"] == 0.75  # one more after its repair
     assert r["rhat_max"] == 1.02 and r["ess_bulk_min"] == 90.0
-    map_run = ds.assign(rhat_max=(dims, np.full((3, 2), nan)))
-    assert refit_convergence(map_run) == {"refits": 4}
+    assert r["importance_fits"] == 2 and r["importance_ess_min"] == 150.0
+    map_run = ds.assign(rhat_max=(dims, np.full((4, 2), nan)))
+    assert refit_convergence(map_run) == {"refits": 6}
 
 
 def test_an_unknown_case_is_refused_before_any_run():

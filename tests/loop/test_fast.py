@@ -118,7 +118,7 @@ def test_background_refits_resume_exactly_and_report_ess(domain, tmp_path):
     else:
         problem, strategy = _box_problem(), "d-gpucb-mc"
     kw = dict(inference="nuts", seed=4, n_init=4, mc_samples=64)
-    kw["fast_settings"] = FastSettings(**FAST)
+    kw["fast_settings"] = FastSettings(**FAST, prior_draws=0 if domain == "candidates" else 4096)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tiny NUTS settings: diagnostics may complain
         full = Optimizer(problem, strategy, **kw).run(11)
@@ -138,6 +138,14 @@ def test_background_refits_resume_exactly_and_report_ess(domain, tmp_path):
     # every refit says whether it converged and how many repairs it took
     assert full["converged"].dtype == bool and full["repairs"].dtype.kind == "i"
     assert not full["converged"].values[~full["refit"].values].any()
+    # on the box the first fits are by importance sampling from the prior, a later
+    # one by NUTS; on the candidates the prior proposal is off: NUTS only
+    refit, rhat = full["refit"].values, full["rhat_max"].values
+    importance, nuts = (refit & np.isnan(rhat)).sum(0), (refit & np.isfinite(rhat)).sum(0)
+    if domain == "box":
+        assert np.all(importance >= 1) and np.all(nuts >= 1), (importance, nuts)
+    else:
+        assert np.all(importance == 0) and np.all(nuts >= 2), (importance, nuts)
 
 
 def _box_problem():
@@ -232,6 +240,9 @@ def test_fast_settings_refit_triggers_are_checked_by_name():
         FastSettings(pareto_k_max=1.5)
     with pytest.raises(ValueError, match="fast_settings.max_age"):
         FastSettings(max_age=0)
+    with pytest.raises(ValueError, match="fast_settings.prior_draws.*-1"):
+        FastSettings(prior_draws=-1)
+    assert FastSettings(prior_draws=0).prior_draws == 0  # every fit by NUTS
 
 
 def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):

@@ -1,0 +1,57 @@
+"""The posterior by importance sampling from the prior: the likelihood it weights
+by, when it is used, and that it is the posterior NUTS samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+from pp_decomp import ComponentGP
+from pp_decomp.components.importance import prior_importance_fit
+from pp_decomp.components.incremental import log_likelihood
+from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.priors import Priors
+from pp_decomp.kernels import kernel_matrix
+
+
+def _data(n, seed=0, d=1):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    return X, np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(n)
+
+
+def test_the_weights_are_each_draws_gp_likelihood():
+    rng = np.random.default_rng(0)
+    X, y = _data(6, d=2)
+    draws = Priors().sample("matern52", 2, 5, rng)
+    ours = log_likelihood("matern52", X, y, draws, 1.0)
+    for s in range(5):
+        K = kernel_matrix("matern52", X, X, draws.ls[s : s + 1], draws.eta[s : s + 1], None)[0]
+        K += 1.0 + (draws.sigma[s] ** 2 + JITTER) * np.eye(6)
+        assert ours[s] == pytest.approx(multivariate_normal(np.zeros(6), K).logpdf(y), rel=1e-12)
+
+
+def test_used_on_a_few_points_and_refused_where_the_prior_is_a_poor_proposal():
+    gp = ComponentGP("se", 1, name="f", max_draws=128)
+    X, y = _data(5)
+    assert prior_importance_fit(gp, X, y, 32768, 128, 0.7, np.random.default_rng(1))
+    d = gp.diagnostics
+    assert d.inference == "importance" and d.n_draws == 128 and d.ess_bulk_min >= 128
+    assert gp.draws.n_draws == 128 and not d.problems()
+    X, y = _data(60)
+    other = ComponentGP("se", 1, name="g")
+    assert not prior_importance_fit(other, X, y, 32768, 128, 0.7, np.random.default_rng(1))
+
+
+def test_it_is_the_posterior_nuts_samples():
+    X, y = _data(5, seed=3)
+    sir = ComponentGP("se", 1, max_draws=4000)
+    assert prior_importance_fit(sir, X, y, 2**17, 4000, 0.7, np.random.default_rng(2))
+    nuts = ComponentGP("se", 1, max_draws=4000).fit(X, y, "nuts", draws=1000, seed=4)
+    assert nuts.diagnostics.converged
+    for name in ("ls", "eta", "sigma"):
+        a, b = np.log(getattr(sir.draws, name)).ravel(), np.log(getattr(nuts.draws, name)).ravel()
+        # Monte Carlo error: about 0.05 sd for an ESS of ~400 on either side
+        assert abs(a.mean() - b.mean()) < 0.15 * b.std(), (name, a.mean(), b.mean(), b.std())
+        assert 0.8 < a.std() / b.std() < 1.25, name
