@@ -138,12 +138,16 @@ class IncrementalPosterior:
 
     def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
-        idx = np.arange(self.draws.n_draws) if idx is None else np.asarray(idx)
-        d = self.draws.subset(idx)
+        if idx is None:  # no copies: an acquisition maximiser calls this thousands of times
+            d, L_inv, z, prior_var = self.draws, self.L_inv, self.z, self._prior_var
+        else:
+            idx = np.asarray(idx)
+            d, L_inv, z = self.draws.subset(idx), self.L_inv[idx], self.z[idx]
+            prior_var = self._prior_var[idx]
         Ks = self._k(self.X, np.asarray(Xs, dtype=float), d)  # (S', n, m)
-        V = self.L_inv[idx] @ Ks
-        mean = np.einsum("snm,sn->sm", V, self.z[idx])
-        var = self._prior_var[idx][:, None] - np.einsum("snm,snm->sm", V, V)
+        V = L_inv @ Ks
+        mean = np.einsum("snm,sn->sm", V, z)
+        var = prior_var[:, None] - np.einsum("snm,snm->sm", V, V)
         return mean, np.maximum(var, 0.0)
 
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
