@@ -61,23 +61,19 @@ def mean_se(a) -> tuple[float, float]:
 
 def summarize(runs: list[dict], seeds: int, iterations: int, problem: str = "synthetic") -> dict:
     """Mean ± standard error of each path and of the paired difference, over seeds."""
-    by = {f: sorted((r for r in runs if r["fast"] == f), key=lambda r: r["seed"]) for f in (1, 0)}
-    fast = [r["cumulative_regret"] for r in by[1]]
-    slow = [r["cumulative_regret"] for r in by[0]]
-    report = {
-        "problem": problem,
-        "seeds": seeds,
-        "iterations": iterations,
-        "fast": mean_se(fast),
-        "straightforward": mean_se(slow),
-        "paired_difference": mean_se(np.subtract(fast, slow)),
-        "fast_seconds": mean_se([r["seconds"] for r in by[1]]),
-        "straightforward_seconds": mean_se([r["seconds"] for r in by[0]]),
-        "runs": runs,
-    }
+    by = {f: {r["seed"]: r for r in runs if r["fast"] == f} for f in (1, 0)}
+    paired = sorted(set(by[1]) & set(by[0]))
+    report = {"problem": problem, "seeds": seeds, "iterations": iterations, "runs": runs}
+    for f, key in ((1, "fast"), (0, "straightforward")):
+        report[key] = mean_se([r["cumulative_regret"] for r in by[f].values()])
+        report[f"{key}_seconds"] = mean_se([r["seconds"] for r in by[f].values()])
+    diff = [by[1][s]["cumulative_regret"] - by[0][s]["cumulative_regret"] for s in paired]
+    report["paired_difference"] = mean_se(diff) if diff else (np.nan, np.nan)
+    report["paired_seeds"] = paired
     for k in ("fast", "straightforward", "paired_difference"):
         m, se = report[k]
-        print(f"final cumulative regret, {k}: {m:.3f} ± {se:.3f}")
+        n = len(paired) if k == "paired_difference" else len(by[int(k == "fast")])
+        print(f"final cumulative regret, {k}: {m:.3f} ± {se:.3f} ({n} seeds)")
     print(
         f"mean wall time per run: fast {report['fast_seconds'][0]:.0f} s, "
         f"straightforward {report['straightforward_seconds'][0]:.0f} s"
@@ -111,6 +107,9 @@ def main(argv=None):
     with ProcessPoolExecutor(a.workers) as pool:
         for r in as_completed([pool.submit(one_run, job) for job in jobs]):
             runs.append(r.result())
+            if a.out:  # every finished run on disk at once: hours of runs are not lost
+                with open(a.out, "w") as fh:
+                    json.dump({"seeds": a.seeds, "iterations": a.iterations, "runs": runs}, fh)
             path = "fast" if runs[-1]["fast"] else "straightforward"
             print(
                 f"seed {runs[-1]['seed']} {path}: regret {runs[-1]['cumulative_regret']:.3f}, "

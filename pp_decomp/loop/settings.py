@@ -76,7 +76,18 @@ class FastSettings:
       posterior, and age-forced refits were 70% of the refit time late in a
       100-step run, measured in the issue-16 note).
 
-    ``lag``: a refit started at step ``t`` is used at step ``t + lag``;
+    ``draws`` per chain for a refit by NUTS, fewer once a converged fit has
+    shown the posterior's ESS per draw: ``draws_margin`` (1.5) times what the
+    ESS check needs at that efficiency, at least ``min_draws``. Late in a run
+    the posteriors are nearly Gaussian and 4 × 400 draws gave an ESS of
+    1300-1800 where 400 is asked for.
+
+    ``lag``, ``lag_fraction``: a refit started at step ``t`` on ``n``
+    observations is used at step ``t + max(lag, round(lag_fraction · n))``:
+    a refit costs more as ``n`` grows (about 1.2 s at ``n = 100`` against 0.1 s
+    at 10 on the synthetic problem) while each observation moves the posterior
+    less, so the refit gets more steps in the background for the same
+    staleness relative to its data;
     ``max_in_flight``: refits running at once; ``draws``, ``tune``, ``chains``,
     ``repairs``: each refit's NUTS settings; ``kept_draws``: draws kept for
     prediction (``S``); ``prior_draws``: draws of the prior weighted by their
@@ -88,39 +99,66 @@ class FastSettings:
     ``k̂`` 0.6-3.1 or an ESS below 128. On 10 points the prior is a poor
     proposal (ESS 25-190, ``k̂`` up to 1.6 with 8192 draws at ``d`` = 2-5).
 
-    ``repairs=4`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`):
-    warm-started refits rarely need one, and the fits that do are the first ones,
-    cold, on the 3-5 points of the design, where a run costs a tenth of a second
-    and the posterior (the prior's wide lengthscale tail against a few points) is
-    the hardest to sample. On the synthetic problem (100 steps, seed 0) two
-    repairs left 3 of 46 refits unconverged, four left 1.
+    ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`):
+    warm-started refits late in a run rarely need one; the fits that do are
+    the first NUTS fits, on the 8-15 points where importance sampling from the
+    prior stops passing its checks and the posterior (the prior's wide
+    lengthscale tail against a few points) is the hardest to sample, and a run
+    there costs a few tenths of a second. On the synthetic problem (100 steps,
+    problem and run seeds 0-2, ``python benchmarks/fast_convergence.py``) four
+    repairs left 2 of 98 NUTS refits unconverged, six left none, at the same
+    wall time.
     """
 
     ess_refit: float = 0.5
     pareto_k_max: float | None = None
     max_age: int | None = None
     lag: int = 2
+    lag_fraction: float = 0.06
     max_in_flight: int = 2
     draws: int = 400
+    min_draws: int = 150
+    draws_margin: float = 1.5
     tune: int = 200
     chains: int = 4
-    repairs: int = 4
+    repairs: int = 6
     kept_draws: int = 128
     prior_draws: int = 32768
 
     def __post_init__(self):
         if not 0.0 < self.ess_refit <= 1.0:
             raise ValueError(f"fast_settings.ess_refit must lie in (0, 1]; got {self.ess_refit!r}")
+        if not 0.0 <= self.lag_fraction < 1.0:
+            raise ValueError(
+                f"fast_settings.lag_fraction must lie in [0, 1); got {self.lag_fraction!r}"
+            )
         k = self.pareto_k_max
         if k is not None and not (isinstance(k, int | float) and 0.0 < k <= 1.0):
             raise ValueError(f"fast_settings.pareto_k_max must lie in (0, 1] or be None; got {k!r}")
-        for name in ("lag", "max_in_flight", "draws", "chains", "kept_draws"):
+        if not self.draws_margin >= 1.0:
+            raise ValueError(f"fast_settings.draws_margin must be >= 1; got {self.draws_margin!r}")
+        for name in ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws"):
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
         check_positive_int(self.prior_draws, "fast_settings.prior_draws", minimum=0)
         if self.max_age is not None:
             check_positive_int(self.max_age, "fast_settings.max_age")
         check_positive_int(self.tune, "fast_settings.tune")
         check_positive_int(self.repairs, "fast_settings.repairs", minimum=0)
+
+    def draws_for(self, ess_per_draw: float | None) -> int:
+        """Draws per chain of a refit after a converged NUTS fit with ``ess_per_draw``
+        (ESS over draws kept): enough for ``draws_margin`` times the ESS the
+        checks ask for at that efficiency, between ``min_draws`` and ``draws``."""
+        if ess_per_draw is None or not ess_per_draw > 0:
+            return self.draws
+        from pp_decomp.components.nuts import CONVERGENCE
+
+        need = self.draws_margin * CONVERGENCE.ess_min / (ess_per_draw * self.chains)
+        return int(min(max(math.ceil(need), self.min_draws), self.draws))
+
+    def lag_at(self, n: int) -> int:
+        """Steps between the start of a refit on ``n`` observations and its use."""
+        return max(self.lag, round(self.lag_fraction * n))
 
     def k_threshold(self, S: int) -> float:
         """The Pareto ``k̂`` above which ``S`` reweighted draws are refit."""
@@ -256,7 +294,16 @@ class RunSettings:
             mc_samples=s["mc_samples"],
             acq_method=s["acq_method"],
             fast=s.get("fast", False),
-            fast_settings=FastSettings(**s.get("fast_settings", {})),
+            # checkpoints written before these settings existed: a fixed lag, NUTS
+            # only, every refit of full size
+            fast_settings=FastSettings(
+                **{
+                    "lag_fraction": 0.0,
+                    "prior_draws": 0,
+                    "min_draws": s.get("fast_settings", {}).get("draws", 400),
+                    **s.get("fast_settings", {}),
+                }
+            ),
             # checkpoints written before the setting existed fitted untied hyperparameters
             additive_settings=AdditiveSettings(
                 **{"shared_hyperparameters": False, **s.get("additive_settings", {})}

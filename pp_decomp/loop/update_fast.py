@@ -15,7 +15,8 @@ Refits run in a background thread while the loop goes on:
   be trusted (or, if set, the draws are ``max_age`` observations old), a
   warm-started, convergence-checked NUTS refit on the data so far is started
   (at most ``max_in_flight`` at once, the lowest ESS first);
-* it is consumed at a step fixed when it starts (``lag`` steps later), waiting
+* it is consumed at a step fixed when it starts (``lag`` steps later, more as
+  the data grow: :meth:`~pp_decomp.loop.FastSettings.lag_at`), waiting
   for it if it is not done: the new draws, which know the data up to the
   start, are reweighted by the observations since. Choices therefore do not
   depend on timing, and a resumed run relaunches the refits in flight with
@@ -98,11 +99,15 @@ class FastComponent:
         self.n_at_refit = 0
         self.job: RefitJob | None = None
         self.prior_proposal = True  # until a fit by importance sampling fails its checks
+        self.ess_per_draw: float | None = None  # of the last NUTS fit
 
     @property
     def nuts(self) -> dict:
+        """The next NUTS fit's settings; its draws sized by the last fit's ESS per
+        draw (:meth:`~pp_decomp.loop.FastSettings.draws_for`)."""
         s = self.settings
-        return dict(draws=s.draws, tune=s.tune, chains=s.chains, repairs=s.repairs, **self.sampler)
+        draws = s.draws_for(self.ess_per_draw)
+        return dict(draws=draws, tune=s.tune, chains=s.chains, repairs=s.repairs, **self.sampler)
 
     @property
     def prior(self) -> tuple | None:
@@ -140,7 +145,10 @@ class FastComponent:
         self.rebuild(X[:n], y[:n], fitted.draws, fitted.y_mean, fitted.y_std)
         self.update(X, y)
         self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
-        self.prior_proposal = fitted.diagnostics.inference == "importance"
+        d = fitted.diagnostics
+        self.prior_proposal = d.inference == "importance"
+        if d.inference == "nuts" and d.converged:
+            self.ess_per_draw = min(d.ess_bulk_min, d.ess_tail_min) / d.n_draws
 
     def needs_refit(self, n: int) -> bool:
         """Whether the reweighted draws have degraded (ESS, Pareto ``k̂``) or, when
@@ -237,7 +245,7 @@ class FastUpdater(Updater):
         ]
         for _, name in sorted(due)[: max(s.max_in_flight - busy, 0)]:
             fc = self.components[name]
-            fc.launch(data.X, data.targets[name], int_seed(seeds), t + s.lag, _pool())
+            fc.launch(data.X, data.targets[name], int_seed(seeds), t + s.lag_at(data.n), _pool())
 
     def state(self) -> dict:
         out = {}
@@ -245,6 +253,7 @@ class FastUpdater(Updater):
             out[name] = {
                 "job": None if fc.job is None else fc.job.state(),
                 "prior_proposal": fc.prior_proposal,
+                "ess_per_draw": fc.ess_per_draw,
             }
             if fc.post is not None:  # else only a first fit is in flight
                 out[name].update(
@@ -260,6 +269,7 @@ class FastUpdater(Updater):
         for name, f in state.items():
             fc, y = self._component(name), data.targets[name]
             fc.prior_proposal = f.get("prior_proposal", False)  # runs before it: NUTS only
+            fc.ess_per_draw = f.get("ess_per_draw")  # and every fit of full size
             job = f.get("job")
             if "draws" in f:
                 a, b = f["n_at_refit"], f["n_conditioned"]

@@ -245,6 +245,20 @@ def test_fast_settings_refit_triggers_are_checked_by_name():
     assert FastSettings(prior_draws=0).prior_draws == 0  # every fit by NUTS
 
 
+def test_refit_sizes_follow_the_last_fits_efficiency_and_the_lag_the_data():
+    from pp_decomp.loop import FastSettings
+
+    s = FastSettings()  # 4 chains, 400 draws at most, 150 at least, margin 1.5, ESS 400
+    assert s.draws_for(None) == 400 and s.draws_for(float("nan")) == 400
+    assert s.draws_for(0.25) == 400  # needs 600 per chain: capped
+    assert s.draws_for(0.5) == 300 and s.draws_for(1.0) == 150 and s.draws_for(3.0) == 150
+    assert [s.lag_at(n) for n in (5, 30, 50, 100)] == [2, 2, 3, 6]
+    with pytest.raises(ValueError, match="fast_settings.draws_margin.*0.5"):
+        FastSettings(draws_margin=0.5)
+    with pytest.raises(ValueError, match="fast_settings.lag_fraction.*1.5"):
+        FastSettings(lag_fraction=1.5)
+
+
 def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     from types import SimpleNamespace
 
