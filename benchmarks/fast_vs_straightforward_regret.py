@@ -4,6 +4,7 @@ Usage: python benchmarks/fast_vs_straightforward_regret.py [--problem synthetic|
        [--seeds 10] [--iterations 30] [--workers 2] [--paths fast,straightforward]
        [--out FILE.json]
        python benchmarks/fast_vs_straightforward_regret.py --summarize FILE.json [FILE.json ...]
+       [--out POOLED.json]
 
 ``--paths`` runs one path only (the straightforward one does not depend on the
 fast path's code, so it can be run once and summarised with later fast runs:
@@ -98,7 +99,10 @@ def main(argv=None):
                 reports.append(json.load(fh))
         runs = [r for rep in reports for r in rep["runs"]]
         old = reports[0]
-        summarize(runs, old["seeds"], old["iterations"], old.get("problem", "synthetic"))
+        report = summarize(runs, old["seeds"], old["iterations"], old.get("problem", a.problem))
+        if a.out:
+            with open(a.out, "w") as fh:
+                json.dump(report, fh, indent=1)
         return
     paths = {"fast": True, "straightforward": False}
     fast_flags = [paths[name] for name in a.paths.split(",")]
