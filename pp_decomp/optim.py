@@ -86,7 +86,8 @@ def maximize_box(
 
     ``"lbfgs"``: score ``n_raw`` scrambled-Sobol feasible points, start local
     searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
-    them; finite-difference gradients) and keep the best feasible result.
+    them; forward-difference gradients from one batched call,
+    :func:`value_and_fd_gradient`) and keep the best feasible result.
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
@@ -132,24 +133,53 @@ def _direct(acq: Callable, box: Box, worst: float) -> tuple[np.ndarray, float]:
     return (x, float(-res.fun)) if box.contains(x[None])[0] else (x, -np.inf)
 
 
+FD_STEP = float(np.sqrt(np.finfo(float).eps))
+
+
+def value_and_fd_gradient(f: Callable, u: np.ndarray) -> tuple[float, np.ndarray]:
+    """``f(u)`` and its forward-difference gradient from one call of ``f`` on the
+    ``d + 1`` points ``u, u + h_i e_i`` (``h_i = sqrt(eps) max(1, |u_i|)``, taken
+    backwards where a forward step would leave the unit cube).
+
+    ``f`` maps (m, d) points to (m,) values. An acquisition over many draws costs
+    about as much for ``d + 1`` points as for one, so this is about ``d + 1``
+    times cheaper than differences evaluated point by point (scipy's own).
+    """
+    h = FD_STEP * np.maximum(1.0, np.abs(u))
+    h = np.where(u + h > 1.0, -h, h)
+    values = np.asarray(f(np.vstack([u, u + np.diag(h)])), dtype=float)
+    grad = (values[1:] - values[0]) / h
+    return float(values[0]), np.where(np.isfinite(grad), grad, 0.0)
+
+
 def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray, float]:
     """L-BFGS-B (SLSQP under linear constraints) from ``x0`` in the unit cube, where
-    steps are well conditioned; ``-inf`` when the result is not feasible."""
+    steps are well conditioned, on :func:`value_and_fd_gradient`; ``-inf`` when the
+    result is not feasible."""
     lo, scale = box.lower, box.upper - box.lower
 
-    def neg(u):
-        return -float(acq((lo + u * scale)[None, :])[0])
+    def neg(U):
+        return -np.asarray(acq(lo + U * scale), dtype=float)
+
+    def fun(u):
+        return value_and_fd_gradient(neg, u)
 
     u0, bounds = (x0 - lo) / scale, [(0.0, 1.0)] * box.dim
     if box.A is not None:
         A_u, b_u = box.A * scale, box.b - box.A @ lo
         cons = [{"type": "ineq", "fun": lambda u: b_u - A_u @ u, "jac": lambda u: -A_u}]
         res = optimize.minimize(
-            neg, u0, method="SLSQP", bounds=bounds, constraints=cons, options={"maxiter": maxiter}
+            fun,
+            u0,
+            jac=True,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=cons,
+            options={"maxiter": maxiter},
         )
     else:
         res = optimize.minimize(
-            neg, u0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+            fun, u0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
         )
     x = lo + np.clip(res.x, 0.0, 1.0) * scale
     if np.isfinite(res.fun) and box.contains(x[None])[0]:

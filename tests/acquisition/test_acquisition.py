@@ -213,3 +213,29 @@ def test_maximize_box_with_budget_constraint(method):
     np.testing.assert_allclose(
         x, [0.4667, 0.4667, 0.0667], atol=0.02 if method == "direct" else 1e-3
     )
+
+
+def test_local_searches_take_their_gradient_from_one_batched_call():
+    from pp_decomp.optim import value_and_fd_gradient
+
+    calls = []
+
+    def f(U):
+        calls.append(len(U))
+        return np.sin(3 * U[:, 0]) + U[:, 1] ** 2 - U[:, 0] * U[:, 2]
+
+    u = np.array([0.2, 0.5, 1.0])  # the last coordinate on the cube's upper face
+    value, grad = value_and_fd_gradient(f, u)
+    assert calls == [4] and value == pytest.approx(f(u[None])[0])
+    exact = [3 * np.cos(0.6) - 1.0, 1.0, -0.2]
+    np.testing.assert_allclose(grad, exact, atol=1e-6)
+
+    sizes = []
+
+    def bowl(Z):
+        sizes.append(len(Z))
+        return -np.sum((Z - 0.3) ** 2, 1)
+
+    x, _ = maximize_box(bowl, Box([0, 0], [1, 1]), seed=0, n_raw=64, n_starts=2)
+    np.testing.assert_allclose(x, [0.3, 0.3], atol=1e-6)
+    assert sizes[0] == 64 and set(sizes[1:]) == {3}  # the raw points, then d + 1 at a time
