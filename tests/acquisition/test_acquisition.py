@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -229,6 +231,11 @@ def test_local_searches_take_their_gradient_from_one_batched_call():
     assert calls == [4] and value == pytest.approx(f(u[None])[0])
     exact = [3 * np.cos(0.6) - 1.0, 1.0, -0.2]
     np.testing.assert_allclose(grad, exact, atol=1e-6)
+
+    with warnings.catch_warnings():  # an excluded input (inf there): a flat, silent gradient
+        warnings.simplefilter("error")
+        value, grad = value_and_fd_gradient(lambda U: np.full(len(U), np.inf), u)
+    assert value == np.inf and np.all(grad == 0.0)
 
     sizes = []
 
