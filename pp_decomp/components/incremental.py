@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.posterior import JITTER, cholesky_inverse
+from pp_decomp.components.posterior import JITTER, cholesky_inverse, gaussian_log_likelihood
 from pp_decomp.kernels import kernel_matrix
 
 
@@ -222,13 +222,11 @@ def log_likelihood(kernel: str, X, y, draws: HyperDraws, mean_var: float = 0.0) 
     """``log p(y | θ_s, X)`` of every draw, the GP's marginal likelihood: (S,).
 
     ``X`` (n, d) scaled inputs, ``y`` (n,) standardised outputs; batched over
-    draws (meant for many draws on few points, e.g. draws of the prior).
+    draws (meant for many draws on few points, e.g. draws of the prior);
+    ``-inf`` for a draw whose covariance is not positive definite.
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
     K = kernel_matrix(kernel, X, X, draws.ls, draws.eta, draws.alpha) + mean_var
     idx = np.arange(len(X))
     K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
-    L = np.linalg.cholesky(K)
-    z = np.linalg.solve(L, np.broadcast_to(y, (len(K), len(y)))[..., None])[..., 0]
-    log_det = np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
-    return -0.5 * np.einsum("si,si->s", z, z) - log_det - 0.5 * len(y) * np.log(2 * np.pi)
+    return gaussian_log_likelihood(K, y)

@@ -24,7 +24,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from nutpie.compile_pymc import CompiledPyMCModel
 
-from pp_decomp.components.density import log_density
+from pp_decomp.components.density import N_CONSTANTS, log_density
 
 # user_data: [address of X, of y, of the constants, n, d]
 _U_X, _U_Y, _U_PRM, _U_N, _U_D, _U_SIZE = 0, 1, 2, 3, 4, 5
@@ -62,7 +62,7 @@ def _data(user_data_):
     n, d = int(u[_U_N]), int(u[_U_D])
     X = numba.carray(_pointer(u[_U_X]), (n, d), np.float64)
     y = numba.carray(_pointer(u[_U_Y]), (n,), np.float64)
-    prm = numba.carray(_pointer(u[_U_PRM]), (13,), np.float64)
+    prm = numba.carray(_pointer(u[_U_PRM]), (N_CONSTANTS,), np.float64)
     return X, y, prm
 
 

@@ -54,12 +54,22 @@ def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     return L_inv, alpha, log_ml
 
 
-def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray) -> float:
-    """``log N(r; 0, K)`` for one ``(n, n)`` matrix, ``-inf`` if ``K`` is not positive definite.
+def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray):
+    """``log N(r; 0, K)`` for one ``(n, n)`` matrix (a float) or a batch ``(S, n, n)``
+    ((S,)), ``-inf`` where ``K`` is not positive definite.
 
     Only the likelihood: one Cholesky factor and one triangular solve, cheaper
-    than :func:`factorise` where no prediction follows (structure scoring).
+    than :func:`factorise` where no prediction follows (structure scoring, the
+    weights of prior draws).
     """
+    if np.ndim(K) == 3:
+        try:
+            L = np.linalg.cholesky(K)
+        except np.linalg.LinAlgError:  # one bad matrix: the others keep their values
+            return np.array([gaussian_log_likelihood(k, r) for k in K])
+        z = np.linalg.solve(L, np.broadcast_to(r, K.shape[:-1])[..., None])[..., 0]
+        log_det_half = np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
+        return -0.5 * np.einsum("si,si->s", z, z) - log_det_half - 0.5 * len(r) * np.log(2 * np.pi)
     try:
         L = np.linalg.cholesky(K)
     except np.linalg.LinAlgError:

@@ -55,3 +55,15 @@ def test_it_is_the_posterior_nuts_samples():
         # Monte Carlo error: about 0.05 sd for an ESS of ~400 on either side
         assert abs(a.mean() - b.mean()) < 0.15 * b.std(), (name, a.mean(), b.mean(), b.std())
         assert 0.8 < a.std() / b.std() < 1.25, name
+
+
+def test_a_draw_whose_covariance_is_not_positive_definite_weighs_nothing():
+    from pp_decomp.components.posterior import gaussian_log_likelihood
+
+    X, y = _data(4)
+    good = np.eye(4) + 0.5
+    batch = np.stack([good, -np.eye(4), 2.0 * good])
+    values = gaussian_log_likelihood(batch, y)
+    assert values[1] == -np.inf
+    assert values[0] == pytest.approx(gaussian_log_likelihood(good, y), rel=1e-12)
+    assert values[2] == pytest.approx(multivariate_normal(np.zeros(4), 2.0 * good).logpdf(y))
