@@ -60,12 +60,15 @@ def _best(acq: Callable, X: np.ndarray, vals: np.ndarray) -> int:
 
 
 class _Excluding:
-    """An acquisition that is ``-inf`` at excluded inputs (keeps ``tie_break``)."""
+    """An acquisition that is ``-inf`` at excluded inputs (keeps ``tie_break`` and,
+    excluding too, ``screen``)."""
 
     def __init__(self, acq: Callable, exclude: np.ndarray, scale: np.ndarray):
         self.acq, self.exclude, self.scale = acq, exclude, scale
         if hasattr(acq, "tie_break"):
             self.tie_break = acq.tie_break
+        if getattr(acq, "screen", None) is not None:
+            self.screen = _Excluding(acq.screen, exclude, scale)
 
     def __call__(self, X):
         vals = np.array(self.acq(X), dtype=float)
@@ -91,29 +94,50 @@ def maximize_box(
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
+    An acquisition with a ``screen``, a cheaper approximation of itself
+    (:func:`~pp_decomp.acquisition.surrogate.with_screen`), is maximised on the
+    screen, raw points and local searches alike; the searches' ends and the
+    starts are then scored by ``acq`` itself and the best polished by one local
+    search of ``acq``. The value returned is always ``acq``'s.
+
     Returns
     -------
     x : (d,) array, value : float
     """
     check_choice(method, "method", METHODS)
     rng = as_generator(seed)
+    screen = getattr(acq, "screen", None) or acq
     raw = box.sample(n_raw, seed=int_seed(rng))
-    vals = np.asarray(acq(raw), dtype=float)
-    vals = np.where(np.isfinite(vals), vals, -np.inf)
-    i = _best(acq, raw, vals)
+    vals = _finite(screen(raw))
+    i = _best(screen, raw, vals)
     best_x, best_v = raw[i].copy(), float(vals[i])
     order = np.argsort(-vals)[:n_starts]
     starts = raw[np.r_[i, order[order != i]][:n_starts]]
     if method == "direct":
-        x, v = _direct(acq, box, best_v)
+        x, v = _direct(screen, box, best_v)
         if v > best_v:
             best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
+    ends = [best_x]
     for x0 in starts:
-        x, v = _local_search(acq, box, x0, maxiter)
+        x, v = _local_search(screen, box, x0, maxiter)
+        if v > -np.inf:  # feasible
+            ends.append(x)
         if v > best_v:
             best_x, best_v = x, v
-    return best_x, best_v
+    if screen is acq:
+        return best_x, best_v
+    candidates = np.vstack([ends, starts])
+    full = _finite(acq(candidates))
+    j = int(np.argmax(full))
+    best_x, best_v = candidates[j].copy(), float(full[j])
+    x, v = _local_search(acq, box, best_x, maxiter)
+    return (x, v) if v > best_v else (best_x, best_v)
+
+
+def _finite(values) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return np.where(np.isfinite(values), values, -np.inf)
 
 
 def _direct(acq: Callable, box: Box, worst: float) -> tuple[np.ndarray, float]:

@@ -6,12 +6,41 @@ minimises), so every acquisition is written once, for maximisation.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 
 from pp_decomp.components import ComponentGP
 from pp_decomp.composition import EntireGP
+
+# draws per component in an acquisition's screening (:func:`with_screen`): ranking
+# 1024 random inputs to start local searches from needs the acquisition's shape,
+# not its last digit; at 16 of 128 draws the screening costs an eighth
+SCREEN_DRAWS = 16
+
+
+def _thinned(model, k: int):
+    thin = getattr(model, "thinned", None)
+    return model if thin is None else thin(k)
+
+
+def with_screen(acq):
+    """``acq`` with ``acq.screen``: the same acquisition on its model's components
+    thinned to :data:`SCREEN_DRAWS` draws each, or ``None`` where no component
+    has more draws or can be thinned (then ``acq`` screens itself).
+
+    A maximiser scores many random inputs with ``acq.screen`` to choose where
+    its local searches start, which then use ``acq`` itself
+    (:func:`~pp_decomp.optim.maximize_box`).
+    """
+    acq.screen = None
+    thin = acq.model.thinned(SCREEN_DRAWS)
+    if thin is not acq.model:
+        screen = copy.copy(acq)
+        screen.model = thin
+        acq.screen = screen
+    return acq
 
 
 class DecomposedSurrogate:
@@ -36,6 +65,14 @@ class DecomposedSurrogate:
         """Mixture means and variances of every component: (m, J), (m, J)."""
         out = [c.predict(X) for c in self.components]
         return np.stack([m for m, _ in out], 1), np.stack([v for _, v in out], 1)
+
+    def thinned(self, k: int) -> DecomposedSurrogate:
+        """This surrogate with each component on at most ``k`` of its draws where it
+        can be thinned (``thinned(k)``); itself when none is."""
+        comps = [_thinned(c, k) for c in self.components]
+        if all(a is b for a, b in zip(comps, self.components, strict=True)):
+            return self
+        return DecomposedSurrogate(comps, self.problem)
 
     def per_draw(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per-draw means and variances of each component: J pairs of (S_j, m) arrays."""
@@ -78,6 +115,11 @@ class ComposedSurrogate:
 
     def __init__(self, gp: ComponentGP | EntireGP):
         self.gp = gp
+
+    def thinned(self, k: int) -> ComposedSurrogate:
+        """This surrogate on at most ``k`` of its GP's draws, if it can be thinned."""
+        gp = _thinned(self.gp, k)
+        return self if gp is self.gp else ComposedSurrogate(gp)
 
     def per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw means and variances at ``X``, each ``(S, m)``."""

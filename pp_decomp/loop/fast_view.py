@@ -5,14 +5,20 @@ per-draw predictions and samples use an equal-weight systematic resample of
 the draws, fixed for the step. On a candidate set the per-draw arrays at every
 candidate are kept up to date by the appends and read by row; on a box they
 are computed at the inputs asked for.
+
+On a box, :meth:`FastGPView.thinned` gives the same GP on fewer of the step's
+draws, for an acquisition maximiser's screening of many random inputs
+(:func:`~pp_decomp.optim.maximize_box`).
 """
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from pp_decomp.components.incremental import IncrementalPosterior
-from pp_decomp.components.posterior import DrawPosterior
+from pp_decomp.components.posterior import DrawPosterior, mixture_moments
 from pp_decomp.rng import as_generator
 
 
@@ -63,6 +69,24 @@ class FastGPView:
         self.y_mean, self.y_std = comp.gp.y_mean, comp.gp.y_std
         self.posterior = FastPosterior(comp.post, comp.post.resample(rng), comp.gp.scale_X, index)
         self._moments = comp.post.moments() if index is not None else None
+        self._weighted = True  # predict mixes all draws by their weights
+
+    def thinned(self, k: int) -> FastGPView:
+        """This GP on ``k`` of the step's resampled draws, evenly spaced (a coarser
+        systematic resample), mixed with equal weights; itself on a candidate set,
+        whose moments are read, not computed, or when it has at most ``k`` draws.
+
+        Every mixture moment costs ``O(S n²)`` per input on a box: screening 1024
+        random inputs with all 128 draws was 60% of a flu step's acquisition time.
+        """
+        S = self.n_draws
+        if self._moments is not None or S <= k:
+            return self
+        view = copy.copy(self)
+        keep = self.posterior.draw_idx[((np.arange(k) + 0.5) * S / k).astype(int)]
+        view.posterior = FastPosterior(self.comp.post, keep, self.comp.gp.scale_X)
+        view._weighted = False
+        return view
 
     @property
     def n_draws(self) -> int:
@@ -74,10 +98,14 @@ class FastGPView:
         if self._moments is not None:
             i = self.posterior.rows(X)
             mean, var = self._moments[0][i], self._moments[1][i]
+        elif not self._weighted:
+            mean, var = mixture_moments(*self.posterior.per_draw(np.asarray(X, dtype=float)))
         else:
             mean, var = self.comp.post.moments(self.comp.gp.scale_X(np.asarray(X, dtype=float)))
-        if pred_noise:
+        if pred_noise and self._weighted:
             var = var + float(self.comp.post.weights @ self.comp.post.draws.sigma**2)
+        elif pred_noise:
+            var = var + float(self.posterior.noise_var.mean())
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
     def predict_per_draw(self, X, pred_noise: bool = False):

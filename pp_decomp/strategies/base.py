@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pp_decomp.acquisition.surrogate import with_screen
 from pp_decomp.optim import maximize
+from pp_decomp.space import Box
 
 SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
 
@@ -112,6 +114,8 @@ class Strategy:
         if self.choose_fn is not None:
             return self.choose_fn(ctx)
         acq = self.build(ctx)
+        if isinstance(ctx.problem.domain, Box) and hasattr(getattr(acq, "model", None), "thinned"):
+            acq = with_screen(acq)
         return maximize(
             acq, ctx.problem.domain, seed=ctx.rng, method=ctx.method, exclude=ctx.excluded
         )

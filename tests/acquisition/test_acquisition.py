@@ -246,3 +246,27 @@ def test_local_searches_take_their_gradient_from_one_batched_call():
     x, _ = maximize_box(bowl, Box([0, 0], [1, 1]), seed=0, n_raw=64, n_starts=2)
     np.testing.assert_allclose(x, [0.3, 0.3], atol=1e-6)
     assert sizes[0] == 64 and set(sizes[1:]) == {3}  # the raw points, then d + 1 at a time
+
+
+def test_a_screen_scores_the_raw_points_and_searches_and_the_acquisition_decides():
+    box = Box([0, 0], [1, 1])
+    calls = {"screen": [], "acq": []}
+
+    class Bowl:
+        """The acquisition peaks at 0.3; its screen, a rough copy, at 0.35."""
+
+        def __init__(self, centre, log):
+            self.centre, self.log = centre, log
+
+        def __call__(self, Z):
+            self.log.append(len(Z))
+            return -np.sum((Z - self.centre) ** 2, 1)
+
+    f = Bowl(0.3, calls["acq"])
+    f.screen = Bowl(0.35, calls["screen"])
+    x, v = maximize_box(f, box, seed=0, n_raw=64, n_starts=2)
+    np.testing.assert_allclose(x, [0.3, 0.3], atol=1e-6)  # polished on the acquisition
+    assert v == pytest.approx(f(x[None])[0])
+    assert calls["screen"][0] == 64 and 64 not in calls["acq"]
+    # the acquisition scores the searches' ends with the starts once, then polishes
+    assert calls["acq"][0] == 5 and set(calls["acq"][1:-1]) == {3}

@@ -276,3 +276,31 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     assert fc.needs_refit(11)
     fc.post.ess, fc.settings = 128.0, FastSettings(max_age=5)
     assert not fc.needs_refit(14) and fc.needs_refit(15)
+
+
+def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
+    from pp_decomp.loop.fast_view import FastGPView
+
+    class Comp:  # what FastGPView reads of a FastComponent
+        gp = ComponentGP("se", 2, name="f")
+
+    X = rng.uniform(size=(10, 2))
+    draws = HyperDraws(
+        ls=rng.uniform(0.2, 0.8, (64, 2)), eta=rng.uniform(0.5, 1.5, 64), sigma=np.full(64, 0.1)
+    )
+    Comp.gp.condition(X, np.sin(4 * X[:, 0]), draws)
+    comp = Comp()
+    comp.post = IncrementalPosterior("se", Comp.gp.scale_X(X), rng.standard_normal(10), draws)
+    comp.post.logw = rng.normal(size=64)  # unequal weights
+    view = FastGPView(comp, None, np.random.default_rng(0))
+    thin = view.thinned(16)
+    assert thin.n_draws == 16 and view.thinned(64) is view and view.n_draws == 64
+    kept = thin.posterior.draw_idx
+    assert set(kept) <= set(view.posterior.draw_idx) and np.all(np.diff(kept) >= 0)
+    Xs = rng.uniform(size=(7, 2))
+    mean_s, var_s = comp.post.at(Comp.gp.scale_X(Xs), kept)
+    m, v = thin.predict(Xs)
+    mix_m = mean_s.mean(0)
+    mix_v = (var_s + mean_s**2).mean(0) - mix_m**2
+    np.testing.assert_allclose(m, Comp.gp.y_mean + Comp.gp.y_std * mix_m, rtol=1e-10)
+    np.testing.assert_allclose(v, Comp.gp.y_std**2 * mix_v, rtol=1e-8)
