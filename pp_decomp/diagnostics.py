@@ -25,6 +25,10 @@ class FitDiagnostics:
 
     ``attempts`` counts the NUTS runs (1 + repairs); ``first_ok`` says whether
     the first run already met the thresholds, ``converged`` whether the one in use does.
+    ``reweighted``: the NUTS chains disagreed and were weighed by importance
+    sampling (:mod:`pp_decomp.components.reweight`); then ``rhat_max`` and
+    ``divergences`` are the chains', the ESS is the importance weights' and
+    ``pareto_k`` their Pareto ``k̂``, and those two are what is checked.
     """
 
     inference: str
@@ -38,6 +42,8 @@ class FitDiagnostics:
     attempts: int = 1
     first_ok: bool = True
     converged: bool = True
+    reweighted: bool = False
+    pareto_k: float = float("nan")
 
     def problems(self, criteria=None) -> list[str]:
         """Human-readable reasons the fit is unreliable (empty when it is fine)."""
@@ -47,6 +53,8 @@ class FitDiagnostics:
             return []
         c = criteria or CONVERGENCE
         ess_min = c.ess_min
+        if self.reweighted:
+            return _weight_problems(self.ess_bulk_min, self.pareto_k, ess_min)
         out = []
         if not self.rhat_max <= c.rhat_max:
             out.append(f"r-hat {self.rhat_max:.3f} > {c.rhat_max}")
@@ -61,6 +69,15 @@ class FitDiagnostics:
     def as_dict(self) -> dict:
         """The diagnostics as a plain dict (for results attributes and JSON)."""
         return asdict(self)
+
+
+def _weight_problems(ess: float, k: float, ess_min: float) -> list[str]:
+    from pp_decomp.components.reweight import K_MAX
+
+    out = [] if k <= K_MAX else [f"Pareto k {k:.2f} > {K_MAX} (chains reweighted)"]
+    if not ess >= ess_min:
+        out.append(f"importance ESS {ess:.0f} < {ess_min:.0f} (chains reweighted)")
+    return out
 
 
 def summarize_nuts(idata, var_names: list[str], seconds: float = float("nan")) -> FitDiagnostics:

@@ -60,17 +60,27 @@ def refit_convergence(ds) -> dict:
     converged, repairs = ds["converged"].values[nuts], ds["repairs"].values[nuts]
     # a fit without r-hat in a NUTS run is by importance sampling from the prior
     importance = refit & ~np.isfinite(ds["rhat_max"].values)
+    # chains weighed by importance sampling: their r-hat is the chains', not the draws'
+    weighed = ds["reweighted"].values[nuts]
+    rhat = ds["rhat_max"].values[nuts]
     return {
         "refits": n,
-        "share_first_run": float(np.mean(converged & (repairs == 0))),
+        "share_first_run": float(np.mean(converged & (repairs == 0) & ~weighed)),
         "share_after_repair": float(np.mean(converged)),
         "repairs": int(repairs.sum()),
-        "rhat_max": float(np.nanmax(ds["rhat_max"].values)),
+        "reweighted": int(weighed.sum()),
+        "rhat_max": _max(rhat[~weighed]),
+        "rhat_max_reweighted": _max(rhat[weighed]),
+        "pareto_k_max": _max(ds["fit_pareto_k"].values[nuts][weighed]),
         "ess_bulk_min": float(np.nanmin(ds["ess_bulk_min"].values[nuts])),
         "divergences": int(ds["divergences"].values.sum()),
         "importance_fits": int(importance.sum()),
         "importance_ess_min": float(np.min(ds["ess_bulk_min"].values[importance], initial=np.inf)),
     }
+
+
+def _max(a) -> float:
+    return float(np.max(a)) if len(a) else float("nan")
 
 
 def loop_run(case: str, strategy: str, inference: str, steps: int, seed: int = 0) -> dict:
@@ -132,7 +142,9 @@ def _describe(r: dict) -> str:
     if r.get("refits") and "share_after_repair" in r:
         text += (
             f"  {r['refits']} NUTS refits: {100 * r['share_first_run']:.1f}% converged first, "
-            f"{100 * r['share_after_repair']:.1f}% after repair; "
+            f"{100 * r['share_after_repair']:.1f}% after repair "
+            f"({r.get('reweighted', 0)} by weighing their chains, worst k̂ "
+            f"{r.get('pareto_k_max', float('nan')):.2f}); "
             f"{r['importance_fits']} fits by importance sampling from the prior"
         )
     return text

@@ -77,6 +77,17 @@ ATTRS = {
         "whether the refit in use met r-hat ≤ 1.01, bulk and tail ESS ≥ 400 and no divergence "
         "(MAP fits count as converged; False where none ran)",
     ),
+    "reweighted": (
+        "refit chains reweighted",
+        "",
+        "whether a NUTS refit's chains disagreed and were weighed by importance sampling "
+        "(then converged means Pareto k ≤ 0.7 and importance ESS ≥ 400)",
+    ),
+    "fit_pareto_k": (
+        "Pareto k of a refit's importance weights",
+        "1",
+        "where a refit's chains were reweighted; NaN elsewhere",
+    ),
     "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
     "ess": (
         "ESS of reweighted draws",
@@ -99,7 +110,14 @@ ATTRS = {
     "cumulative_regret": ("cumulative regret", "problem", "R_T = Σ_{t≤T} regret_t"),
     "simple_regret": ("simple regret", "problem", "min_{t≤T} regret_t"),
 }
-_REFIT_FLOAT = ("eta_mean", "sigma_mean", "rhat_max", "ess_bulk_min", "ess_tail_min")
+_REFIT_FLOAT = (
+    "eta_mean",
+    "sigma_mean",
+    "rhat_max",
+    "ess_bulk_min",
+    "ess_tail_min",
+    "fit_pareto_k",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -127,9 +145,10 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     and refit (dim ``component`` for decomposed strategies, ``model`` otherwise)
     ``refit``, ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
     ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``repairs``, ``converged``,
-    ``refit_seconds``; on the fast path ``ess``; for the additive strategies
-    ``structure``; where the problem's optimum is known ``true_objective``, ``regret``,
-    ``cumulative_regret``, ``simple_regret``. :data:`ATTRS` describes each.
+    ``reweighted``, ``fit_pareto_k``, ``refit_seconds``; on the fast path ``ess``;
+    for the additive strategies ``structure``; where the problem's optimum is known
+    ``true_objective``, ``regret``, ``cumulative_regret``, ``simple_regret``.
+    :data:`ATTRS` describes each.
     """
     n, d = X.shape
     ds = xr.Dataset(
@@ -183,6 +202,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     arrays["ls_mean"] = np.full(shape + (d,), np.nan)
     refit, div = np.zeros(shape, bool), np.zeros(shape, np.int64)
     repairs, converged = np.zeros(shape, np.int64), np.zeros(shape, bool)
+    reweighted = np.zeros(shape, bool)
     for i, r in enumerate(records):
         for k, name in enumerate(names):
             for f in per_step:
@@ -193,6 +213,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
             refit[i, k], div[i, k] = True, int(summ["divergences"])
             repairs[i, k] = summ.get("repairs", 0)
             converged[i, k] = summ.get("converged", True)
+            reweighted[i, k] = summ.get("reweighted", False)
             arrays["ls_mean"][i, k] = summ["ls_mean"]
             arrays["refit_seconds"][i, k] = summ["fit_seconds"]
             for f in _REFIT_FLOAT:
@@ -200,6 +221,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     dims = ("iteration", dim)
     ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
     ds["repairs"], ds["converged"] = (dims, repairs), (dims, converged)
+    ds["reweighted"] = (dims, reweighted)
     ds["ls_mean"] = ((*dims, "dim"), arrays.pop("ls_mean"))
     fast = {f: arrays.pop(f) for f in per_step}
     for f, a in arrays.items():

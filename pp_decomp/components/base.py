@@ -21,6 +21,7 @@ from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.nuts import (
     MAX_TREE_DEPTH,
+    REWEIGHTED,
     NutsSettings,
     StartAtDraws,
     fit_until_converged,
@@ -137,7 +138,8 @@ class MarginalGP:
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
             self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
-            hyper = self.draws_type.from_posterior(self.idata.posterior, self.hyper_names())
+            post = self.idata[REWEIGHTED] if self.diagnostics.reweighted else self.idata.posterior
+            hyper = self.draws_type.from_posterior(post, self.hyper_names())
             if warn:
                 warn_if_bad(self.diagnostics, self.name)
         self.draws = hyper.thin(self.max_draws)
@@ -278,14 +280,33 @@ class MarginalGP:
         self._idata, self._map_result = value, None
 
     def summary(self):
-        """ArviZ summary table of the last NUTS/MAP fit."""
+        """ArviZ summary table of the last NUTS/MAP fit.
+
+        Where NUTS's chains were weighed by importance sampling
+        (``diagnostics.reweighted``) the table is of the draws in use, the
+        resample: its ``ess_bulk`` and ``ess_tail`` are the importance weights'
+        ESS, ``mcse_mean`` is ``sd / sqrt(ESS)`` and ``r_hat`` is NaN (the
+        resample has no chains; the chains' own are in ``idata.posterior``).
+        """
         from pp_decomp._quiet import arviz
 
         if self.idata is None:
             raise RuntimeError(
                 f"{self.label} {self.name!r} has no InferenceData (not fitted by fit())"
             )
-        kind = "all" if self.diagnostics.inference == "nuts" else "stats"
+        d = self.diagnostics
+        if d.reweighted:
+            post = self.idata[REWEIGHTED]
+            table = arviz().summary(post, var_names=self.hyper_names(), kind="stats")
+            ess = d.ess_bulk_min
+            return table.assign(
+                mcse_mean=table["sd"] / np.sqrt(ess),
+                mcse_sd=np.nan,
+                ess_bulk=ess,
+                ess_tail=ess,
+                r_hat=np.nan,
+            )
+        kind = "all" if d.inference == "nuts" else "stats"
         return arviz().summary(self.idata, var_names=self.hyper_names(), kind=kind)
 
 

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from pp_decomp.components.compiled import CompiledModel, compiled
-from pp_decomp.components.density import constants
+from pp_decomp.components.density import constants, log_densities
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import pymc_cov
@@ -63,15 +63,36 @@ class ComponentModel(CompiledModel):
         return ["ls_log__", "eta_log__", "sigma_log__", *rq]
 
     @cached_property
+    def prm(self) -> np.ndarray:
+        """The density's constants (:func:`~pp_decomp.components.density.constants`)."""
+        return constants(self.kernel, self.input_dim, self.priors, self.priors.mean_var)
+
+    @cached_property
     def nutpie_model(self):
         from pp_decomp.components.native import density_model
 
         names = [n.removesuffix("_log__") for n in self.value_names]
         sizes = [self.input_dim] + [1] * (len(names) - 1)
-        prm = constants(self.kernel, self.input_dim, self.priors, self.priors.mean_var)
         return density_model(
-            names, sizes, prm, JitteredCenter(self.priors.log_center(self.kernel, self.input_dim))
+            names,
+            sizes,
+            self.prm,
+            JitteredCenter(self.priors.log_center(self.kernel, self.input_dim)),
         )
+
+    def log_posterior(self, Z: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The log density NUTS samples (Jacobian included) at the rows of ``Z (M, k)``
+        (flat unconstrained points), on scaled data ``(X, y)``: (M,)."""
+        Z = np.ascontiguousarray(Z, dtype=float)
+        return log_densities(Z, np.ascontiguousarray(X), np.ascontiguousarray(y), self.prm)
+
+    def unflatten(self, Z: np.ndarray) -> dict:
+        """Flat unconstrained rows ``Z (M, k)`` as one ``(M, ...)`` array per value name."""
+        d = self.input_dim
+        out = {"ls_log__": Z[:, :d]}
+        for i, name in enumerate(self.value_names[1:]):
+            out[name] = Z[:, d + i]
+        return out
 
 
 class JitteredCenter:

@@ -36,6 +36,8 @@ def fit_summary(gp, seconds: float | None = None) -> dict:
         "divergences": d.divergences,
         "repairs": d.attempts - 1,
         "converged": bool(d.converged),
+        "reweighted": bool(d.reweighted),
+        "fit_pareto_k": d.pareto_k,
         "fit_seconds": d.seconds if seconds is None else seconds,
     }
 

@@ -99,8 +99,10 @@ class FastSettings:
     ``k̂`` 0.6-3.1 or an ESS below 128. On 10 points the prior is a poor
     proposal (ESS 25-190, ``k̂`` up to 1.6 with 8192 draws at ``d`` = 2-5).
 
-    ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`):
-    warm-started refits late in a run rarely need one; the fits that do are
+    ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`;
+    a failed run is first weighed by importance sampling from its chains,
+    :mod:`pp_decomp.components.reweight`, and rerun only where the weights fail
+    their checks): warm-started refits late in a run rarely need one; the fits that do are
     the first NUTS fits, on the 8-15 points where importance sampling from the
     prior stops passing its checks and the posterior (the prior's wide
     lengthscale tail against a few points) is the hardest to sample, and a run

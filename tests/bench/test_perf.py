@@ -18,6 +18,8 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
             "divergences": (dims, [[0, 3], [0, 0], [0, 0], [0, 0]]),
             "repairs": (dims, [[0, 2], [0, 1], [0, 0], [0, 0]]),
             "converged": (dims, [[True, False], [False, True], [True, False], [True, True]]),
+            "reweighted": (dims, np.zeros((4, 2), bool)),
+            "fit_pareto_k": (dims, np.full((4, 2), nan)),
         }
     )
     r = refit_convergence(ds)
@@ -25,6 +27,17 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["share_first_run"] == 0.5  # two converged without repair
     assert r["share_after_repair"] == 0.75  # one more after its repair
     assert r["rhat_max"] == 1.02 and r["ess_bulk_min"] == 90.0
+    # a fit whose chains (r-hat 1.4) were weighed: converged, not at the first run,
+    # and its r-hat reported apart from the fits used as NUTS ran them
+    weighed = ds.assign(
+        rhat_max=(dims, [[1.4, 1.02], [nan, 1.0], [1.0, nan], [nan, nan]]),
+        reweighted=(dims, [[True, False], [False, False], [False, False], [False, False]]),
+        fit_pareto_k=(dims, [[0.3, nan], [nan, nan], [nan, nan], [nan, nan]]),
+    )
+    r = refit_convergence(weighed)
+    assert r["share_first_run"] == 0.25 and r["share_after_repair"] == 0.75
+    assert r["reweighted"] == 1 and r["pareto_k_max"] == 0.3
+    assert r["rhat_max"] == 1.02 and r["rhat_max_reweighted"] == 1.4
     assert r["importance_fits"] == 2 and r["importance_ess_min"] == 150.0
     map_run = ds.assign(rhat_max=(dims, np.full((4, 2), nan)))
     assert refit_convergence(map_run) == {"refits": 6}
