@@ -80,7 +80,13 @@ class FastSettings:
     shown the posterior's ESS per draw: ``draws_margin`` (1.5) times what the
     ESS check needs at that efficiency, at least ``min_draws``. Late in a run
     the posteriors are nearly Gaussian and 4 × 400 draws gave an ESS of
-    1300-1800 where 400 is asked for.
+    1300-1800 where 400 is asked for. After a fit whose chains were weighed
+    by importance sampling (:mod:`pp_decomp.components.reweight`) the ESS per
+    draw is the weights' (of 4096 proposal draws) over the chains' draws, about
+    1, so the next run is ``min_draws`` long: its chains need only find the
+    modes and their shape, the weights do the rest. On flu (100 steps, seed 0)
+    that was 33 s against 47 s for sizing by the chains' own ESS, with 58 of
+    59 and 49 of 50 refits meeting the thresholds.
 
     ``lag``, ``lag_fraction``: a refit started at step ``t`` on ``n``
     observations is used at step ``t + max(lag, round(lag_fraction · n))``:
