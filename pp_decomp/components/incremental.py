@@ -128,9 +128,21 @@ class IncrementalPosterior:
         return ess(self.logw)
 
     @property
+    def logw(self) -> np.ndarray:
+        """Log importance weights of the draws (unnormalised): (S,)."""
+        return self._logw
+
+    @logw.setter
+    def logw(self, value) -> None:
+        self._logw, self._pareto_k = np.asarray(value, dtype=float), None
+
+    @property
     def pareto_k(self) -> float:
-        """Pareto ``k̂`` of the weights (:func:`pareto_k`)."""
-        return pareto_k(self.logw)
+        """Pareto ``k̂`` of the weights (:func:`pareto_k`), computed once per change
+        of the weights (the refit check and the step's record both ask)."""
+        if self._pareto_k is None:
+            self._pareto_k = pareto_k(self._logw)
+        return self._pareto_k
 
     def resample(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """Indices of an equal-weight sample of the draws (:func:`resample`): (size,)."""
