@@ -83,6 +83,8 @@ def reweight_chains(Z: np.ndarray, log_posterior, n_keep: int, rng, ess_min: flo
     -------
     (draws (n_keep, k), ESS, k̂) or ``None``
     """
+    if Z.shape[1] < 2 * Z.shape[2]:  # too few draws per chain to fit its covariance
+        return None
     Zq, log_q = mixture_draws(chain_proposal(Z), N_PROPOSAL, rng)
     logw = log_posterior(Zq) - log_q
     logw = np.where(np.isfinite(logw), logw, -np.inf)

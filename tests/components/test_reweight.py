@@ -41,6 +41,8 @@ def test_a_poor_proposal_is_refused():
     # chains far from all the posterior's mass: the weights fail their checks
     far = _chains([A + 8.0, A + 9.0], rng)
     assert reweight_chains(far, _two_modes, 1000, rng, 400.0) is None
+    # chains too short to fit a covariance to propose nothing
+    assert reweight_chains(_chains([A, B], rng, draws=3), _two_modes, 6, rng, 1.0) is None
     # and so does a proposal that finds the posterior in too few of its draws
     assert reweight_chains(_chains([A, B], rng), _two_modes, 1000, rng, 4000.0) is None
 
