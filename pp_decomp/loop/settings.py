@@ -84,9 +84,9 @@ class FastSettings:
     by importance sampling (:mod:`pp_decomp.components.reweight`) the ESS per
     draw is the weights' (of 4096 proposal draws) over the chains' draws, about
     1, so the next run is ``min_draws`` long: its chains need only find the
-    modes and their shape, the weights do the rest. On flu (100 steps, seed 0)
-    that was 33 s against 47 s for sizing by the chains' own ESS, with 58 of
-    59 and 49 of 50 refits meeting the thresholds.
+    modes and their shape, the weights do the rest (sizing by the chains' own
+    ESS instead made flu's 100-step run 1.4 times slower at the same share of
+    refits meeting the thresholds: issue-16 note).
 
     ``lag``, ``lag_fraction``: a refit started at step ``t`` on ``n``
     observations is used at step ``t + max(lag, round(lag_fraction · n))``:
