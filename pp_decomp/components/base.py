@@ -25,6 +25,7 @@ from pp_decomp.components.nuts import (
     NutsSettings,
     StartAtDraws,
     fit_until_converged,
+    reweighted_summary,
 )
 from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
@@ -296,16 +297,7 @@ class MarginalGP:
             )
         d = self.diagnostics
         if d.reweighted:
-            post = self.idata[REWEIGHTED]
-            table = arviz().summary(post, var_names=self.hyper_names(), kind="stats")
-            ess = d.ess_bulk_min
-            return table.assign(
-                mcse_mean=table["sd"] / np.sqrt(ess),
-                mcse_sd=np.nan,
-                ess_bulk=ess,
-                ess_tail=ess,
-                r_hat=np.nan,
-            )
+            return reweighted_summary(self.idata, self.hyper_names(), d.ess_bulk_min)
         kind = "all" if d.inference == "nuts" else "stats"
         return arviz().summary(self.idata, var_names=self.hyper_names(), kind=kind)
 

@@ -208,6 +208,22 @@ def reweighted(cm, idata, Xs, ys, diag, rng):
     return idata, replace(diag, ess_bulk_min=ess, ess_tail_min=ess, reweighted=True, pareto_k=k)
 
 
+def reweighted_summary(idata, names: list[str], ess: float):
+    """ArviZ's summary of a reweighted fit's draws (``reweighted_posterior``), with
+    the columns of a NUTS fit's: ``ess_bulk``, ``ess_tail`` the weights' ``ess``,
+    ``mcse_mean = sd / sqrt(ess)``, ``r_hat`` NaN (a resample has no chains)."""
+    from pp_decomp._quiet import arviz
+
+    table = arviz().summary(idata[REWEIGHTED], var_names=names, kind="stats")
+    return table.assign(
+        mcse_mean=table["sd"] / np.sqrt(ess),
+        mcse_sd=np.nan,
+        ess_bulk=ess,
+        ess_tail=ess,
+        r_hat=np.nan,
+    )
+
+
 def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     """Sample ``gp``'s hyperparameter posterior until it meets :data:`CONVERGENCE`.
 

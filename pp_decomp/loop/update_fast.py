@@ -27,15 +27,16 @@ good proposal (:mod:`pp_decomp.components.importance`): each fit first tries
 ``prior_draws`` draws of the prior weighted by their likelihood, ``kept_draws``
 of them resampled if the weights' Pareto ``k̂`` and ESS pass; the first fit
 that fails the checks runs NUTS, and so do all later ones (the posterior only
-concentrates). The first fit is made at the first acquisition step, at once
-(a few tenths of a second on the design's points); if it needs NUTS, that
-step waits for it.
+concentrates). The first fits are made at the first acquisition step, at once and in
+parallel on the machine's cores (a few tenths of a second on the design's
+points); if one needs NUTS, that step waits for it.
 
 The standardisation of ``y`` is frozen between refits so that reweighting is exact.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -168,11 +169,9 @@ class FastComponent:
         args = (self.gp_args, X.copy(), y.copy(), seed, init, self.nuts, self.prior)
         self.job.future = pool.submit(_refit, *args)
 
-    def first_fit(self, X, y, seed: int) -> ComponentGP:
-        """The GP's first fit, made now (module docstring)."""
-        fitted = _refit(self.gp_args, X, y, seed, None, self.nuts, self.prior)
-        self.adopt(fitted, X, y)
-        return fitted
+    def first_fit(self, X, y, seed: int, pool: ThreadPoolExecutor):
+        """The GP's first fit, started now in ``pool`` (module docstring): its future."""
+        return pool.submit(_refit, self.gp_args, X, y, seed, None, self.nuts, self.prior)
 
 
 _POOL_LOCK = threading.Lock()
@@ -202,16 +201,30 @@ class FastUpdater(Updater):
             self.components[name] = FastComponent(name, self.settings, self.problem)
         return self.components[name]
 
+    def _first_fits(self, data, seeds, rec) -> None:
+        """First fits of the GPs without one, in parallel on the machine's cores
+        (each on its own seed, drawn in the components' order: the same fits)."""
+        new = [n for n in data.targets if self._component(n).post is None]
+        new = [n for n in new if self.components[n].job is None]
+        if not new:
+            return
+        status(f"first fits of {', '.join(new)}")
+        workers = min(len(new), os.cpu_count() or 1)
+        with ThreadPoolExecutor(workers, thread_name_prefix="pp_decomp-first-fit") as pool:
+            futures = {
+                n: self.components[n].first_fit(data.X, data.targets[n], int_seed(seeds), pool)
+                for n in new
+            }
+            fitted = {n: f.result() for n, f in futures.items()}
+        for n in new:
+            self.components[n].adopt(fitted[n], data.X, data.targets[n])
+            rec["refit"][n] = fit_summary(fitted[n])
+            warn_if_bad(fitted[n].diagnostics, fitted[n].name)
+
     def update(self, data, t, rng, rec):
         rec["ess"], rec["pareto_k"] = {}, {}
         seeds = as_generator(rng)
-        for name, y in data.targets.items():
-            fc = self._component(name)
-            if fc.post is None and fc.job is None:
-                status(f"first fit of {name}")
-                fitted = fc.first_fit(data.X, y, int_seed(seeds))
-                rec["refit"][name] = fit_summary(fitted)
-                warn_if_bad(fitted.diagnostics, fitted.name)
+        self._first_fits(data, seeds, rec)
         for name, y in data.targets.items():
             fc = self.components[name]
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
