@@ -35,13 +35,14 @@ def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):
     x : (d,) array, value : float, index : int
     """
     chunk = check_positive_int(chunk, "chunk")
-    vals = np.concatenate(
-        [
-            np.asarray(acq(X[start : start + chunk]), dtype=float)
-            for start in range(0, len(X), chunk)
-        ]
+    vals = _finite(
+        np.concatenate(
+            [
+                np.asarray(acq(X[start : start + chunk]), dtype=float)
+                for start in range(0, len(X), chunk)
+            ]
+        )
     )
-    vals = np.where(np.isfinite(vals), vals, -np.inf)
     i = _best(acq, X, vals)
     return X[i].copy(), float(vals[i]), i
 
@@ -136,6 +137,7 @@ def maximize_box(
 
 
 def _finite(values) -> np.ndarray:
+    """Acquisition values with NaN and ±inf as ``-inf`` (never chosen)."""
     values = np.asarray(values, dtype=float)
     return np.where(np.isfinite(values), values, -np.inf)
 

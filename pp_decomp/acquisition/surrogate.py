@@ -27,19 +27,21 @@ def _thinned(model, k: int):
 
 def with_screen(acq):
     """``acq`` with ``acq.screen``: the same acquisition on its model's components
-    thinned to :data:`SCREEN_DRAWS` draws each, or ``None`` where no component
-    has more draws or can be thinned (then ``acq`` screens itself).
+    thinned to :data:`SCREEN_DRAWS` draws each; ``acq`` untouched where it has
+    no surrogate ``model``, or no component has more draws or can be thinned
+    (then it screens itself).
 
     A maximiser scores many random inputs with ``acq.screen`` to choose where
     its local searches start, which then use ``acq`` itself
     (:func:`~pp_decomp.optim.maximize_box`).
     """
-    acq.screen = None
-    thin = acq.model.thinned(SCREEN_DRAWS)
-    if thin is not acq.model:
-        screen = copy.copy(acq)
-        screen.model = thin
-        acq.screen = screen
+    model = getattr(acq, "model", None)
+    thin = _thinned(model, SCREEN_DRAWS)
+    if thin is model:  # left as it is: any callable may be an acquisition
+        return acq
+    screen = copy.copy(acq)
+    screen.model, screen.screen = thin, None
+    acq.screen = screen
     return acq
 
 

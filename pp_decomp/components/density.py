@@ -78,21 +78,36 @@ def constants(kernel: str, input_dim: int, priors: Priors, mean_var: float) -> n
     )
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _lapack_call(routine, K, info):
+    """``routine`` (``_dpotrf`` or ``_dpotri``) on the C-ordered ``K`` (n, n) in
+    place, its lower triangle as Fortran's upper; LAPACK's status in ``info[0]``."""
+    uplo = np.full(1, _UPPER, dtype=np.uint8)
+    size = np.full(1, K.shape[0], dtype=np.int32)
+    routine(uplo.ctypes.data, size.ctypes.data, K.ctypes.data, size.ctypes.data, info.ctypes.data)
+
+
+@numba.njit(nogil=True, cache=True)
+def _cholesky(K):
+    """``L`` (``K = L Lᵀ``) in place of the lower triangle of the C-ordered
+    symmetric ``K`` (n, n); ``False`` where ``K`` is not numerically positive definite."""
+    info = np.zeros(1, dtype=np.int32)
+    _lapack_call(_dpotrf, K, info)
+    return info[0] == 0
+
+
 @numba.njit(nogil=True, cache=True)
 def _chol_inverse(K):
     """``K⁻¹`` in place of the C-ordered symmetric ``K`` (n, n), and ``log |K|``;
     ``(False, 0)`` where ``K`` is not numerically positive definite."""
     n = K.shape[0]
-    uplo = np.full(1, _UPPER, dtype=np.uint8)
-    size = np.full(1, n, dtype=np.int32)
-    info = np.zeros(1, dtype=np.int32)
-    _dpotrf(uplo.ctypes.data, size.ctypes.data, K.ctypes.data, size.ctypes.data, info.ctypes.data)
-    if info[0] != 0:
+    if not _cholesky(K):
         return False, 0.0
     logdet = 0.0
     for i in range(n):
         logdet += 2.0 * math.log(K[i, i])
-    _dpotri(uplo.ctypes.data, size.ctypes.data, K.ctypes.data, size.ctypes.data, info.ctypes.data)
+    info = np.zeros(1, dtype=np.int32)
+    _lapack_call(_dpotri, K, info)
     if info[0] != 0:
         return False, 0.0
     for i in range(n):
@@ -258,11 +273,7 @@ def _log_value(z, X, y, prm):
     factor and one triangular solve instead of the inverse."""
     n, d = X.shape
     K = _kernel_matrices(z, X, prm)[0]
-    uplo = np.full(1, _UPPER, dtype=np.uint8)
-    size = np.full(1, n, dtype=np.int32)
-    info = np.zeros(1, dtype=np.int32)
-    _dpotrf(uplo.ctypes.data, size.ctypes.data, K.ctypes.data, size.ctypes.data, info.ctypes.data)
-    if info[0] != 0:
+    if not _cholesky(K):
         return -np.inf
     value = -0.5 * n * LOG_2PI  # K's lower triangle now holds L, K = L Lᵀ
     w = np.empty(n)

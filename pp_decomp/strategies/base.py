@@ -114,7 +114,7 @@ class Strategy:
         if self.choose_fn is not None:
             return self.choose_fn(ctx)
         acq = self.build(ctx)
-        if isinstance(ctx.problem.domain, Box) and hasattr(getattr(acq, "model", None), "thinned"):
+        if isinstance(ctx.problem.domain, Box):
             acq = with_screen(acq)
         return maximize(
             acq, ctx.problem.domain, seed=ctx.rng, method=ctx.method, exclude=ctx.excluded
