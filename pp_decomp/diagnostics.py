@@ -29,6 +29,10 @@ class FitDiagnostics:
     sampling (:mod:`pp_decomp.components.reweight`); then ``rhat_max`` and
     ``divergences`` are the chains', the ESS is the importance weights' and
     ``pareto_k`` their Pareto ``k̂``, and those two are what is checked.
+    ``proposal``: for ``inference="importance"``, what was weighed: draws of the
+    ``"prior"`` (:mod:`pp_decomp.components.importance`) or of a proposal around
+    the previous ``"posterior"``'s draws (:mod:`pp_decomp.components.refresh`);
+    such a fit is used only where its weights passed their checks.
     """
 
     inference: str
@@ -44,6 +48,7 @@ class FitDiagnostics:
     converged: bool = True
     reweighted: bool = False
     pareto_k: float = float("nan")
+    proposal: str = ""
 
     def problems(self, criteria=None) -> list[str]:
         """Human-readable reasons the fit is unreliable (empty when it is fine)."""

@@ -58,8 +58,10 @@ def refit_convergence(ds) -> dict:
     if n == 0:
         return {"refits": int(refit.sum())}
     converged, repairs = ds["converged"].values[nuts], ds["repairs"].values[nuts]
-    # a fit without r-hat in a NUTS run is by importance sampling from the prior
+    # a fit without r-hat in a NUTS run is by importance sampling: from the prior,
+    # or (its k̂ recorded) refreshing the previous draws; used only where it passed
     importance = refit & ~np.isfinite(ds["rhat_max"].values)
+    refresh = importance & np.isfinite(ds["fit_pareto_k"].values)
     # chains weighed by importance sampling: their r-hat is the chains', not the draws'
     weighed = ds["reweighted"].values[nuts]
     rhat = ds["rhat_max"].values[nuts]
@@ -74,8 +76,14 @@ def refit_convergence(ds) -> dict:
         "pareto_k_max": _max(ds["fit_pareto_k"].values[nuts][weighed]),
         "ess_bulk_min": float(np.nanmin(ds["ess_bulk_min"].values[nuts])),
         "divergences": int(ds["divergences"].values.sum()),
-        "importance_fits": int(importance.sum()),
-        "importance_ess_min": float(np.min(ds["ess_bulk_min"].values[importance], initial=np.inf)),
+        "importance_fits": int((importance & ~refresh).sum()),
+        "importance_ess_min": float(
+            np.min(ds["ess_bulk_min"].values[importance & ~refresh], initial=np.inf)
+        ),
+        "refreshes": int(refresh.sum()),
+        "refresh_pareto_k_max": _max(ds["fit_pareto_k"].values[refresh]),
+        "refresh_ess_min": float(np.min(ds["ess_bulk_min"].values[refresh], initial=np.inf)),
+        "share_all_fits": float((converged.sum() + importance.sum()) / (n + importance.sum())),
     }
 
 
@@ -145,7 +153,10 @@ def _describe(r: dict) -> str:
             f"{100 * r['share_after_repair']:.1f}% after repair "
             f"({r.get('reweighted', 0)} by weighing their chains, worst k̂ "
             f"{r.get('pareto_k_max', float('nan')):.2f}); "
-            f"{r['importance_fits']} fits by importance sampling from the prior"
+            f"{r['importance_fits']} fits by importance sampling from the prior, "
+            f"{r.get('refreshes', 0)} refreshing the previous draws (worst k̂ "
+            f"{r.get('refresh_pareto_k_max', float('nan')):.2f}); "
+            f"{100 * r.get('share_all_fits', float('nan')):.1f}% of all fits pass"
         )
     return text
 

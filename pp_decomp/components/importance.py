@@ -29,8 +29,8 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
     weighted by their likelihood on ``(X, y)``, if the weights pass the checks
     (module docstring); returns whether they did.
 
-    ``gp.diagnostics`` then has ``inference="importance"`` and the weights' ESS
-    (of ``n_prior``) as ``ess_bulk_min``.
+    ``gp.diagnostics`` then has ``inference="importance"``, ``proposal="prior"``
+    and the weights' ESS (of ``n_prior``) as ``ess_bulk_min``.
     """
     start = time.perf_counter()
     Xs, ys = gp._set_data(X, y)
@@ -41,6 +41,10 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
         return False
     gp.condition(X, y, prior.subset(resample(logw, rng, n_keep)))
     gp.diagnostics = FitDiagnostics(
-        "importance", n_keep, ess_bulk_min=ess_, seconds=time.perf_counter() - start
+        "importance",
+        n_keep,
+        ess_bulk_min=ess_,
+        proposal="prior",
+        seconds=time.perf_counter() - start,
     )
     return True

@@ -105,6 +105,13 @@ class FastSettings:
     ``k̂`` 0.6-3.1 or an ESS below 128. On 10 points the prior is a poor
     proposal (ESS 25-190, ``k̂`` up to 1.6 with 8192 draws at ``d`` = 2-5).
 
+    ``max_refreshes``: a refit first weighs a proposal around the current draws
+    by importance sampling (:mod:`pp_decomp.components.refresh`; used where
+    the weights' ``k̂`` ≤ 0.7 and ESS ≥ 400, the checks of weighed NUTS chains)
+    and runs NUTS only where that fails, or after this many refits in a row
+    were such refreshes, so that chains can find a mode the draws do not hold
+    (0: every refit by NUTS). FIGURES_REFRESH
+
     ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`;
     a failed run is first weighed by importance sampling from its chains,
     :mod:`pp_decomp.components.reweight`, and rerun only where the weights fail
@@ -132,6 +139,7 @@ class FastSettings:
     repairs: int = 6
     kept_draws: int = 128
     prior_draws: int = 32768
+    max_refreshes: int = 3
 
     def __post_init__(self):
         if not 0.0 < self.ess_refit <= 1.0:
@@ -148,6 +156,7 @@ class FastSettings:
         for name in ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws"):
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
         check_positive_int(self.prior_draws, "fast_settings.prior_draws", minimum=0)
+        check_positive_int(self.max_refreshes, "fast_settings.max_refreshes", minimum=0)
         if self.max_age is not None:
             check_positive_int(self.max_age, "fast_settings.max_age")
         check_positive_int(self.tune, "fast_settings.tune")
@@ -308,6 +317,7 @@ class RunSettings:
                 **{
                     "lag_fraction": 0.0,
                     "prior_draws": 0,
+                    "max_refreshes": 0,
                     "min_draws": s.get("fast_settings", {}).get("draws", 400),
                     **s.get("fast_settings", {}),
                 }

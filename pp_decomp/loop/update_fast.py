@@ -13,8 +13,11 @@ Refits run in a background thread while the loop goes on:
 * when the effective sample size of the reweighted draws falls below
   ``ess_refit · S``, or the Pareto ``k̂`` of their weights says the ESS cannot
   be trusted (or, if set, the draws are ``max_age`` observations old), a
-  warm-started, convergence-checked NUTS refit on the data so far is started
-  (at most ``max_in_flight`` at once, the lowest ESS first);
+  refit on the data so far is started (at most ``max_in_flight`` at once, the
+  lowest ESS first): importance sampling from a proposal around the current
+  draws (:mod:`pp_decomp.components.refresh`) where its weights pass their
+  checks and fewer than ``max_refreshes`` refits in a row were made so, else a
+  warm-started, convergence-checked NUTS run;
 * it is consumed at a step fixed when it starts (``lag`` steps later, more as
   the data grow: :meth:`~pp_decomp.loop.FastSettings.lag_at`), waiting
   for it if it is not done: the new draws, which know the data up to the
@@ -39,7 +42,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,6 +50,7 @@ from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.importance import prior_importance_fit
 from pp_decomp.components.incremental import IncrementalPosterior
+from pp_decomp.components.refresh import refresh_fit
 from pp_decomp.diagnostics import warn_if_bad
 from pp_decomp.loop.fast_view import FastGPView, candidate_index
 from pp_decomp.loop.records import fit_summary
@@ -70,15 +74,31 @@ class RefitJob:
         return {"start_n": self.start_n, "consume_at": self.consume_at, "seed": self.seed}
 
 
-def _refit(gp_args: dict, X, y, seed: int, init, nuts: dict, prior: tuple | None):
+def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, refresh: bool):
     """One fit (in the background thread but for a GP's first): a fresh GP, so
-    nothing is shared; by importance sampling from the prior if ``prior``
-    ``(n_prior, n_keep, k_max)`` is given and the weights pass, else by NUTS."""
+    nothing is shared. By importance sampling from the prior if ``prior``
+    ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, if
+    ``refresh``, from a proposal around the previous draws ``init``
+    (:mod:`~pp_decomp.components.refresh`) if those weights pass; else by NUTS,
+    warm-started at ``init``. ``init`` is on the model scale of a GP whose
+    outputs were standardised by ``init_y_std``, rescaled here to this fit's."""
     gp = ComponentGP(**gp_args)
-    if prior is not None and prior_importance_fit(gp, X, y, *prior, as_generator(seed)):
+    rng = as_generator(seed)
+    if prior is not None and prior_importance_fit(gp, X, y, *prior, rng):
+        return gp
+    if init is not None:
+        gp._set_data(X, y)
+        init = rescaled(init, init_y_std / gp.y_std)
+    if refresh and refresh_fit(gp, X, y, init, gp_args["max_draws"], rng):
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
+
+
+def rescaled(draws: HyperDraws, factor: float) -> HyperDraws:
+    """``draws`` with the amplitude and noise (in standardised output units)
+    multiplied by ``factor``: the old standard deviation of ``y`` over the new."""
+    return replace(draws, eta=draws.eta * factor, sigma=draws.sigma * factor)
 
 
 class FastComponent:
@@ -101,6 +121,7 @@ class FastComponent:
         self.job: RefitJob | None = None
         self.prior_proposal = True  # until a fit by importance sampling fails its checks
         self.ess_per_draw: float | None = None  # of the last NUTS fit
+        self.refreshes = 0  # refits by importance sampling from the draws since NUTS ran
 
     @property
     def nuts(self) -> dict:
@@ -147,7 +168,8 @@ class FastComponent:
         self.update(X, y)
         self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
         d = fitted.diagnostics
-        self.prior_proposal = d.inference == "importance"
+        self.prior_proposal = d.proposal == "prior"
+        self.refreshes = self.refreshes + 1 if d.proposal == "posterior" else 0
         if d.inference == "nuts" and d.converged:
             self.ess_per_draw = min(d.ess_bulk_min, d.ess_tail_min) / d.n_draws
 
@@ -160,18 +182,22 @@ class FastComponent:
         return s.max_age is not None and n - self.n_at_refit >= s.max_age
 
     def launch(self, X, y, seed: int, consume_at: int, pool) -> None:
-        """Start a background refit on ``(X, y)``, warm-started at the current draws
-        resampled by their weights (a chain starts where the posterior is now)."""
+        """Start a background refit on ``(X, y)`` from the current draws resampled by
+        their weights: the proposal's centres, or where the chains start (the
+        posterior now). It may refresh them by importance sampling while fewer
+        than ``max_refreshes`` refits in a row have."""
         self.job = RefitJob(len(X), consume_at, seed)
         init = None
         if self.post is not None:
             init = self.gp.draws.subset(self.post.resample(np.random.default_rng(seed)))
-        args = (self.gp_args, X.copy(), y.copy(), seed, init, self.nuts, self.prior)
-        self.job.future = pool.submit(_refit, *args)
+        refresh = init is not None and self.refreshes < self.settings.max_refreshes
+        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, self.prior, refresh)
+        self.job.future = pool.submit(_refit, self.gp_args, *args)
 
     def first_fit(self, X, y, seed: int, pool: ThreadPoolExecutor):
         """The GP's first fit, started now in ``pool`` (module docstring): its future."""
-        return pool.submit(_refit, self.gp_args, X, y, seed, None, self.nuts, self.prior)
+        args = (X, y, seed, None, 1.0, self.nuts, self.prior, False)
+        return pool.submit(_refit, self.gp_args, *args)
 
 
 _POOL_LOCK = threading.Lock()
@@ -267,6 +293,7 @@ class FastUpdater(Updater):
                 "job": None if fc.job is None else fc.job.state(),
                 "prior_proposal": fc.prior_proposal,
                 "ess_per_draw": fc.ess_per_draw,
+                "refreshes": fc.refreshes,
             }
             if fc.post is not None:  # else only a first fit is in flight
                 out[name].update(
@@ -283,6 +310,7 @@ class FastUpdater(Updater):
             fc, y = self._component(name), data.targets[name]
             fc.prior_proposal = f.get("prior_proposal", False)  # runs before it: NUTS only
             fc.ess_per_draw = f.get("ess_per_draw")  # and every fit of full size
+            fc.refreshes = f.get("refreshes", 0)
             job = f.get("job")
             if "draws" in f:
                 a, b = f["n_at_refit"], f["n_conditioned"]

@@ -39,6 +39,16 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["reweighted"] == 1 and r["pareto_k_max"] == 0.3
     assert r["rhat_max"] == 1.02 and r["rhat_max_reweighted"] == 1.4
     assert r["importance_fits"] == 2 and r["importance_ess_min"] == 150.0
+    assert r["refreshes"] == 0 and r["share_all_fits"] == 5 / 6
+    # a fit by importance sampling with its k̂ recorded refreshed the previous draws
+    refreshed = weighed.assign(
+        fit_pareto_k=(dims, [[0.3, nan], [nan, nan], [nan, nan], [0.45, nan]]),
+        ess_bulk_min=(dims, [[500.0, 90.0], [nan, 450.0], [420.0, nan], [600.0, 150.0]]),
+    )
+    r = refit_convergence(refreshed)
+    assert r["importance_fits"] == 1 and r["importance_ess_min"] == 150.0
+    assert r["refreshes"] == 1 and r["refresh_pareto_k_max"] == 0.45
+    assert r["refresh_ess_min"] == 600.0 and r["share_all_fits"] == 5 / 6
     map_run = ds.assign(rhat_max=(dims, np.full((4, 2), nan)))
     assert refit_convergence(map_run) == {"refits": 6}
 

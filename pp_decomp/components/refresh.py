@@ -1,0 +1,128 @@
+"""A GP's hyperparameter posterior refreshed from its previous draws by importance sampling.
+
+Between two refits of the fast path (:mod:`pp_decomp.loop.update_fast`) a few
+observations arrive and the posterior moves little: the previous posterior's
+draws, reweighted by those observations, already sit where the new one is.
+A proposal built from them, an equal mixture of
+
+* a kernel density estimate, a multivariate Student-t (``ν = 4``) around each
+  of the ``S`` draws with the draws' covariance ``Σ`` times ``h²``
+  (Silverman's factor ``h = (4 / (k + 2))^{1/(k + 4)} S^{-1/(k + 4)}``), which
+  keeps every mode the draws hold, and
+* one multivariate t with the draws' mean and covariance (defensive, wider),
+
+gives ``M = 4096`` draws ``z_m`` in the sampler's unconstrained space, weighted
+by ``w_m ∝ p(z_m | y) / q(z_m)`` with the exact posterior on all the data; a
+systematic resample of them is a posterior sample (sampling importance
+resampling, Rubin 1988), with no NUTS run.
+
+It is used only where it is reliable, by the checks a NUTS fit whose chains are
+weighed must pass (:mod:`pp_decomp.components.reweight`): the Pareto ``k̂`` of
+the weights at most 0.7 and their ESS at least the ESS a NUTS fit must reach
+(:data:`~pp_decomp.components.nuts.CONVERGENCE`); otherwise the refit runs
+NUTS. On flu (J = 5, seed 0) at 60 observations the five components' weights
+had ``k̂`` 0.19-0.50 and ESS 342-1495 of 4096 (four of five pass), in about
+0.17 s each, where the NUTS refit it replaces took 0.6 s on both cores.
+A mode the previous draws never visited stays unknown; the loop therefore
+runs NUTS at least every few refits (``FastSettings.max_refreshes``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.diagnostics import FitDiagnostics
+
+DF = 4.0
+RIDGE = 1e-8  # keeps the covariance of near-identical draws positive definite
+STAGES = 2
+ADAPT_ESS = 20.0
+
+
+def _t_log_norm(k: int, log_det: float) -> float:
+    """The log normalising constant of a k-variate t with ``DF`` and ``log|shape|``."""
+    return (
+        math.lgamma((DF + k) / 2)
+        - math.lgamma(DF / 2)
+        - 0.5 * k * math.log(DF * math.pi)
+        - 0.5 * log_det
+    )
+
+
+def draws_proposal(
+    Z: np.ndarray, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` draws of the proposal built from draws ``Z (S, k)`` (module docstring)
+    and their log densities: (n, k), (n,)."""
+    S, k = Z.shape
+    mean = Z.mean(0)
+    L = np.linalg.cholesky(np.cov(Z.T).reshape(k, k) + RIDGE * np.eye(k))
+    h = (4.0 / (k + 2)) ** (1.0 / (k + 4)) * S ** (-1.0 / (k + 4))
+    n_kde = rng.binomial(n, 0.5)
+    centres = np.vstack([Z[rng.integers(0, S, n_kde)], np.broadcast_to(mean, (n - n_kde, k))])
+    width = np.r_[np.full(n_kde, h), np.ones(n - n_kde)][:, None]
+    u = rng.standard_normal((n, k)) @ L.T / np.sqrt(rng.chisquare(DF, (n, 1)) / DF)
+    Zq = centres + width * u
+
+    log_det = 2.0 * np.log(np.diag(L)).sum()
+    W = np.linalg.solve(L, Zq.T).T  # whitened proposal draws: (n, k)
+    Wz = np.linalg.solve(L, Z.T).T  # whitened centres: (S, k)
+    d2_pooled = ((W - np.linalg.solve(L, mean)) ** 2).sum(1)
+    d2_kde = (W**2).sum(1)[:, None] - 2.0 * W @ Wz.T + (Wz**2).sum(1)[None, :]
+    d2_kde = np.maximum(d2_kde, 0.0) / h**2
+    log_pooled = _t_log_norm(k, log_det) - 0.5 * (DF + k) * np.log1p(d2_pooled / DF)
+    log_kernel = _t_log_norm(k, log_det + 2 * k * math.log(h)) - 0.5 * (DF + k) * np.log1p(
+        d2_kde / DF
+    )
+    log_kde = np.logaddexp.reduce(log_kernel, axis=1) - math.log(S)
+    return Zq, np.logaddexp(log_pooled, log_kde) - math.log(2.0)
+
+
+def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bool:
+    """Condition ``gp`` on ``n_keep`` draws of its posterior on ``(X, y)`` by
+    importance sampling from a proposal around ``previous`` (draws of an earlier
+    posterior, on the model scale of ``gp`` fitted to ``(X, y)``), if the weights
+    pass the checks (module docstring); returns whether they did.
+
+    ``gp.diagnostics`` then has ``inference="importance"``,
+    ``proposal="posterior"``, the weights' ESS (of
+    :data:`~pp_decomp.components.reweight.N_PROPOSAL`) and their ``k̂``.
+    """
+    from pp_decomp.components.nuts import CONVERGENCE
+    from pp_decomp.components.reweight import K_MAX, N_PROPOSAL
+
+    start = time.perf_counter()
+    cm = gp._compiled()
+    if not hasattr(cm, "log_posterior"):
+        return False
+    Xs, ys = gp._set_data(X, y)
+    Z = gp._unconstrained(previous, cm)
+    for _ in range(STAGES):
+        Zq, log_q = draws_proposal(Z, N_PROPOSAL, rng)
+        logw = cm.log_posterior(Zq, Xs, ys) - log_q
+        logw = np.where(np.isfinite(logw), logw, -np.inf)
+        ess_, k = ess(logw), pareto_k(logw)
+        if ess_ >= CONVERGENCE.ess_min and k <= K_MAX:
+            break
+        if ess_ < ADAPT_ESS:
+            return False
+        Z = Zq[resample(logw, rng, len(Z))]  # the next proposal's centres
+    else:
+        return False
+    parts = cm.unflatten(Zq[resample(logw, rng, n_keep)])
+    draws = gp.draws_type(**{n.removesuffix("_log__"): np.exp(v) for n, v in parts.items()})
+    gp.condition(X, y, draws)
+    gp.diagnostics = FitDiagnostics(
+        "importance",
+        n_keep,
+        ess_bulk_min=ess_,
+        ess_tail_min=ess_,
+        pareto_k=k,
+        proposal="posterior",
+        seconds=time.perf_counter() - start,
+    )
+    return True
