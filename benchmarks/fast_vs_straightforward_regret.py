@@ -8,7 +8,8 @@ Usage: python benchmarks/fast_vs_straightforward_regret.py [--problem synthetic|
 
 ``--paths`` runs one path only (the straightforward one does not depend on the
 fast path's code, so it can be run once and summarised with later fast runs:
-``--summarize`` pools the runs of several reports).
+``--summarize`` pools the runs of several reports, a later report's run
+replacing an earlier one's of the same seed and path).
 
 Both run D-GPUCB with NUTS hyperparameters, on Wang's synthetic problem (J = 10,
 1000 candidates) or flu (J = 5, a 5-D box with a budget), the problem instance
@@ -97,7 +98,9 @@ def main(argv=None):
         for path in a.summarize:
             with open(path) as fh:
                 reports.append(json.load(fh))
-        runs = [r for rep in reports for r in rep["runs"]]
+        # a later report's run replaces an earlier one's of the same seed and path
+        latest = {(r["seed"], r["fast"]): r for rep in reports for r in rep["runs"]}
+        runs = sorted(latest.values(), key=lambda r: (r["seed"], not r["fast"]))
         old = reports[0]
         report = summarize(runs, old["seeds"], old["iterations"], old.get("problem", a.problem))
         if a.out:

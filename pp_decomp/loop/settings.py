@@ -110,7 +110,9 @@ class FastSettings:
     the weights' ``k̂`` ≤ 0.7 and ESS ≥ 400, the checks of weighed NUTS chains)
     and runs NUTS only where that fails, or after this many refits in a row
     were such refreshes, so that chains can find a mode the draws do not hold
-    (0: every refit by NUTS). FIGURES_REFRESH
+    (0: every refit by NUTS). On flu's 100-step run (``pp-decomp perf --case
+    flu``) 29 refits were refreshes and 19 ran NUTS, and full Bayes took 1.56
+    times its MAP run's wall time; with NUTS at every refit it took 2.2-2.4 times.
 
     ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`;
     a failed run is first weighed by importance sampling from its chains,
