@@ -57,6 +57,7 @@ class IncrementalPosterior:
         self._L[:, :n, :n] = cholesky_inverse(K)
         self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
         self.logw = np.zeros(S)
+        self._slice = None  # (key, parts) of the draws last asked for by ``at``
         if self.Xc is not None:
             self._V = np.empty((S, self._cap, len(self.Xc)))
             self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
@@ -148,14 +149,24 @@ class IncrementalPosterior:
         """Indices of an equal-weight sample of the draws (:func:`resample`): (size,)."""
         return resample(self.logw, rng, size)
 
+    def _draws_at(self, idx) -> tuple:
+        """Draws ``idx``'s hyperparameters, ``L⁻¹``, ``z`` and prior variances, copied
+        once per set of draws and observations: an acquisition maximiser asks for
+        the same draws thousands of times in a step."""
+        key = (np.asarray(idx).tobytes(), len(self.X))
+        cached = self._slice
+        if cached is None or cached[0] != key:
+            idx = np.asarray(idx)
+            parts = (self.draws.subset(idx), self.L_inv[idx], self.z[idx], self._prior_var[idx])
+            self._slice = cached = (key, parts)
+        return cached[1]
+
     def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
         if idx is None:  # no copies: an acquisition maximiser calls this thousands of times
             d, L_inv, z, prior_var = self.draws, self.L_inv, self.z, self._prior_var
         else:
-            idx = np.asarray(idx)
-            d, L_inv, z = self.draws.subset(idx), self.L_inv[idx], self.z[idx]
-            prior_var = self._prior_var[idx]
+            d, L_inv, z, prior_var = self._draws_at(idx)
         Ks = self._k(self.X, np.asarray(Xs, dtype=float), d)  # (S', n, m)
         V = L_inv @ Ks
         mean = np.einsum("snm,sn->sm", V, z)
