@@ -38,7 +38,8 @@ import time
 
 import numpy as np
 
-from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.components.incremental import resample
+from pp_decomp.components.reweight import N_PROPOSAL, importance_weights, reliable
 from pp_decomp.diagnostics import FitDiagnostics
 
 DF = 4.0
@@ -97,7 +98,6 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     :data:`~pp_decomp.components.reweight.N_PROPOSAL`) and their ``k̂``.
     """
     from pp_decomp.components.nuts import CONVERGENCE
-    from pp_decomp.components.reweight import K_MAX, N_PROPOSAL
 
     start = time.perf_counter()
     cm = gp._compiled()
@@ -107,10 +107,8 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     Z = gp._unconstrained(previous, cm)
     for _ in range(STAGES):
         Zq, log_q = draws_proposal(Z, N_PROPOSAL, rng)
-        logw = cm.log_posterior(Zq, Xs, ys) - log_q
-        logw = np.where(np.isfinite(logw), logw, -np.inf)
-        ess_, k = ess(logw), pareto_k(logw)
-        if ess_ >= CONVERGENCE.ess_min and k <= K_MAX:
+        logw, ess_, k = importance_weights(cm.log_posterior(Zq, Xs, ys), log_q)
+        if reliable(ess_, k, CONVERGENCE.ess_min):
             break
         if ess_ < ADAPT_ESS:
             return False

@@ -72,6 +72,20 @@ def mixture_draws(parts: list, n: int, rng: np.random.Generator) -> tuple[np.nda
     return Z, log_q - np.log(len(parts))
 
 
+def importance_weights(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Log importance weights ``log p - log q`` of proposal draws (a draw where either
+    is not finite weighs nothing), with their ESS and Pareto ``k̂``: (M,), float, float."""
+    logw = log_p - log_q
+    logw = np.where(np.isfinite(logw), logw, -np.inf)
+    return logw, ess(logw), pareto_k(logw)
+
+
+def reliable(ess_: float, k: float, ess_min: float) -> bool:
+    """Whether weights with this ESS and ``k̂`` may stand for the posterior
+    (``k̂ ≤`` :data:`K_MAX`, ESS at least ``ess_min``)."""
+    return ess_ >= ess_min and k <= K_MAX
+
+
 def reweight_chains(Z: np.ndarray, log_posterior, n_keep: int, rng, ess_min: float):
     """An equal-weight posterior sample from chains ``Z (C, D, k)`` reweighted
     (module docstring), or ``None`` where the weights fail the checks.
@@ -86,9 +100,7 @@ def reweight_chains(Z: np.ndarray, log_posterior, n_keep: int, rng, ess_min: flo
     if Z.shape[1] < 2 * Z.shape[2]:  # too few draws per chain to fit its covariance
         return None
     Zq, log_q = mixture_draws(chain_proposal(Z), N_PROPOSAL, rng)
-    logw = log_posterior(Zq) - log_q
-    logw = np.where(np.isfinite(logw), logw, -np.inf)
-    ess_, k = ess(logw), pareto_k(logw)
-    if not (ess_ >= ess_min and k <= K_MAX):
+    logw, ess_, k = importance_weights(log_posterior(Zq), log_q)
+    if not reliable(ess_, k, ess_min):
         return None
     return Zq[resample(logw, rng, n_keep)], ess_, k
