@@ -107,6 +107,38 @@ def test_numeric_lipschitz_recovers_linear_weights(rng):
     np.testing.assert_allclose(B, 1.1 * np.array([1.0, 0.5, 2.0]), rtol=1e-6)
 
 
+def test_dgpucb_averages_wangs_bound_over_joint_hyperparameter_draws(rng):
+    problem = _grid_problem(weights=[1.0, -0.5, 2.0])
+    X0 = rng.uniform(size=(6, 1))
+    Y = problem.evaluate(X0, seed=rng)
+    draws = [
+        HyperDraws(
+            ls=rng.uniform(0.1, 0.5, (3, 1)), eta=rng.uniform(0.5, 1.5, 3), sigma=np.full(3, 0.05)
+        )
+        for _ in range(3)
+    ]
+
+    def surrogate(idx):
+        return acq.DecomposedSurrogate(
+            [
+                ComponentGP("se", 1, name=f"f{j}").condition(X0, Y[:, j], d.subset(idx))
+                for j, d in enumerate(draws)
+            ],
+            problem,
+        )
+
+    X, beta = problem.domain.X, 3.0
+    model = surrogate(np.arange(3))
+    integrated = acq.DGPUCB(model, beta)(X)
+    # draw s of every component is one joint draw: the mean of Wang's bound under each
+    wang = [acq.DGPUCB(surrogate([s]), beta)(X) for s in range(3)]
+    np.testing.assert_allclose(integrated, np.mean(wang, axis=0), rtol=1e-10)
+    mu, var = model.moments(X)  # the mixture's bound counts the draws' disagreement too
+    G = np.array([1.0, -0.5, 2.0])
+    mixture = mu @ G + np.sqrt(beta * (var @ G**2))
+    assert np.all(integrated <= mixture + 1e-12) and np.any(integrated < mixture - 1e-3)
+
+
 def test_minimisation_flips_the_sign(rng):
     up = _grid_problem(weights=[1.0, 1.0, 1.0])
     down = _grid_problem(weights=[1.0, 1.0, 1.0], maximize=False)
