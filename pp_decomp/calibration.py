@@ -72,8 +72,8 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     """Coverage of the truth at ``X (m, d)`` by the posterior the optimiser's last
     choice used (``opt.models``): per component and for the signed objective
     ``h = sign · g`` (components sampled pointwise, independently, pushed through
-    ``g``), plus the coverage of the Gaussian bound ``mean + √β_t sd`` of ``h``
-    and its nominal level ``Φ(√β_t)``."""
+    ``g``), plus the coverage of the UCB bound (:func:`ucb_bound`) and its
+    nominal level ``Φ(√β_t)``."""
     problem = opt.problem
     rng = np.random.default_rng(seed)
     names = problem.component_names
@@ -88,13 +88,29 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
     beta = float(opt.settings.beta(opt.n + 1))
-    bound = h.mean(0) + np.sqrt(beta) * h.std(0)
+    bound = ucb_bound(opt, X, h, beta)
     return {
         "component": comp,
         "objective": sample_coverage(h, h_true, levels),
         "ucb_used": float(np.mean(h_true <= bound)),
         "ucb_used_nominal": float(norm.cdf(np.sqrt(beta))),
     }
+
+
+def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float) -> np.ndarray:
+    """The upper bound of ``h`` at ``X (m, d)`` that GP-UCB (one GP of ``h``) or
+    D-GPUCB (a linear ``g``) maximises, averaged over hyperparameter draws as
+    they do (:class:`~pp_decomp.acquisition.DGPUCB`); for a nonlinear ``g`` the
+    Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
+    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate, DecomposedSurrogate
+
+    problem = opt.problem
+    if "composed" in opt.models:
+        return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
+    if problem.linear is not None:
+        models = [opt.models[n] for n in problem.component_names]
+        return DGPUCB(DecomposedSurrogate(models, problem), beta)(X)
+    return h.mean(0) + np.sqrt(beta) * h.std(0)
 
 
 def calibration_run(
@@ -132,7 +148,8 @@ def calibration_run(
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
     ``level``, ``component``, ``bound`` (``central`` interval or ``upper`` bound):
     ``objective_coverage``, ``component_coverage``, ``ucb_used`` (coverage by
-    ``mean + √β_t sd``) and ``ucb_used_nominal`` (``Φ(√β_t)``); see :func:`reliability`.
+    the UCB bound, :func:`ucb_bound`) and ``ucb_used_nominal`` (``Φ(√β_t)``);
+    see :func:`reliability`.
     """
     from pp_decomp import Optimizer
     from pp_decomp.validate import check_positive_int

@@ -71,7 +71,7 @@ def format_table(rel) -> str:
         cells += [f"{float(rel['component_coverage'][j, i, 0]):.3f}" for j in range(len(names))]
         lines.append(f"| {q:.2f} | " + " | ".join(cells) + " |")
     lines.append(
-        f"\nBound used (mean + √β_t sd): coverage {float(rel['ucb_used']):.3f} at nominal "
+        f"\nUCB bound used (averaged over draws): coverage {float(rel['ucb_used']):.3f} at nominal "
         f"{float(rel['ucb_used_nominal']):.4f}; {rel.attrs.get('scored_steps')} scored steps."
     )
     return "\n".join(lines)
