@@ -148,8 +148,7 @@ def calibration_run(
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
     ``level``, ``component``, ``bound`` (``central`` interval or ``upper`` bound):
     ``objective_coverage``, ``component_coverage``, ``ucb_used`` (coverage by
-    the UCB bound, :func:`ucb_bound`) and ``ucb_used_nominal`` (``Φ(√β_t)``);
-    see :func:`reliability`.
+    :func:`ucb_bound`), ``ucb_used_nominal`` (``Φ(√β_t)``); see :func:`reliability`.
     """
     from pp_decomp import Optimizer
     from pp_decomp.validate import check_positive_int
