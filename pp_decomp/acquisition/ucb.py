@@ -25,9 +25,9 @@ class DGPUCB:
     ``E_s σ_s² + Var_s μ_s``: the mixture's variance adds the draws'
     disagreement about the mean to the exploration bonus, so full Bayes explored
     more than MAP wherever the hyperparameters were uncertain, and cost regret
-    for it (``benchmarks/prior_sweep.py --inference nuts``: paired with BoTorch's
-    composite loop on flu, +0.35 ± 0.15 with the mixture bound, −0.11 ± 0.16
-    integrated; 10 trials, docs/results.md).
+    for it. Paired with BoTorch's composite loop on the same flu trials (10 × 100,
+    docs/results.md): −0.002 ± 0.12 with the mixture bound, −0.112 ± 0.15
+    averaged; synthetic +6.7 ± 3.4 and +5.3 ± 2.8.
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float):
