@@ -95,12 +95,7 @@ class _Improvement:
     def _per_draw(self, X):
         if isinstance(self.model, ComposedSurrogate):
             return self.model.per_draw(X)
-        pairs = self.model.per_draw(X)
-        S = max(m.shape[0] for m, _ in pairs)
-        G = self.model.sign * self.model.linear.weights(X)
-        mean = sum(G[:, j] * np.resize(m, (S,) + m.shape[1:]) for j, (m, _) in enumerate(pairs))
-        var = sum(G[:, j] ** 2 * np.resize(v, (S,) + v.shape[1:]) for j, (_, v) in enumerate(pairs))
-        return mean, var
+        return self.model.linear_per_draw(X)
 
     def _samples(self, X) -> np.ndarray:
         return self.model.h(self.model.marginal_samples(X, self.draw_idx, self.z), X)

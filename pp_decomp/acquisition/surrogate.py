@@ -80,6 +80,19 @@ class DecomposedSurrogate:
         """Per-draw means and variances of each component: J pairs of (S_j, m) arrays."""
         return [c.predict_per_draw(X) for c in self.components]
 
+    def linear_per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of ``h = sign · Σ_j g_j(x) f_j(x)`` per joint draw: (S, m) each.
+
+        Draw ``s`` of every component is one joint draw (the components are
+        independent); components with fewer draws repeat theirs cyclically to
+        ``S``, the most any component has. Needs a linear ``g``."""
+        pairs = self.per_draw(X)
+        S = max(m.shape[0] for m, _ in pairs)
+        G = self.sign * self.linear.weights(X)
+        mean = sum(G[:, j] * np.resize(m, (S, m.shape[1])) for j, (m, _) in enumerate(pairs))
+        var = sum(G[:, j] ** 2 * np.resize(v, (S, v.shape[1])) for j, (_, v) in enumerate(pairs))
+        return mean, var
+
     def h(self, F, X) -> np.ndarray:
         """Signed composition ``sign · g(F; X)`` for ``F (..., m, J)``, ``X (m, d)``."""
         return self.sign * self.problem.compose(F, X)

@@ -36,12 +36,7 @@ class DGPUCB:
         self.model, self.beta = model, float(beta)
 
     def __call__(self, X) -> np.ndarray:
-        pairs = self.model.per_draw(X)
-        S = max(m.shape[0] for m, _ in pairs)
-        G = self.model.sign * self.model.linear.weights(X)
-        mean = sum(G[:, j] * np.resize(m, (S, m.shape[1])) for j, (m, _) in enumerate(pairs))
-        var = sum(G[:, j] ** 2 * np.resize(v, (S, v.shape[1])) for j, (_, v) in enumerate(pairs))
-        return integrated_ucb(mean, var, self.beta)
+        return integrated_ucb(*self.model.linear_per_draw(X), self.beta)
 
 
 def integrated_ucb(mean_s: np.ndarray, var_s: np.ndarray, beta: float) -> np.ndarray:
