@@ -14,7 +14,7 @@ from pp_decomp.components.priors import Priors
 CASES = [
     ("se", Priors()),
     ("matern52", Priors(ls_family="inverse-gamma", sigma_family="lognormal")),
-    ("matern32", Priors(mean_sd=0.0)),
+    ("matern32", Priors(sigma_family="gamma", mean_sd=0.0)),
     ("rq", Priors(sigma_family="lognormal", mean_sd=0.5)),
 ]
 
