@@ -45,7 +45,7 @@ def build_additive_model(
     and one ``eta_shared`` are drawn from those priors and ``ls (D,)``,
     ``eta (M,)`` are deterministic copies of them.
     """
-    rate = priors.eta_beta * np.sqrt(n_groups)
+    rate = np.float64(priors.eta_beta * np.sqrt(n_groups))  # float64: see priors._f64
     with pm.Model() as model:
         X = pm.Data("X", np.zeros((n, input_dim)))
         y = pm.Data("y", np.zeros(n))

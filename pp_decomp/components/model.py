@@ -35,11 +35,11 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
         X = pm.Data("X", np.zeros((n, input_dim)))
         y = pm.Data("y", np.zeros(n))
         ls = priors.pymc_ls(input_dim)
-        eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=priors.eta_beta)
+        eta = priors.pymc_eta()
         sigma = priors.pymc_sigma()
         alpha = None
         if kernel == "rq":
-            alpha = pm.Gamma("alpha", alpha=priors.alpha_alpha, beta=priors.alpha_beta)
+            alpha = priors.pymc_alpha()
         cov = pymc_cov(kernel, input_dim, ls, eta, alpha)
         if priors.mean_var > 0:  # the constant mean, integrated out
             cov = cov + pm.gp.cov.Constant(priors.mean_var)

@@ -10,6 +10,14 @@ LS_FAMILIES = ("lognormal", "inverse-gamma")
 SIGMA_FAMILIES = ("gamma", "lognormal")
 
 
+def _f64(value: float) -> np.float64:
+    """A prior's parameter as float64: PyMC stores a Python float in the smallest
+    dtype that holds it exactly (``400.0`` as float32) and then computes Gamma's
+    scale ``1/400`` in float32, off by 2e-8 relative, enough to move a tight
+    prior's log density by 1e-5 (``Gamma(400, 400)``)."""
+    return np.float64(value)
+
+
 @dataclass(frozen=True)
 class Priors:
     """Priors of ``ℓ`` (ARD lengthscales), ``η`` (amplitude), ``σ`` (noise sd), ``α`` (RQ
@@ -134,9 +142,21 @@ class Priors:
         import pymc as pm
 
         if self.ls_family == "lognormal":
-            mu = self.ls_loc + 0.5 * np.log(d)
-            return pm.LogNormal("ls", mu=mu, sigma=self.ls_scale, shape=d)
-        return pm.InverseGamma("ls", alpha=self.ls_alpha, beta=self.ls_beta, shape=d)
+            mu = _f64(self.ls_loc + 0.5 * np.log(d))
+            return pm.LogNormal("ls", mu=mu, sigma=_f64(self.ls_scale), shape=d)
+        return pm.InverseGamma("ls", alpha=_f64(self.ls_alpha), beta=_f64(self.ls_beta), shape=d)
+
+    def pymc_eta(self):
+        """The amplitude prior as a PyMC random variable ``eta`` (in a model)."""
+        import pymc as pm
+
+        return pm.Gamma("eta", alpha=_f64(self.eta_alpha), beta=_f64(self.eta_beta))
+
+    def pymc_alpha(self):
+        """The rational-quadratic shape prior as a PyMC random variable ``alpha``."""
+        import pymc as pm
+
+        return pm.Gamma("alpha", alpha=_f64(self.alpha_alpha), beta=_f64(self.alpha_beta))
 
     def sigma_log_center(self) -> float:
         """The centre of ``log σ``: the median (lognormal) or the log of the mean (gamma)."""
@@ -157,5 +177,5 @@ class Priors:
         import pymc as pm
 
         if self.sigma_family == "lognormal":
-            return pm.LogNormal("sigma", mu=self.sigma_loc, sigma=self.sigma_scale)
-        return pm.Gamma("sigma", alpha=self.sigma_alpha, beta=self.sigma_beta)
+            return pm.LogNormal("sigma", mu=_f64(self.sigma_loc), sigma=_f64(self.sigma_scale))
+        return pm.Gamma("sigma", alpha=_f64(self.sigma_alpha), beta=_f64(self.sigma_beta))
