@@ -68,6 +68,7 @@ class AdditivePosterior(DrawPosterior):
         self.ls = np.atleast_2d(np.asarray(ls, dtype=float))
         self.eta = np.atleast_2d(np.asarray(eta, dtype=float))
         self.sigma = np.atleast_1d(np.asarray(sigma, dtype=float))
+        self.jitter = jitter
         K = group_cov(self.X, self.X, self.ls, self.eta, self.W).sum(1)
         idx = np.arange(len(self.X))
         K[:, idx, idx] += (self.sigma**2)[:, None] + jitter
@@ -83,8 +84,8 @@ class AdditivePosterior(DrawPosterior):
 
     @property
     def noise_var(self) -> np.ndarray:
-        """Observation-noise variance ``σ_s²`` per draw: (S,)."""
-        return self.sigma**2
+        """Observation-noise variance per draw as the likelihood has it, ``σ_s² + jitter``: (S,)."""
+        return self.sigma**2 + self.jitter
 
     def group_per_draw(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw means and variances of the groups at ``Xnew (m, D)``: ``(S, M', m)`` each.

@@ -233,8 +233,8 @@ class MarginalGP:
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw means and variances at ``Xnew`` in original units: (S, m), (S, m)."""
         mean, var = self.posterior.per_draw(self._Xnew(Xnew))
-        if pred_noise:
-            var = var + (self.draws.sigma**2)[:, None]
+        if pred_noise:  # the likelihood's noise, jitter included (see noise_var)
+            var = var + (self.draws.sigma**2 + JITTER)[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
     def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:

@@ -196,8 +196,8 @@ class GPPosterior(DrawPosterior):
 
     @property
     def noise_var(self) -> np.ndarray:
-        """Observation-noise variance ``σ_s²`` per draw: (S,)."""
-        return self.draws.sigma**2
+        """Observation-noise variance per draw as the likelihood has it, ``σ_s² + jitter``: (S,)."""
+        return self.draws.sigma**2 + self.jitter
 
     def sample_jitter(self, cov):
         return self.jitter

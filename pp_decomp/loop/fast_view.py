@@ -18,7 +18,7 @@ import copy
 import numpy as np
 
 from pp_decomp.components.incremental import IncrementalPosterior
-from pp_decomp.components.posterior import DrawPosterior, mixture_moments
+from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.rng import as_generator
 
 
@@ -31,7 +31,8 @@ class FastPosterior(DrawPosterior):
 
     def __init__(self, post: IncrementalPosterior, draw_idx, scale_X, index=None):
         self.post, self.draw_idx, self.scale_X, self.index = post, draw_idx, scale_X, index
-        self.noise_var = post.draws.sigma[draw_idx] ** 2
+        # the likelihood's noise, jitter included, as ComponentGP.noise_var
+        self.noise_var = post.draws.sigma[draw_idx] ** 2 + JITTER
         self.n_draws = len(draw_idx)
         if index is not None:
             self._mean, self._var = post.per_draw(draw_idx)
@@ -103,7 +104,7 @@ class FastGPView:
         else:
             mean, var = self.comp.post.moments(self.comp.gp.scale_X(np.asarray(X, dtype=float)))
         if pred_noise and self._weighted:
-            var = var + float(self.comp.post.weights @ self.comp.post.draws.sigma**2)
+            var = var + float(self.comp.post.weights @ self.comp.post.draws.sigma**2) + JITTER
         elif pred_noise:
             var = var + float(self.posterior.noise_var.mean())
         return self.y_mean + self.y_std * mean, self.y_std**2 * var

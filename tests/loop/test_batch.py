@@ -62,7 +62,8 @@ def test_hallucinated_variance_is_the_gp_conditioned_on_its_own_mean_at_the_pend
     mean_j, cov_j = hallucinated.joint_predict_per_draw(Xq)
     np.testing.assert_allclose(np.diagonal(cov_j, axis1=1, axis2=2), var_h, rtol=1e-6, atol=1e-12)
     draws = hallucinated.sample(Xq, 4000, seed=2, joint=True)
-    np.testing.assert_allclose(draws.var(0), var_h[0], rtol=0.1, atol=1e-8)
+    # atol: the sampler's Cholesky jitter, 1e-6 of the largest variance
+    np.testing.assert_allclose(draws.var(0), var_h[0], rtol=0.1, atol=2e-6 * var_h[0].max())
 
 
 @pytest.mark.parametrize("strategy", BATCH)

@@ -112,7 +112,7 @@ def test_background_refits_resume_exactly_and_report_ess(domain, tmp_path):
 
     if domain == "candidates":
         problem, strategy = (
-            get_problem("synthetic", seed=2, n_components=2, n_points=120),
+            get_problem("synthetic", seed=5, n_components=2, n_points=120),
             "d-gpucb",
         )
     else:
