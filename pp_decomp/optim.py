@@ -14,14 +14,30 @@ from pp_decomp.validate import check_choice, check_positive_int
 CHUNK = 2048
 METHODS = ("auto", "lbfgs", "direct")
 TOL = 1e-9  # relative distance (to the domain's extent) within which two inputs are one
+# On a box, the half-width (relative to the extent, in every coordinate) of the
+# neighbourhood an excluded input takes with it: an input 1e-8 away from a
+# failed one is the same experiment, and a maximiser whose optimum sits in a
+# failing region would otherwise step 1e-8 at a time through it (seen: a
+# simulator failing on 1e-3-wide cells, asked hundreds of times in one cell)
+BOX_RADIUS = 1e-3
 
 
-def is_excluded(X: np.ndarray, excluded: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """Whether each row of ``X (m, d)`` is within tolerance of an excluded input: (m,) bool."""
+def exclusion_radius(domain) -> float:
+    """The relative half-width an excluded input takes with it on ``domain``: a
+    tolerance on candidate sets (each candidate is its own experiment),
+    :data:`BOX_RADIUS` on boxes."""
+    return 10 * TOL if isinstance(domain, CandidateSet) else BOX_RADIUS
+
+
+def is_excluded(
+    X: np.ndarray, excluded: np.ndarray, scale: np.ndarray, radius: float = 10 * TOL
+) -> np.ndarray:
+    """Whether each row of ``X (m, d)`` is within ``radius × scale`` of an excluded
+    input in every coordinate: (m,) bool."""
     if excluded is None or not len(excluded):
         return np.zeros(len(X), dtype=bool)
     d = np.abs(X[:, None, :] - excluded[None, :, :]) / scale
-    return np.any(np.all(d <= 10 * TOL, axis=-1), axis=1)
+    return np.any(np.all(d <= radius, axis=-1), axis=1)
 
 
 def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):
@@ -64,16 +80,17 @@ class _Excluding:
     """An acquisition that is ``-inf`` at excluded inputs (keeps ``tie_break`` and,
     excluding too, ``screen``)."""
 
-    def __init__(self, acq: Callable, exclude: np.ndarray, scale: np.ndarray):
-        self.acq, self.exclude, self.scale = acq, exclude, scale
+    def __init__(self, acq: Callable, exclude: np.ndarray, scale: np.ndarray, radius: float):
+        self.acq, self.exclude, self.scale, self.radius = acq, exclude, scale, radius
         if hasattr(acq, "tie_break"):
             self.tie_break = acq.tie_break
         if getattr(acq, "screen", None) is not None:
-            self.screen = _Excluding(acq.screen, exclude, scale)
+            self.screen = _Excluding(acq.screen, exclude, scale, radius)
 
     def __call__(self, X):
         vals = np.array(self.acq(X), dtype=float)
-        vals[is_excluded(np.asarray(X, dtype=float), self.exclude, self.scale)] = -np.inf
+        X = np.asarray(X, dtype=float)
+        vals[is_excluded(X, self.exclude, self.scale, self.radius)] = -np.inf
         return vals
 
 
@@ -255,12 +272,13 @@ def _pull_inside(box: Box, x: np.ndarray) -> np.ndarray:
 def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto", exclude=None):
     """Maximise ``acq`` over a :class:`CandidateSet` (exhaustive) or a :class:`Box`.
 
-    ``exclude (k, d)``: inputs never to return (failed evaluations): the
-    acquisition is ``-inf`` at them (within a tiny relative tolerance).
+    ``exclude (k, d)``: inputs never to return (failed or pending evaluations):
+    the acquisition is ``-inf`` at them (candidates) or within :data:`BOX_RADIUS`
+    of them (box).
     """
     if exclude is not None and len(exclude):
         b = domain.bounds
-        acq = _Excluding(acq, exclude, b[1] - b[0])
+        acq = _Excluding(acq, exclude, b[1] - b[0], exclusion_radius(domain))
 
     if isinstance(domain, CandidateSet):
         x, v, _ = maximize_candidates(acq, domain.X)

@@ -7,7 +7,7 @@ import numpy as np
 from pp_decomp._quiet import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate
-from pp_decomp.optim import is_excluded
+from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
 
@@ -64,7 +64,7 @@ def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
     choose otherwise (additive maximisers, a box's random design point).
     """
     x = np.asarray(x, dtype=float)
-    if not is_excluded(x[None], excluded, scale)[0]:
+    if not is_excluded(x[None], excluded, scale, exclusion_radius(domain))[0]:
         return x
     if isinstance(domain, CandidateSet):
         free = domain.X[~is_excluded(domain.X, excluded, scale)]

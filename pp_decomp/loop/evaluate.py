@@ -34,14 +34,36 @@ def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
     return None, reason
 
 
-def tell_outcome(opt, x, y, reason, bar) -> None:
-    """Tell an evaluation's components ``y``, or its failure ``reason`` when ``y`` is None."""
-    if y is None:
-        opt.tell_failure(x, reason)
-    else:
-        opt.tell(x, y)
-        if bar is not None:
-            bar.update()
+class Outcomes:
+    """Tells each evaluation's components ``y``, or its failure ``reason`` when ``y``
+    is None, to ``opt``; ticks ``bar`` on a success.
+
+    A run whose system fails ``limit`` times in a row raises, instead of asking
+    forever (a simulator that fails everywhere, or wherever the acquisition
+    looks): everything told so far stays in the results and the checkpoint, and
+    calling ``run`` again goes on from there.
+    """
+
+    def __init__(self, opt, bar, limit: int):
+        self.opt, self.bar, self.limit = opt, bar, limit
+        self.in_a_row = 0
+
+    def tell(self, x, y, reason) -> None:
+        if y is not None:
+            self.in_a_row = 0
+            self.opt.tell(x, y)
+            if self.bar is not None:
+                self.bar.update()
+            return
+        self.opt.tell_failure(x, reason)
+        self.in_a_row += 1
+        if self.in_a_row >= self.limit:
+            raise RuntimeError(
+                f"the last {self.in_a_row} evaluations all failed (max_failures_in_a_row="
+                f"{self.limit}); the last at x={np.asarray(x).tolist()}: {reason}. The "
+                f"{self.opt.n} successful evaluations and {len(self.opt.failures)} failures "
+                "are kept (results, checkpoint); call run again to go on"
+            )
 
 
 def _check_workers(opt, workers, scheduler) -> None:
@@ -58,7 +80,16 @@ def _check_workers(opt, workers, scheduler) -> None:
         raise TypeError(f"scheduler must be an address string; got {scheduler!r}")
 
 
-def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int, workers, scheduler):
+def run_loop(
+    opt,
+    n_iter: int,
+    progress: bool,
+    on_error: str,
+    retries: int,
+    workers,
+    scheduler,
+    max_failures_in_a_row: int,
+):
     """``Optimizer.run``: ask, evaluate under the error policy, tell, until ``n_iter``
     evaluations succeeded, here one at a time or with ``workers``/``scheduler``
     on Dask (:mod:`pp_decomp.loop.workers`); long phases show in the progress bar."""
@@ -71,16 +102,17 @@ def run_loop(opt, n_iter: int, progress: bool, on_error: str, retries: int, work
 
         desc = f"{opt.problem.name}/{opt.strategy.name}"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
+    outcomes = Outcomes(opt, bar, max_failures_in_a_row)
     with bar_context(bar):
         if workers is not None or scheduler is not None:
             from pp_decomp.loop.workers import run_workers
 
-            run_workers(opt, n_iter, workers, scheduler, on_error, retries, bar)
+            run_workers(opt, n_iter, workers, scheduler, on_error, retries, outcomes)
         while opt.n < n_iter:
             status("choosing the next input")
             x = opt.ask()
             rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
             status("evaluating")
-            tell_outcome(opt, x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries), bar)
+            outcomes.tell(x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries))
     if bar is not None:
         bar.close()

@@ -4,8 +4,10 @@ A system that fails at an input (a simulator crash, a lost sample, a non-finite
 output) is told with ``Optimizer.tell_failure(x, reason)``. The failure is kept
 in the results (dimension ``failure``) and the checkpoint, and the strategy does
 not ask that input again once it has failed more than ``max_retries`` times:
-on a candidate set it is masked, on a box the acquisition is ``-inf`` within a
-``1e-9``-relative ball around it.
+on a candidate set it is masked, on a box the acquisition is ``-inf`` within
+0.1% of the domain's extent of it in every coordinate
+(:data:`pp_decomp.optim.BOX_RADIUS`). A run stops with an error after
+``max_failures_in_a_row`` failures in a row (``Optimizer.run``).
 """
 
 from __future__ import annotations

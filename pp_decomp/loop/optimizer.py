@@ -202,6 +202,7 @@ class Optimizer:
         *,
         workers: int | None = None,
         scheduler: str | None = None,
+        max_failures_in_a_row: int = 25,
     ) -> xr.Dataset:
         """Evaluate the problem until ``n_iter`` evaluations succeeded (initial design included).
 
@@ -211,13 +212,15 @@ class Optimizer:
         same input up to ``retries`` more times first. ``workers=K`` keeps K
         evaluations in flight on an embedded Dask ``LocalCluster`` (``scheduler``:
         on an existing cluster), asking a new input as each result arrives
-        (:mod:`pp_decomp.loop.workers`).
+        (:mod:`pp_decomp.loop.workers`). ``max_failures_in_a_row`` failed
+        evaluations in a row stop the run with a RuntimeError (all kept).
         """
         from pp_decomp.loop.evaluate import run_loop
 
         check_choice(on_error, "on_error", ON_ERROR)
         n_iter = check_positive_int(n_iter, "n_iter")
-        run_loop(self, n_iter, progress, on_error, retries, workers, scheduler)
+        limit = check_positive_int(max_failures_in_a_row, "max_failures_in_a_row")
+        run_loop(self, n_iter, progress, on_error, retries, workers, scheduler, limit)
         return self.results()
 
     # ------------------------------------------------------------------ results & I/O

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.loop.evaluate import evaluate_with_policy, tell_outcome
+from pp_decomp.loop.evaluate import evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
 
 
@@ -27,10 +27,11 @@ def evaluate_task(problem, x, seed: int, key: int, on_error: str, retries: int):
     return evaluate_with_policy(problem, x, np.random.default_rng(seq), on_error, retries)
 
 
-def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, bar):
+def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, outcomes):
     """Keep ``min(workers, evaluations still needed)`` inputs in flight until
     ``n_iter`` evaluations succeeded (``workers=None`` on an existing cluster: as
-    many as it has workers)."""
+    many as it has workers); ``outcomes`` (:class:`~pp_decomp.loop.evaluate.Outcomes`)
+    tells the results as they arrive."""
     from dask.distributed import as_completed
     from distributed import KilledWorker
 
@@ -73,5 +74,5 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
                 if on_error == "raise":
                     raise
                 y, reason = None, f"KilledWorker: {err}"
-            tell_outcome(opt, x, y, reason, bar)
+            outcomes.tell(x, y, reason)
             refill()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp import acquisition as acq
-from pp_decomp.optim import is_excluded
+from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 
@@ -44,8 +44,9 @@ def _thompson(ctx: Context):
         h = ctx.decomposed.h(ctx.decomposed.joint_sample(X, ctx.rng), X)
     else:
         h = ctx.composed.joint_sample(X, ctx.rng)
-    b = ctx.problem.domain.bounds
-    h = np.where(is_excluded(X, ctx.excluded, b[1] - b[0]), -np.inf, h)
+    dom = ctx.problem.domain
+    b = dom.bounds
+    h = np.where(is_excluded(X, ctx.excluded, b[1] - b[0], exclusion_radius(dom)), -np.inf, h)
     i = int(np.argmax(h))
     return X[i].copy(), float(h[i])
 

@@ -242,8 +242,27 @@ def test_a_simulator_failing_at_ten_percent_of_inputs_completes_its_run():
     assert all("solver diverged" in r for r in opt.failures.reasons)
     asked = np.vstack([opt.X, opt.failures.X])
     failed = opt.failures.X
-    for x in failed:  # a failed input is never asked again (max_retries=0)
-        assert np.sum(np.all(np.isclose(asked, x, rtol=0, atol=1e-9), axis=1)) == 1
+    for x in failed:  # nothing within 0.1% of a failed input is asked again (max_retries=0)
+        assert np.sum(np.all(np.abs(asked - x) <= 1e-3, axis=1)) == 1
+
+
+def test_a_system_failing_everywhere_stops_the_run_after_so_many_in_a_row_keeping_all(tmp_path):
+    def components(X):
+        if len(X) == 1 and X[0, 0] > 0.05:  # (the problem checks its shape on a batch)
+            raise RuntimeError("out of licences")
+        return np.c_[X[:, 0], X[:, 1]]
+
+    problem = Problem(Box([[0, 1], [0, 1]]), components, n_components=2, weights=[1, 1])
+    path = tmp_path / "run.nc"
+    opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0, checkpoint=path)
+    opt.tell(np.array([0.01, 0.5]), components(np.array([[0.01, 0.5]]))[0])
+    with pytest.raises(RuntimeError, match=r"the last 6 evaluations all failed .*licences"):
+        opt.run(10, on_error="record", max_failures_in_a_row=6)
+    assert opt.n == 1 and len(opt.failures) == 6
+    back = Optimizer.resume(path, problem)
+    assert back.n == 1 and len(back.failures) == 6
+    with pytest.raises(ValueError, match="max_failures_in_a_row must be"):
+        opt.run(10, max_failures_in_a_row=0)
 
 
 # ---------------------------------------------------------------- kills at random moments
