@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.loop.records import NOISE_STREAM
+from pp_decomp.validate import check_positive_int
 
 
 def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
@@ -49,6 +50,7 @@ class Outcomes:
         self.in_a_row = 0
 
     def tell(self, x, y, reason) -> None:
+        """Tell ``y`` at ``x``, or the failure ``reason`` (``y`` None)."""
         if y is not None:
             self.in_a_row = 0
             self.opt.tell(x, y)
@@ -67,8 +69,6 @@ class Outcomes:
 
 
 def _check_workers(opt, workers, scheduler) -> None:
-    from pp_decomp.validate import check_positive_int
-
     if workers is not None:
         workers = check_positive_int(workers, "workers")
         if workers > 1 and not opt.strategy.needs.batch:
@@ -96,6 +96,7 @@ def run_loop(
     from pp_decomp._progress import bar_context, status
 
     _check_workers(opt, workers, scheduler)
+    max_failures_in_a_row = check_positive_int(max_failures_in_a_row, "max_failures_in_a_row")
     bar = None
     if progress:
         from tqdm.auto import tqdm

@@ -206,21 +206,18 @@ class Optimizer:
     ) -> xr.Dataset:
         """Evaluate the problem until ``n_iter`` evaluations succeeded (initial design included).
 
-        ``on_error`` says what a failed evaluation (an exception, a non-finite
-        output) does: ``"raise"`` stops the run (everything told so far is kept),
-        ``"record"`` tells it as a failure and goes on, ``"retry"`` evaluates the
-        same input up to ``retries`` more times first. ``workers=K`` keeps K
-        evaluations in flight on an embedded Dask ``LocalCluster`` (``scheduler``:
-        on an existing cluster), asking a new input as each result arrives
-        (:mod:`pp_decomp.loop.workers`). ``max_failures_in_a_row`` failed
-        evaluations in a row stop the run with a RuntimeError (all kept).
-        """
+        A failure (exception, non-finite output): ``on_error="raise"`` stops (all
+        told is kept), ``"record"`` tells it, ``"retry"`` retries ``retries`` times
+        first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps K in
+        flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
+        asking as each result arrives (:mod:`pp_decomp.loop.workers`)."""
         from pp_decomp.loop.evaluate import run_loop
 
         check_choice(on_error, "on_error", ON_ERROR)
         n_iter = check_positive_int(n_iter, "n_iter")
-        limit = check_positive_int(max_failures_in_a_row, "max_failures_in_a_row")
-        run_loop(self, n_iter, progress, on_error, retries, workers, scheduler, limit)
+        run_loop(
+            self, n_iter, progress, on_error, retries, workers, scheduler, max_failures_in_a_row
+        )
         return self.results()
 
     # ------------------------------------------------------------------ results & I/O
