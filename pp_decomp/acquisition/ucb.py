@@ -26,8 +26,8 @@ class DGPUCB:
     disagreement about the mean to the exploration bonus, so full Bayes explored
     more than MAP wherever the hyperparameters were uncertain, and cost regret
     for it. Paired with BoTorch's composite loop on the same flu trials (10 × 100,
-    docs/results.md): −0.002 ± 0.12 with the mixture bound, −0.112 ± 0.15
-    averaged; synthetic +6.7 ± 3.4 and +5.3 ± 2.8.
+    docs/results.md, the earlier priors): −0.002 ± 0.12 with the mixture bound,
+    −0.112 ± 0.15 averaged; synthetic +6.7 ± 3.4 and +5.3 ± 2.8.
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float):

@@ -181,6 +181,11 @@ class AdditiveGP(MarginalGP):
                 "the additive GP's per-group kernels use ls_family='inverse-gamma' priors; "
                 f"got Priors(ls_family={self.priors.ls_family!r})"
             )
+        if self.priors.sigma_family != "gamma":
+            raise ValueError(
+                "the additive GP's noise prior is sigma_family='gamma'; "
+                f"got Priors(sigma_family={self.priors.sigma_family!r})"
+            )
         self.groups = [tuple(int(v) for v in g) for g in groups]
         if not self.groups:
             raise ValueError("groups must hold at least one group")

@@ -12,7 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.priors import Priors, f64
 
 
 class MaskedAdditiveExpQuad(pm.gp.cov.Covariance):
@@ -45,20 +45,22 @@ def build_additive_model(
     and one ``eta_shared`` are drawn from those priors and ``ls (D,)``,
     ``eta (M,)`` are deterministic copies of them.
     """
-    rate = np.float64(priors.eta_beta * np.sqrt(n_groups))  # float64: see priors._f64
+    rate = f64(priors.eta_beta * np.sqrt(n_groups))
     with pm.Model() as model:
         X = pm.Data("X", np.zeros((n, input_dim)))
         y = pm.Data("y", np.zeros(n))
         W = pm.Data("W", np.ones((n_groups, input_dim)))
         if shared:
-            ls1 = pm.InverseGamma("ls_shared", alpha=priors.ls_alpha, beta=priors.ls_beta)
-            eta1 = pm.Gamma("eta_shared", alpha=priors.eta_alpha, beta=rate)
+            ls1 = pm.InverseGamma("ls_shared", alpha=f64(priors.ls_alpha), beta=f64(priors.ls_beta))
+            eta1 = pm.Gamma("eta_shared", alpha=f64(priors.eta_alpha), beta=rate)
             ls = pm.Deterministic("ls", pt.alloc(ls1, input_dim))
             eta = pm.Deterministic("eta", pt.alloc(eta1, n_groups))
         else:
-            ls = pm.InverseGamma("ls", alpha=priors.ls_alpha, beta=priors.ls_beta, shape=input_dim)
-            eta = pm.Gamma("eta", alpha=priors.eta_alpha, beta=rate, shape=n_groups)
-        sigma = pm.Gamma("sigma", alpha=priors.sigma_alpha, beta=priors.sigma_beta)
+            ls = pm.InverseGamma(
+                "ls", alpha=f64(priors.ls_alpha), beta=f64(priors.ls_beta), shape=input_dim
+            )
+            eta = pm.Gamma("eta", alpha=f64(priors.eta_alpha), beta=rate, shape=n_groups)
+        sigma = pm.Gamma("sigma", alpha=f64(priors.sigma_alpha), beta=f64(priors.sigma_beta))
         gp = pm.gp.Marginal(cov_func=MaskedAdditiveExpQuad(input_dim, ls, eta, W))
         gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma, jitter=JITTER)
     return model

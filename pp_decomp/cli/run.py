@@ -67,6 +67,13 @@ def add_parsers(sub) -> None:
         help="a failed evaluation stops the run (default), is recorded and skipped, or is "
         "retried twice before it is recorded",
     )
+    u.add_argument(
+        "--max-failures-in-a-row",
+        type=int,
+        default=25,
+        help="with --on-error record/retry, stop the run (all kept) after this many "
+        "failed evaluations in a row (default 25)",
+    )
     _add_worker_flags(u)
     u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
     u.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -202,6 +209,7 @@ def cmd_run(args) -> int:
             args.iterations,
             progress=not args.quiet,
             on_error=args.on_error,
+            max_failures_in_a_row=args.max_failures_in_a_row,
             workers=args.workers,
             scheduler=args.scheduler,
         )

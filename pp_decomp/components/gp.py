@@ -20,7 +20,8 @@ class ComponentGP(MarginalGP):
 
     The model (:func:`pp_decomp.components.model.build_model`) is
 
-    ``ℓ_d ~ LogNormal`` (dimension-scaled), ``η ~ Gamma``, ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
+    ``ℓ_d ~ LogNormal`` (dimension-scaled), ``η ~ Gamma``, ``σ ~ LogNormal``
+    (``α ~ Gamma`` for ``rq``),
     ``ỹ ~ MvNormal(0, η² k_ℓ(X̃, X̃) + c + (σ² + 10⁻⁶) I)``
 
     on unit-scaled inputs ``X̃ = (X - lower) / (upper - lower)`` and standardised

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.posterior import JITTER
 from pp_decomp.kernels import canonical_kernel
 
 
@@ -132,7 +133,10 @@ class KnownKernels:
                     "on another scale"
                 )
             d = c.draws
-            draws.append(HyperDraws(d.ls, d.eta * c.y_std, d.sigma * c.y_std, d.alpha))
+            # the same noise in original units, jitter included: y_std² (σ² + J) = σ'² + J
+            var = c.y_std**2 * (d.sigma**2 + JITTER) - JITTER
+            sigma = np.sqrt(np.maximum(var, 0.0))
+            draws.append(HyperDraws(d.ls, d.eta * c.y_std, sigma, d.alpha))
         return cls(
             kernels.pop(),
             tuple(draws[: len(components)]),

@@ -24,7 +24,7 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
     """The PyMC model ``y ~ MvNormal(0, η² k_ℓ(X, X) + c + (σ² + jitter) I)``.
 
     ``ℓ_d`` lognormal (dimension-scaled) or inverse gamma, ``η ~ Gamma``,
-    ``σ ~ Gamma`` (``α ~ Gamma`` for ``rq``),
+    ``σ ~ LogNormal`` or ``Gamma`` (``α ~ Gamma`` for ``rq``),
     ``c = mean_sd²`` the integrated constant mean;
     ``X`` (n, d) and ``y`` (n,) are ``pm.Data`` placeholders filled with zeros;
     swap them with ``pm.set_data`` or nutpie's ``with_data``.

@@ -10,7 +10,7 @@ LS_FAMILIES = ("lognormal", "inverse-gamma")
 SIGMA_FAMILIES = ("gamma", "lognormal")
 
 
-def _f64(value: float) -> np.float64:
+def f64(value: float) -> np.float64:
     """A prior's parameter as float64: PyMC stores a Python float in the smallest
     dtype that holds it exactly (``400.0`` as float32) and then computes Gamma's
     scale ``1/400`` in float32, off by 2e-8 relative, enough to move a tight
@@ -48,9 +48,10 @@ class Priors:
       noise is 1e-4) is fitted as one and a noisy one as noisy. With ``η`` tied,
       the earlier ``σ ~ Gamma(2, 20)`` (mean 0.1, density zero at 0; still
       ``sigma_family="gamma"``) left the synthetic regret +1.43 ± 1.25 above
-      BoTorch's and this one −1.17 ± 0.90 below (flu: −0.07 ± 0.05), measured
-      by ``benchmarks/prior_sweep.py`` (docs/results.md, "Against BoTorch's
-      composite loop", for full Bayes and for other trials);
+      BoTorch's and this one −1.17 ± 0.90 below (flu: +0.01 ± 0.09, level),
+      measured by ``pp-decomp bench`` and ``benchmarks/paired_compare.py``
+      (docs/results.md, "Against BoTorch's composite loop", with full Bayes
+      and on other trials);
     * ``α ~ Gamma(alpha_alpha, alpha_beta)`` for the rational-quadratic kernel;
     * a constant mean ``m ~ Normal(0, mean_sd²)`` added to the zero-mean GP of the
       standardised output and integrated analytically: the kernel gains the
@@ -142,21 +143,21 @@ class Priors:
         import pymc as pm
 
         if self.ls_family == "lognormal":
-            mu = _f64(self.ls_loc + 0.5 * np.log(d))
-            return pm.LogNormal("ls", mu=mu, sigma=_f64(self.ls_scale), shape=d)
-        return pm.InverseGamma("ls", alpha=_f64(self.ls_alpha), beta=_f64(self.ls_beta), shape=d)
+            mu = f64(self.ls_loc + 0.5 * np.log(d))
+            return pm.LogNormal("ls", mu=mu, sigma=f64(self.ls_scale), shape=d)
+        return pm.InverseGamma("ls", alpha=f64(self.ls_alpha), beta=f64(self.ls_beta), shape=d)
 
     def pymc_eta(self):
         """The amplitude prior as a PyMC random variable ``eta`` (in a model)."""
         import pymc as pm
 
-        return pm.Gamma("eta", alpha=_f64(self.eta_alpha), beta=_f64(self.eta_beta))
+        return pm.Gamma("eta", alpha=f64(self.eta_alpha), beta=f64(self.eta_beta))
 
     def pymc_alpha(self):
         """The rational-quadratic shape prior as a PyMC random variable ``alpha``."""
         import pymc as pm
 
-        return pm.Gamma("alpha", alpha=_f64(self.alpha_alpha), beta=_f64(self.alpha_beta))
+        return pm.Gamma("alpha", alpha=f64(self.alpha_alpha), beta=f64(self.alpha_beta))
 
     def sigma_log_center(self) -> float:
         """The centre of ``log σ``: the median (lognormal) or the log of the mean (gamma)."""
@@ -177,5 +178,5 @@ class Priors:
         import pymc as pm
 
         if self.sigma_family == "lognormal":
-            return pm.LogNormal("sigma", mu=_f64(self.sigma_loc), sigma=_f64(self.sigma_scale))
-        return pm.Gamma("sigma", alpha=_f64(self.sigma_alpha), beta=_f64(self.sigma_beta))
+            return pm.LogNormal("sigma", mu=f64(self.sigma_loc), sigma=f64(self.sigma_scale))
+        return pm.Gamma("sigma", alpha=f64(self.sigma_alpha), beta=f64(self.sigma_beta))

@@ -17,7 +17,7 @@ import numpy as np
 
 from pp_decomp.loop.context import build_context, chosen_or_fallback, design_complete, design_point
 from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
-from pp_decomp.optim import is_excluded
+from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import check_positive_int
 
@@ -37,7 +37,8 @@ def ask_batch(opt, q: int) -> np.ndarray:
 
 def _busy(opt) -> np.ndarray:
     """Inputs not to ask: failed for good, or pending: (k, d)."""
-    return np.vstack([opt.failures.excluded(opt._scale), opt.pending.X])
+    radius = exclusion_radius(opt.problem.domain)
+    return np.vstack([opt.failures.excluded(opt._scale, radius), opt.pending.X])
 
 
 def _check_batch(opt, q: int, new: int) -> None:

@@ -104,16 +104,18 @@ def run_loop(
         desc = f"{opt.problem.name}/{opt.strategy.name}"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
     outcomes = Outcomes(opt, bar, max_failures_in_a_row)
-    with bar_context(bar):
-        if workers is not None or scheduler is not None:
-            from pp_decomp.loop.workers import run_workers
+    try:
+        with bar_context(bar):
+            if workers is not None or scheduler is not None:
+                from pp_decomp.loop.workers import run_workers
 
-            run_workers(opt, n_iter, workers, scheduler, on_error, retries, outcomes)
-        while opt.n < n_iter:
-            status("choosing the next input")
-            x = opt.ask()
-            rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
-            status("evaluating")
-            outcomes.tell(x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries))
-    if bar is not None:
-        bar.close()
+                run_workers(opt, n_iter, workers, scheduler, on_error, retries, outcomes)
+            while opt.n < n_iter:
+                status("choosing the next input")
+                x = opt.ask()
+                rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
+                status("evaluating")
+                outcomes.tell(x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries))
+    finally:  # a stopped run leaves no half-drawn bar behind
+        if bar is not None:
+            bar.close()

@@ -38,14 +38,14 @@ class FailureLog:
         self.after.append(int(n_done))
         self.phases.append(str(phase))
 
-    def excluded(self, scale: np.ndarray) -> np.ndarray:
-        """Inputs failed more than ``max_retries`` times: (k, d). ``scale`` (d,) is the
-        domain's extent, for the tolerance."""
-        if not len(self):
+    def excluded(self, scale: np.ndarray, radius: float = 10 * TOL) -> np.ndarray:
+        """Inputs with more than ``max_retries`` failures within ``radius × scale``
+        of them (``scale`` (d,) the domain's extent; see
+        :func:`~pp_decomp.optim.exclusion_radius`): (k, d)."""
+        if not len(self) or self.max_retries == 0:
             return self.X
-        keys = np.round(self.X / (TOL * scale)).astype(np.int64)
-        _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        return self.X[counts[inverse.ravel()] > self.max_retries]
+        near = np.all(np.abs(self.X[:, None] - self.X[None]) / scale <= radius, axis=-1)
+        return self.X[near.sum(axis=1) > self.max_retries]
 
     def state(self) -> dict:
         """JSON-serialisable form for the checkpoint."""

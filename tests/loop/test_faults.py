@@ -295,3 +295,18 @@ def test_eight_kills_at_random_moments_resume_to_the_uninterrupted_choices(tmp_p
     np.testing.assert_array_equal(done["x"].values, want["x"].values)
     np.testing.assert_array_equal(done["y"].values, want["y"].values)
     assert _stray(tmp_path) == []
+
+
+def test_retries_count_the_failures_within_the_neighbourhood_an_input_excludes():
+    from pp_decomp.loop.failures import FailureLog
+    from pp_decomp.optim import BOX_RADIUS
+
+    log = FailureLog(2, max_retries=1)
+    scale = np.array([2.0, 1.0])
+    for x in ([0.5, 0.5], [0.5 + 1e-8, 0.5], [1.2, 0.2]):
+        log.record(np.array(x), "crashed", 3, "acquisition")
+    # a hair apart: one input that failed twice, excluded; the third failed once
+    np.testing.assert_array_equal(log.excluded(scale, BOX_RADIUS), log.X[:2])
+    log.record(np.array([1.2 + 1.5 * BOX_RADIUS * 2.0, 0.2]), "crashed", 3, "acquisition")
+    assert len(log.excluded(scale, BOX_RADIUS)) == 2  # 1.5 radii away: another input
+    assert len(FailureLog(2).excluded(scale)) == 0
