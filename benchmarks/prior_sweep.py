@@ -12,11 +12,11 @@ points), so the runs pair with the peer's runs in ``--bench``'s ``bench.nc``
 mean, and the paired difference ours − peer, over trials.
 
 The defaults' figures against ``botorch-composite`` (``docs/results/peers``,
-MAP, 10 trials × 100 evaluations) and the variants the issue-17 note reports:
+MAP, 10 trials × 100 evaluations) and the earlier default priors':
 
     python benchmarks/prior_sweep.py --problem synthetic
-    python benchmarks/prior_sweep.py --problem synthetic eta_alpha=400 eta_beta=400 \\
-        sigma_family=lognormal sigma_loc=-4 sigma_scale=1.5
+    python benchmarks/prior_sweep.py --problem synthetic eta_alpha=5 eta_beta=4 \\
+        sigma_family=gamma
 """
 
 from __future__ import annotations
