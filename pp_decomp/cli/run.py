@@ -60,6 +60,15 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="replace the run in --out (kept as .NAME.bak until the new run's first evaluation)",
     )
+    _add_error_flags(u)
+    _add_worker_flags(u)
+    u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
+    u.add_argument("--quiet", action="store_true", help="no progress bar")
+    u.set_defaults(func=cmd_run)
+    _add_plot_parser(sub)
+
+
+def _add_error_flags(u) -> None:
     u.add_argument(
         "--on-error",
         default="raise",
@@ -74,11 +83,6 @@ def add_parsers(sub) -> None:
         help="with --on-error record/retry, stop the run (all kept) after this many "
         "failed evaluations in a row (default 25)",
     )
-    _add_worker_flags(u)
-    u.add_argument("--plot", action="store_true", help="also write a plot next to --out")
-    u.add_argument("--quiet", action="store_true", help="no progress bar")
-    u.set_defaults(func=cmd_run)
-    _add_plot_parser(sub)
 
 
 def _add_worker_flags(u) -> None:
