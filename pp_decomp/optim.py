@@ -29,15 +29,20 @@ def exclusion_radius(domain) -> float:
     return 10 * TOL if isinstance(domain, CandidateSet) else BOX_RADIUS
 
 
+def within(X: np.ndarray, Y: np.ndarray, scale: np.ndarray, radius: float) -> np.ndarray:
+    """Whether row ``i`` of ``X (m, d)`` is within ``radius × scale`` of row ``k``
+    of ``Y (n, d)`` in every coordinate: (m, n) bool."""
+    return np.all(np.abs(X[:, None, :] - Y[None, :, :]) / scale <= radius, axis=-1)
+
+
 def is_excluded(
     X: np.ndarray, excluded: np.ndarray, scale: np.ndarray, radius: float = 10 * TOL
 ) -> np.ndarray:
-    """Whether each row of ``X (m, d)`` is within ``radius × scale`` of an excluded
-    input in every coordinate: (m,) bool."""
+    """Whether each row of ``X (m, d)`` is :func:`within` ``radius`` of an excluded
+    input: (m,) bool."""
     if excluded is None or not len(excluded):
         return np.zeros(len(X), dtype=bool)
-    d = np.abs(X[:, None, :] - excluded[None, :, :]) / scale
-    return np.any(np.all(d <= radius, axis=-1), axis=1)
+    return within(X, excluded, scale, radius).any(axis=1)
 
 
 def maximize_candidates(acq: Callable, X: np.ndarray, chunk: int = CHUNK):

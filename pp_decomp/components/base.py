@@ -27,7 +27,7 @@ from pp_decomp.components.nuts import (
     fit_until_converged,
     reweighted_summary,
 )
-from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.components.posterior import DrawPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
@@ -228,13 +228,13 @@ class MarginalGP:
     @property
     def noise_var(self) -> np.ndarray:
         """Observation-noise variance per draw in original units, jitter included: (S,)."""
-        return self.y_std**2 * (self.draws.sigma**2 + JITTER)
+        return self.y_std**2 * self.posterior.noise_var
 
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw means and variances at ``Xnew`` in original units: (S, m), (S, m)."""
         mean, var = self.posterior.per_draw(self._Xnew(Xnew))
-        if pred_noise:  # the likelihood's noise, jitter included (see noise_var)
-            var = var + (self.draws.sigma**2 + JITTER)[:, None]
+        if pred_noise:  # the likelihood's noise, jitter included
+            var = var + self.posterior.noise_var[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
     def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pp_decomp.optim import TOL
+from pp_decomp.optim import TOL, within
 
 
 class FailureLog:
@@ -44,8 +44,7 @@ class FailureLog:
         :func:`~pp_decomp.optim.exclusion_radius`): (k, d)."""
         if not len(self) or self.max_retries == 0:
             return self.X
-        near = np.all(np.abs(self.X[:, None] - self.X[None]) / scale <= radius, axis=-1)
-        return self.X[near.sum(axis=1) > self.max_retries]
+        return self.X[within(self.X, self.X, scale, radius).sum(axis=1) > self.max_retries]
 
     def state(self) -> dict:
         """JSON-serialisable form for the checkpoint."""
