@@ -119,6 +119,19 @@ def test_continuous_box_with_budget_and_minimisation():
         assert float(ds["simple_regret"][-1]) < 0.1
 
 
+def test_default_beta_is_the_domains_schedule(small_synthetic, tmp_path):
+    from pp_decomp.acquisition import BetaContinuous, BetaDiscrete, BetaKandasamy
+
+    flu = get_problem("flu", seed=0)
+    box = Optimizer(flu, "d-gpucb", n_init=3, seed=0).settings.beta
+    assert box == BetaKandasamy(5) and box(50) == pytest.approx(np.log(100))
+    assert isinstance(Optimizer(small_synthetic, "d-gpucb").settings.beta, BetaDiscrete)
+    # a run stored under the earlier box default resumes with the schedule it ran with
+    path = tmp_path / "r.nc"
+    Optimizer(flu, "d-gpucb", n_init=3, seed=0, beta=BetaContinuous(5), checkpoint=path).run(3)
+    assert Optimizer.resume(path, flu).settings.beta == BetaContinuous(5)
+
+
 @pytest.mark.slow
 def test_sigkill_then_resume_loses_nothing(tmp_path):
     args = [
