@@ -93,10 +93,12 @@ class HallucinatedGP:
         mean, cov = self.joint_predict_per_draw(X, uniq)
         diag = np.arange(len(X))
         scale = np.abs(cov[:, diag, diag]).max(axis=1, keepdims=True)
-        cov[:, diag, diag] += 1e-6 * np.maximum(scale, 1e-12)
-        if pred_noise:
+        jitter = 1e-6 * np.maximum(scale, 1e-12)
+        if pred_noise:  # the noise holds the likelihood's jitter: not added twice
             _, var_f = self.gp.predict_per_draw(X)
-            cov[:, diag, diag] += (self.gp.predict_per_draw(X, True)[1] - var_f)[uniq]
+            noise = (self.gp.predict_per_draw(X, True)[1] - var_f)[uniq]
+            jitter = np.maximum(jitter, noise)
+        cov[:, diag, diag] += jitter
         L = np.linalg.cholesky(cov)
         return mean[inverse] + np.einsum("kij,kj->ki", L[inverse], z)
 

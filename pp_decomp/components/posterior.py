@@ -139,9 +139,12 @@ class DrawPosterior:
             uniq, inverse = np.unique(s_idx, return_inverse=True)
             mean, cov = self.joint_per_draw(Xnew, uniq)
             diag = np.arange(m)
-            cov[:, diag, diag] += self.sample_jitter(cov)
+            # the noise variance already holds the likelihood's jitter: adding the
+            # sample jitter as well would count it twice
+            jitter = self.sample_jitter(cov)
             if noise:
-                cov[:, diag, diag] += self.noise_per_draw(Xnew)[uniq]
+                jitter = np.maximum(jitter, self.noise_per_draw(Xnew)[uniq])
+            cov[:, diag, diag] += jitter
             Lc = np.linalg.cholesky(cov)
             return mean[inverse] + np.einsum("kij,kj->ki", Lc[inverse], z)
         mean_s, var_s = self.per_draw(Xnew)

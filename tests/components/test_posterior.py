@@ -102,3 +102,25 @@ def test_pred_noise_adds_noise_variance(rng):
     _, v = gp.predict([[0.5]])
     _, vn = gp.predict([[0.5]], pred_noise=True)
     np.testing.assert_allclose(vn - v, 0.04 + JITTER)  # the likelihood's noise, jitter included
+
+
+def test_joint_noisy_samples_count_the_jitter_once(rng):
+    from pp_decomp.acquisition.hallucination import HallucinatedGP
+
+    # σ² equal to the jitter, at the observed inputs: the latent variance is of the
+    # same order, so a jitter counted twice shows as a third more variance
+    X = rng.uniform(size=(6, 1))
+    y = np.sin(5 * X[:, 0])
+    draws = HyperDraws(ls=[[0.4]], eta=[1.0], sigma=[np.sqrt(JITTER)])
+    post = GPPosterior("se", X, y, draws)
+    var_f = post.per_draw(X[:2])[1][0]
+    expected = var_f + post.noise_var[0]
+    draws_y = post.sample(X[:2], 40_000, np.random.default_rng(0), joint=True, noise=True)
+    np.testing.assert_allclose(draws_y.var(axis=0), expected, rtol=0.04)
+
+    gp = ComponentGP("se", 1).condition(X, y, draws)
+    hall = HallucinatedGP(gp, rng.uniform(size=(1, 1)))
+    Xq = X[2:4]
+    expected = hall.predict_per_draw(Xq, pred_noise=True)[1][0]
+    samples = hall.sample(Xq, 40_000, seed=1, joint=True, pred_noise=True)
+    np.testing.assert_allclose(samples.var(axis=0), expected, rtol=0.04)
