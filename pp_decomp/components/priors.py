@@ -159,6 +159,20 @@ class Priors:
 
         return pm.Gamma("alpha", alpha=f64(self.alpha_alpha), beta=f64(self.alpha_beta))
 
+    def log_variance(self, name: str) -> float:
+        """The prior variance of ``log η`` (``name="eta"``) or ``log σ`` (``"sigma"``):
+        ``ψ₁(a)`` (the trigamma function) for a ``Gamma(a, b)``, ``s²`` for a
+        ``LogNormal(μ, s)``."""
+        from scipy.special import polygamma
+
+        if name == "eta":
+            return float(polygamma(1, self.eta_alpha))
+        if name == "sigma":
+            if self.sigma_family == "lognormal":
+                return float(self.sigma_scale) ** 2
+            return float(polygamma(1, self.sigma_alpha))
+        raise ValueError(f"name must be 'eta' or 'sigma'; got {name!r}")
+
     def sigma_log_center(self) -> float:
         """The centre of ``log σ``: the median (lognormal) or the log of the mean (gamma)."""
         if self.sigma_family == "lognormal":

@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pp_decomp._progress import status
-from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.components import ComponentGP, HyperDraws, Priors
 from pp_decomp.components.importance import prior_importance_fit
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.components.refresh import refresh_fit
@@ -88,17 +88,35 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
         return gp
     if init is not None:
         gp._set_data(X, y)
-        init = rescaled(init, init_y_std / gp.y_std)
+        init = rescaled(init, init_y_std / gp.y_std, gp.priors)
     if refresh and refresh_fit(gp, X, y, init, gp_args["max_draws"], rng):
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
 
 
-def rescaled(draws: HyperDraws, factor: float) -> HyperDraws:
-    """``draws`` with the amplitude and noise (in standardised output units)
-    multiplied by ``factor``: the old standard deviation of ``y`` over the new."""
-    return replace(draws, eta=draws.eta * factor, sigma=draws.sigma * factor)
+def rescaled(draws: HyperDraws, factor: float, priors: Priors) -> HyperDraws:
+    """``draws`` moved to where the posterior is after the outputs' standardisation
+    changed by ``factor`` (the old standard deviation of ``y`` over the new).
+
+    The amplitude and noise are in standardised units, so their likelihood moves
+    by ``factor``; their prior does not. In a Gaussian approximation of ``log θ``
+    with prior variance ``s₀²`` and posterior variance ``s₁²`` (of the draws),
+    the likelihood's share of the posterior precision is ``1 − s₁²/s₀²``, and the
+    posterior mean moves by that share of ``log factor``: ``θ · factor^(1 − s₁²/s₀²)``
+    (clipped to ``[0, 1]``). Where the data decide (``s₁ ≪ s₀``) that is the full
+    rescaling; where the prior does, none: the default ``η ~ Gamma(400, 400)``,
+    and a noise below the jitter, which the data cannot resolve. Rescaling those
+    by the full factor put the refresh's proposal (:mod:`pp_decomp.components.refresh`)
+    off the posterior: on the synthetic problem 24 of its 36 attempts had an ESS
+    under 20 (of 4096) and fell back to NUTS.
+    """
+    moved = {}
+    for name in ("eta", "sigma"):
+        values = getattr(draws, name)
+        share = 1.0 - np.var(np.log(values)) / priors.log_variance(name)
+        moved[name] = values * factor ** float(np.clip(share, 0.0, 1.0))
+    return replace(draws, **moved)
 
 
 class FastComponent:

@@ -314,3 +314,32 @@ def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
     mix_v = (var_s + mean_s**2).mean(0) - mix_m**2
     np.testing.assert_allclose(m, Comp.gp.y_mean + Comp.gp.y_std * mix_m, rtol=1e-10)
     np.testing.assert_allclose(v, Comp.gp.y_std**2 * mix_v, rtol=1e-8)
+
+
+def test_rescaled_moves_only_what_the_data_decide(rng):
+    from pp_decomp.components import Priors
+    from pp_decomp.loop.update_fast import rescaled
+
+    S = 4000
+    priors = Priors()  # η ~ Gamma(400, 400), σ ~ LogNormal(-4, 1.5)
+    # η as tight as its prior, σ well determined by the data: only σ moves, by the factor
+    tight = HyperDraws(
+        ls=np.full((S, 1), 0.3),
+        eta=rng.gamma(400, size=S) / 400,
+        sigma=np.exp(rng.normal(-2.0, 0.05, S)),
+    )
+    moved = rescaled(tight, 1.3, priors)
+    np.testing.assert_allclose(moved.eta, tight.eta, rtol=0.02)
+    np.testing.assert_allclose(moved.sigma / tight.sigma, 1.3**0.999, rtol=1e-3)
+    np.testing.assert_array_equal(moved.ls, tight.ls)
+    # under the earlier loose amplitude prior a well-determined η moves with the factor,
+    # and a noise spread like its prior (below the jitter: unresolved) stays
+    loose = Priors(eta_alpha=5, eta_beta=4)
+    draws = HyperDraws(
+        ls=np.full((S, 1), 0.3),
+        eta=np.exp(rng.normal(0.1, 0.05, S)),
+        sigma=np.exp(rng.normal(-4.0, 1.5, S)),
+    )
+    moved = rescaled(draws, 0.8, loose)
+    np.testing.assert_allclose(moved.eta / draws.eta, 0.8, rtol=0.01)
+    np.testing.assert_allclose(moved.sigma, draws.sigma, rtol=0.02)
