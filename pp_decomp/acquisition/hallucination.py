@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.components.posterior import joint_samples, mixture_moments
 from pp_decomp.rng import as_generator
 from pp_decomp.validate import check_positive_int
 
@@ -37,9 +37,13 @@ class HallucinatedGP:
     def __init__(self, gp, P: np.ndarray):
         self.gp, self.name = gp, gp.name
         self.P = np.atleast_2d(np.asarray(P, dtype=float))
-        _, var_f = gp.predict_per_draw(self.P)
-        _, var_y = gp.predict_per_draw(self.P, pred_noise=True)
-        self._noise_P = np.maximum(var_y - var_f, 0.0)  # each draw's noise at P: (S, k)
+        self._noise_P = self._noise(self.P)
+
+    def _noise(self, X: np.ndarray) -> np.ndarray:
+        """Each draw's observation-noise variance at ``X``: (S, m)."""
+        _, var_f = self.gp.predict_per_draw(X)
+        _, var_y = self.gp.predict_per_draw(X, pred_noise=True)
+        return np.maximum(var_y - var_f, 0.0)
 
     @property
     def n_draws(self) -> int:
@@ -93,14 +97,8 @@ class HallucinatedGP:
         mean, cov = self.joint_predict_per_draw(X, uniq)
         diag = np.arange(len(X))
         scale = np.abs(cov[:, diag, diag]).max(axis=1, keepdims=True)
-        jitter = 1e-6 * np.maximum(scale, 1e-12)
-        if pred_noise:  # the noise holds the likelihood's jitter: not added twice
-            _, var_f = self.gp.predict_per_draw(X)
-            noise = (self.gp.predict_per_draw(X, True)[1] - var_f)[uniq]
-            jitter = np.maximum(jitter, noise)
-        cov[:, diag, diag] += jitter
-        L = np.linalg.cholesky(cov)
-        return mean[inverse] + np.einsum("kij,kj->ki", L[inverse], z)
+        noise = self._noise(X)[uniq] if pred_noise else None
+        return joint_samples(mean, cov, inverse, z, 1e-6 * np.maximum(scale, 1e-12), noise)
 
 
 def hallucinate(surrogate, P: np.ndarray):

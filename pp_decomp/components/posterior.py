@@ -95,6 +95,21 @@ def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, 
     return mean, var
 
 
+def joint_samples(mean, cov, inverse, z, jitter, noise=None) -> np.ndarray:
+    """``mean[inverse] + L[inverse] z``: joint samples from per-draw means (S', m)
+    and covariances (S', m, m), ``L`` their Cholesky factors with ``jitter`` on
+    the diagonal, or the observation ``noise`` (S', m) where given and larger (it
+    already holds the likelihood's jitter, which would otherwise count twice).
+    ``cov`` is changed in place; ``inverse`` (n,) picks each sample's draw and
+    ``z`` (n, m) are its standard normals: (n, m)."""
+    if noise is not None:
+        jitter = np.maximum(jitter, noise)
+    diag = np.arange(cov.shape[-1])
+    cov[:, diag, diag] += jitter
+    L = np.linalg.cholesky(cov)
+    return mean[inverse] + np.einsum("kij,kj->ki", L[inverse], z)
+
+
 class DrawPosterior:
     """Mixture moments and samples of a posterior with S hyperparameter draws.
 
@@ -138,15 +153,8 @@ class DrawPosterior:
         if joint:
             uniq, inverse = np.unique(s_idx, return_inverse=True)
             mean, cov = self.joint_per_draw(Xnew, uniq)
-            diag = np.arange(m)
-            # the noise variance already holds the likelihood's jitter: adding the
-            # sample jitter as well would count it twice
-            jitter = self.sample_jitter(cov)
-            if noise:
-                jitter = np.maximum(jitter, self.noise_per_draw(Xnew)[uniq])
-            cov[:, diag, diag] += jitter
-            Lc = np.linalg.cholesky(cov)
-            return mean[inverse] + np.einsum("kij,kj->ki", Lc[inverse], z)
+            noise_s = self.noise_per_draw(Xnew)[uniq] if noise else None
+            return joint_samples(mean, cov, inverse, z, self.sample_jitter(cov), noise_s)
         mean_s, var_s = self.per_draw(Xnew)
         if noise:
             var_s = var_s + self.noise_per_draw(Xnew)
