@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/async_gain.py [--problems synthetic,flu] [--seeds 10]
        [--iterations 100] [--q 1,4,8] [--strategy d-gpucb] [--inference map]
-       [--out docs/results/batch]
+       [--out docs/results/batch] [--workers 1]
 
 For each problem instance and seed (``--problem-seed`` = seed), D-GPUCB runs
 ``--iterations`` evaluations with q = 1, 4, 8 workers in simulated time
@@ -14,7 +14,8 @@ per-evaluation results), ``summary.md`` and ``regret.png`` (cumulative regret
 against evaluations and against simulated time). The summary reports, per
 problem and q, the mean ± SE over seeds of the final cumulative regret, its
 ratio to q = 1 (paired), the simulated time to finish, and the time to reach
-q = 1's final cumulative regret per evaluation and best value.
+q = 1's final cumulative regret per evaluation and best value. Each run is also
+kept under ``--out/runs``; a rerun of the command skips the runs already there.
 """
 
 from __future__ import annotations
@@ -55,6 +56,23 @@ def one_run(problem_name: str, seed: int, q: int, n: int, strategy: str, inferen
     ).drop_vars([c for c in ds.coords if c != "iteration"], errors="ignore")
     out = out.assign_coords(iteration=np.arange(1, n + 1))
     return out.expand_dims(problem=[problem_name], seed=[seed], q=[q]), seconds
+
+
+def run_path(runs: Path, problem: str, seed: int, q: int) -> Path:
+    return runs / f"{problem}-seed{seed}-q{q}.nc"
+
+
+def cached_run(runs: Path, problem: str, seed: int, q: int, n: int, strategy: str, inference: str):
+    """One run written to ``runs``, so an interrupted benchmark resumes where it stopped."""
+    ds, sec = one_run(problem, seed, q, n, strategy, inference)
+    cr = float(ds.cumulative_regret.isel(iteration=-1).squeeze())
+    t = float(ds.finish_time.isel(iteration=-1).squeeze())
+    print(
+        f"{problem} seed {seed} q={q}: cumulative regret {cr:.3f}, "
+        f"simulated time {t:.1f}, compute {sec:.1f} s",
+        flush=True,
+    )
+    ds.to_netcdf(run_path(runs, problem, seed, q))
 
 
 def summarize(ds: xr.Dataset) -> str:
@@ -125,25 +143,27 @@ def main() -> None:
     ap.add_argument("--strategy", default="d-gpucb")
     ap.add_argument("--inference", default="map")
     ap.add_argument("--out", default="docs/results/batch")
+    ap.add_argument("--workers", type=int, default=1, help="runs in parallel processes")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     qs = [int(v) for v in a.q.split(",")]
     if 1 not in qs:
         raise SystemExit(f"--q must include 1 (the baseline); got {a.q!r}")
-    parts = []
-    for p in a.problems.split(","):
-        for seed in range(a.seeds):
-            for q in qs:
-                ds, sec = one_run(p, seed, q, a.iterations, a.strategy, a.inference)
-                cr = float(ds.cumulative_regret.isel(iteration=-1).squeeze())
-                t = float(ds.finish_time.isel(iteration=-1).squeeze())
-                print(
-                    f"{p} seed {seed} q={q}: cumulative regret {cr:.3f}, "
-                    f"simulated time {t:.1f}, compute {sec:.1f} s",
-                    flush=True,
-                )
-                parts.append(ds)
+    jobs = [(p, seed, q) for p in a.problems.split(",") for seed in range(a.seeds) for q in qs]
+    runs = out / "runs"
+    runs.mkdir(exist_ok=True)
+    todo = [j for j in jobs if not run_path(runs, *j).exists()]
+    args = [(runs, *j, a.iterations, a.strategy, a.inference) for j in todo]
+    if a.workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(a.workers) as pool:
+            list(pool.map(cached_run, *zip(*args, strict=True)))
+    else:
+        for arg in args:
+            cached_run(*arg)
+    parts = [xr.load_dataset(run_path(runs, *j)) for j in jobs]
     ds = xr.combine_by_coords(parts)
     ds.attrs.update(strategy=a.strategy, inference=a.inference, durations="lognormal(0, 0.5)")
     ds.to_netcdf(out / "async.nc")

@@ -15,7 +15,13 @@ import time
 
 import numpy as np
 
-from pp_decomp.loop.context import build_context, chosen_or_fallback, design_complete, design_point
+from pp_decomp.loop.context import (
+    build_context,
+    chosen_or_fallback,
+    design_complete,
+    design_left,
+    design_point,
+)
 from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
@@ -33,6 +39,36 @@ def ask_batch(opt, q: int) -> np.ndarray:
             _ask_one(opt)
         opt._save()
     return opt.pending.X[:q].copy()
+
+
+def in_flight(opt, workers: int, n_iter: int) -> int:
+    """How many inputs an asynchronous run keeps in flight: ``min(workers, n_iter - n)``,
+    capped while the model is young.
+
+    * While the initial design is in flight, only its inputs are: a run with more
+      workers than design points would otherwise fill them with random inputs
+      (no GP is fitted on fewer than 2 results) or with inputs chosen from two
+      or three results.
+    * After it, at most one input more than the model-chosen results told
+      (``1 + #acquisition results``), so the batch grows to ``workers`` over the
+      first ``workers - 1`` results, much as GP-AUCB (Desautels et al. 2014)
+      grows its batches as the posterior firms up (small batches first).
+
+    Why: an input chosen with others hallucinated is chosen without their
+    outputs, and with only the design told that costs as much as a random
+    input (GP-BUCB's hallucination shrinks the variance near the pending
+    inputs but cannot move the mean, so the next inputs go to the box's
+    faces). On flu (5 seeds, q = 8) cumulative regret over 100 evaluations is
+    1.95x q = 1's with neither cap, 1.15x with the design cap, 1.02x with both;
+    the simulated time to finish grows from 0.13 to 0.16 of q = 1's. A user who
+    wants every worker busy at once asks ``ask(q)`` directly.
+    """
+    need = min(workers, n_iter - opt.n)
+    design_pending = sum(rec["phase"] == "init" for _, rec in opt.pending.items)
+    if design_pending or not design_complete(opt):
+        return min(need, design_pending + design_left(opt))
+    chosen = sum(r["phase"] == "acquisition" for r in opt.records)
+    return min(need, chosen + 1)
 
 
 def _busy(opt) -> np.ndarray:

@@ -88,12 +88,17 @@ def asked_init(opt) -> int:
     return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
 
 
-def design_complete(opt) -> bool:
-    """Whether ``n_init`` inputs were asked for the initial design or told unasked:
-    data a user brings (told before any ask) count, so they are not followed by
-    a random design."""
+def design_left(opt) -> int:
+    """Initial-design inputs still to ask: ``n_init`` less those asked and the
+    results told unasked (data a user brings count, so they are not followed by
+    a random design)."""
     told_unasked = sum(r["phase"] == "user" for r in opt.records)
-    return asked_init(opt) + told_unasked >= opt.settings.n_init
+    return max(opt.settings.n_init - asked_init(opt) - told_unasked, 0)
+
+
+def design_complete(opt) -> bool:
+    """Whether every initial-design input was asked (see :func:`design_left`)."""
+    return design_left(opt) == 0
 
 
 def design_point(opt, rng, excluded) -> np.ndarray:

@@ -15,6 +15,7 @@ import heapq
 import numpy as np
 import xarray as xr
 
+from pp_decomp.loop.ask import in_flight
 from pp_decomp.loop.records import NOISE_STREAM
 from pp_decomp.validate import check_positive_int
 
@@ -35,8 +36,7 @@ def simulate_async(opt, n_iter: int, q: int, durations: np.ndarray) -> xr.Datase
     clock, started, events, finish = 0.0, 0, [], []
     while opt.n < n_iter:
         flying = {x.tobytes() for _, _, x in events}
-        need = min(q, n_iter - opt.n)
-        for x in opt.ask(need):
+        for x in opt.ask(in_flight(opt, q, n_iter)):
             if x.tobytes() not in flying:
                 heapq.heappush(events, (clock + durations[started], started, x))
                 started += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.loop.ask import in_flight
 from pp_decomp.loop.evaluate import evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
 
@@ -43,7 +44,7 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
         done = as_completed()
 
         def refill() -> None:
-            need = min(workers, n_iter - opt.n)
+            need = in_flight(opt, workers, n_iter)
             if need <= 0:
                 return
             keys = {x.tobytes() for x in flying.values()}

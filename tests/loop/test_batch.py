@@ -270,3 +270,30 @@ def test_an_unreachable_scheduler_is_refused_by_address_before_any_evaluation(
     args += ["--iterations", "6", "--scheduler", "tcp://127.0.0.1:9", "--quiet"]
     assert main([*args, "--out", str(tmp_path / "b")]) == 2
     assert "no Dask scheduler answered" in capsys.readouterr().err
+
+
+def test_async_runs_keep_only_the_design_in_flight_then_grow_the_batch(problem):
+    from pp_decomp.loop.ask import in_flight
+
+    opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0)
+    assert in_flight(opt, 6, 20) == 3  # the design only, no random fill beside it
+    X = opt.ask(3)
+    _tell_all(opt, problem, X[:1])
+    assert in_flight(opt, 6, 20) == 2  # the two design inputs still out, nothing new
+    _tell_all(opt, problem, X[1:])
+    sizes = []
+    for _ in range(6):
+        sizes.append(in_flight(opt, 6, 20))
+        _tell_all(opt, problem, opt.ask(sizes[-1])[:1])
+    assert sizes == [1, 2, 3, 4, 5, 6]  # one more than the model-chosen results told
+    assert in_flight(opt, 6, opt.n + 2) == 2  # never more than the evaluations still needed
+
+
+def test_simulated_async_run_asks_no_random_input_beside_the_design(problem):
+    from pp_decomp.loop.simulate import simulate_async
+
+    durations = np.random.default_rng(1).lognormal(0, 0.5, 40)
+    opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=1)
+    ds = simulate_async(opt, 12, 6, durations)
+    assert list(ds["phase"].values[:3]) == ["init"] * 3
+    assert set(ds["phase"].values[3:]) == {"acquisition"}
