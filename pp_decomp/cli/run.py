@@ -90,8 +90,9 @@ def _add_worker_flags(u) -> None:
         "--workers",
         type=int,
         default=None,
-        help="keep this many evaluations in flight on an embedded Dask LocalCluster, "
-        "asking a new input as each result arrives (default: one at a time)",
+        help="keep up to this many evaluations in flight on an embedded Dask LocalCluster, "
+        "asking a new input as each result arrives; the batch grows to it by one per "
+        "model-chosen result after the initial design (default: one at a time)",
     )
     u.add_argument(
         "--scheduler",

@@ -208,8 +208,8 @@ class Optimizer:
 
         A failure (exception, non-finite output): ``on_error="raise"`` stops (all
         told is kept), ``"record"`` tells it, ``"retry"`` retries ``retries`` times
-        first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps K in
-        flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
+        first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps up to K
+        in flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
         asking as each result arrives (:mod:`pp_decomp.loop.workers`)."""
         from pp_decomp.loop.evaluate import run_loop
 

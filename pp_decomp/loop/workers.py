@@ -29,7 +29,8 @@ def evaluate_task(problem, x, seed: int, key: int, on_error: str, retries: int):
 
 
 def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, outcomes):
-    """Keep ``min(workers, evaluations still needed)`` inputs in flight until
+    """Keep up to ``min(workers, evaluations still needed)`` inputs in flight
+    (:func:`~pp_decomp.loop.ask.in_flight`: fewer while the model is young) until
     ``n_iter`` evaluations succeeded (``workers=None`` on an existing cluster: as
     many as it has workers); ``outcomes`` (:class:`~pp_decomp.loop.evaluate.Outcomes`)
     tells the results as they arrive."""
