@@ -297,3 +297,19 @@ def test_simulated_async_run_asks_no_random_input_beside_the_design(problem):
     ds = simulate_async(opt, 12, 6, durations)
     assert list(ds["phase"].values[:3]) == ["init"] * 3
     assert set(ds["phase"].values[3:]) == {"acquisition"}
+
+
+@pytest.mark.parametrize("key", ["d-gpucb-map", "d-gpucb-mc-map"])
+def test_an_async_run_with_one_worker_makes_the_stored_reference_choices(key, monkeypatch):
+    import json
+
+    from pp_decomp.loop.simulate import simulate_async
+
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "loop" / "reference"))
+    import runs
+
+    _, name, strategy, iterations, kw = next(r for r in runs.RUNS if r[0] == key)
+    opt = Optimizer(runs.problem(name), strategy, **kw)
+    ds = simulate_async(opt, iterations, 1, np.ones(iterations))
+    stored = json.loads(runs.CHOICES.read_text())[key]
+    np.testing.assert_array_equal(ds["x"].values, np.asarray(stored))
