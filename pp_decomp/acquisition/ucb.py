@@ -177,15 +177,30 @@ def high_quantile(samples: np.ndarray, q: float) -> np.ndarray:
     return Q0 + (z - z0) * (Q0 - Q1) / (z0 - z1)
 
 
+MC_SAMPLES_PER_DRAW = 64  # samples per hyperparameter draw in the integrated Monte Carlo bound
+
+
 class MonteCarloUCB:
-    """Generalized D-GPUCB by Monte Carlo (Bayesian UCB over the composition).
+    """Generalized D-GPUCB by Monte Carlo (Bayesian UCB over the composition),
+    integrated over the hyperparameter posterior.
 
-    ``a(x) = Q_{q_t}[ sign · g(f_1(x), ..., f_J(x); x) ]``, ``q_t = Φ(sqrt(β_t))``,
+    ``a(x) = (1/G) Σ_g Q_{q_t}[ sign · g(f_1(x), ..., f_J(x); x) | θ_g ]``, ``q_t = Φ(sqrt(β_t))``,
 
-    the quantile (:func:`high_quantile`) over ``n_samples`` posterior-predictive
-    draws of the components that span their hyperparameter posteriors. The
-    draws use common random numbers across ``x`` (fixed per step), so ``a`` is
-    smooth in ``x``.
+    the quantile (:func:`high_quantile`) over posterior-predictive draws of the
+    components under joint hyperparameter draw ``θ_g`` (draw ``s_g`` of every
+    component, as :class:`DGPUCB` pairs them), averaged over ``G`` joint draws.
+    Under MAP (one draw) ``G = 1`` and the quantile is over all ``n_samples``;
+    under full Bayes ``G = min(S, n_samples // 64)`` draws of at least 64
+    samples each, evenly spaced over the ``S`` draws from a random start per
+    step. The draws use common random numbers across
+    ``x`` (fixed per step), so ``a`` is smooth in ``x``.
+
+    The quantile is taken per draw and averaged (Snoek et al.'s integrated
+    acquisition, as :class:`DGPUCB` and BoTorch's fully Bayesian models do)
+    rather than over the mixture of all draws, whose spread adds the draws'
+    disagreement about the mean to the exploration bonus: with the mixture,
+    full Bayes cost ``d-gpucb-mc`` +1.96 ± 0.74 cumulative regret against its
+    MAP run on the synthetic problem (10 trials × 100, docs/results.md).
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, n_samples: int = 512, seed=None):
@@ -197,8 +212,18 @@ class MonteCarloUCB:
         self.z = rng.standard_normal((n_samples, J))
 
     def __call__(self, X) -> np.ndarray:
-        F = self.model.marginal_samples(X, self.draw_idx, self.z)  # (n, m, J)
-        return high_quantile(self.model.h(F, X), self.q)
+        S = np.array([getattr(c, "n_draws", 1) for c in self.model.components])
+        groups = int(min(S.max(), len(self.z) // MC_SAMPLES_PER_DRAW))
+        if groups <= 1:
+            F = self.model.marginal_samples(X, self.draw_idx, self.z)  # (n, m, J)
+            return high_quantile(self.model.h(F, X), self.q)
+        per = len(self.z) // groups
+        # G joint draws evenly spaced over each component's draws, from a random start
+        g = np.arange(groups)[:, None]
+        s = (self.draw_idx[0, 0] + g * S // groups) % S  # (G, J)
+        F = self.model.marginal_samples(X, np.repeat(s, per, axis=0), self.z[: groups * per])
+        h = self.model.h(F, X).reshape(groups, per, -1)
+        return np.mean([high_quantile(hg, self.q) for hg in h], axis=0)
 
 
 class UCB:

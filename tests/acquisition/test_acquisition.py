@@ -35,14 +35,18 @@ def _grid_problem(g=None, weights=None, maximize=True):
     )
 
 
-def test_mc_ucb_agrees_with_dgpucb_for_linear_g(rng):
+@pytest.mark.parametrize(("draws_per", "tol"), [(1, 0.03), (4, 0.004)])
+def test_mc_ucb_agrees_with_dgpucb_for_linear_g(rng, draws_per, tol):
+    # with several hyperparameter draws both integrate the bound over the draws
+    # (a quantile of the mixture of the draws sits 1-2% of the range above it);
+    # averaging the draws' quantiles also averages their Monte Carlo error
     problem = _grid_problem(weights=[1.0, -0.5, 2.0])
-    model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng, draws_per)
     X = problem.domain.X
     beta = 2.0
     exact = acq.DGPUCB(model, beta)(X)
     mc = acq.MonteCarloUCB(model, beta, n_samples=40_000, seed=1)(X)
-    np.testing.assert_allclose(mc, exact, atol=0.03 * np.ptp(exact))
+    np.testing.assert_allclose(mc, exact, atol=tol * np.ptp(exact))
     assert (
         maximize_candidates(acq.MonteCarloUCB(model, beta, 40_000, seed=2), X)[2]
         == maximize_candidates(acq.DGPUCB(model, beta), X)[2]
