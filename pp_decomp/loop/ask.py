@@ -66,8 +66,9 @@ def in_flight(opt, workers: int, n_iter: int) -> int:
     """
     need = min(workers, n_iter - opt.n)
     design_pending = sum(rec["phase"] == "init" for _, rec in opt.pending.items)
-    if design_pending or not design_complete(opt):
-        return min(need, design_pending + design_left(opt))
+    left = design_left(opt)
+    if design_pending or left:
+        return min(need, design_pending + left)
     chosen = sum(r["phase"] == "acquisition" for r in opt.records)
     return min(need, chosen + 1)
 
