@@ -108,7 +108,29 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     out = tmp_path / "cal.nc"
     args = ["calibration", "--problem", "synthetic", "--seeds", "1", "--iterations", "9"]
     args += ["--init", "4", "--every", "2", "--points", "40", "--out", str(out)]
+    args += ["--prior", "ls_family=inverse-gamma", "--prior", "ls_beta=0.3"]
     assert main(args) == 0
     assert "| nominal | objective, central |" in capsys.readouterr().out
-    assert xr.load_dataset(out).sizes["step"] == 3 and out.with_suffix(".png").exists()
+    ds = xr.load_dataset(out)
+    assert ds.sizes["step"] == 3 and out.with_suffix(".png").exists()
+    assert "ls_family='inverse-gamma'" in ds.attrs["priors"] and "ls_beta=0.3" in ds.attrs["priors"]
     assert "| nominal |" in out.with_suffix(".md").read_text()
+
+
+def test_calibration_command_names_a_bad_prior_before_any_run(tmp_path, capsys):
+    from pp_decomp.cli import main
+
+    base = [
+        "calibration",
+        "--problem",
+        "synthetic",
+        "--seeds",
+        "1",
+        "--out",
+        str(tmp_path / "c.nc"),
+    ]
+    assert main([*base, "--prior", "ls_scal=2"]) == 2
+    assert "--prior must be NAME=VALUE" in capsys.readouterr().err
+    assert main([*base, "--prior", "ls_family=gamma"]) == 2
+    assert "Priors.ls_family must be one of" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # refused before any run

@@ -24,8 +24,35 @@ def add_parsers(sub) -> None:
     c.add_argument("--init", type=int, default=5, help="initial design size")
     c.add_argument("--every", type=int, default=5, help="score every this many model steps")
     c.add_argument("--points", type=int, default=256, help="inputs scored per step")
+    c.add_argument(
+        "--prior",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
+    )
     c.add_argument("--out", default="calibration.nc", help="results file (and .png)")
     c.set_defaults(func=cmd_calibration)
+
+
+def parse_priors(items: list[str]):
+    """:class:`~pp_decomp.components.Priors` from ``NAME=VALUE`` strings (numbers
+    where they parse), each name checked against the fields."""
+    from dataclasses import fields
+
+    from pp_decomp.components import Priors
+
+    names = [f.name for f in fields(Priors)]
+    kw = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in names:
+            raise ValueError(f"--prior must be NAME=VALUE with NAME one of {names}; got {item!r}")
+        try:
+            kw[name] = float(value)
+        except ValueError:
+            kw[name] = value
+    return Priors(**kw)
 
 
 def cmd_calibration(args) -> int:
@@ -36,6 +63,7 @@ def cmd_calibration(args) -> int:
     from pp_decomp.validate import check_positive_int
 
     seeds = check_positive_int(args.seeds, "--seeds")
+    priors = parse_priors(args.prior)
     get_problem(args.problem, seed=0)  # a typo fails here, before any run
     ds = calibration_run(
         lambda s: get_problem(args.problem, seed=s),
@@ -46,6 +74,7 @@ def cmd_calibration(args) -> int:
         n_points=args.points,
         inference=args.inference,
         n_init=args.init,
+        priors=priors,
     )
     out = Path(args.out)
     ds.to_netcdf(out)
