@@ -23,7 +23,10 @@ Refits run in a background thread while the loop goes on:
   for it if it is not done: the new draws, which know the data up to the
   start, are reweighted by the observations since. Choices therefore do not
   depend on timing, and a resumed run relaunches the refits in flight with
-  their seeds and makes exactly the same choices.
+  their seeds and makes exactly the same choices;
+* draws that have collapsed (ESS below ``ess_collapse · S``) are not used for
+  a decision: the step waits for the refit in flight and, if its reweighted
+  draws have collapsed too, for a refit on all the data.
 
 A GP's posterior on few points is sampled without NUTS while the prior is a
 good proposal (:mod:`pp_decomp.components.importance`): each fit first tries
@@ -191,6 +194,13 @@ class FastComponent:
         if d.inference == "nuts" and d.converged:
             self.ess_per_draw = min(d.ess_bulk_min, d.ess_tail_min) / d.n_draws
 
+    @property
+    def collapsed(self) -> bool:
+        """Whether the reweighted draws' ESS is below ``ess_collapse · S``."""
+        if self.post is None:
+            return False
+        return self.post.ess < self.settings.ess_collapse * len(self.post.logw)
+
     def needs_refit(self, n: int) -> bool:
         """Whether the reweighted draws have degraded (ESS, Pareto ``k̂``) or, when
         ``max_age`` is set, aged enough for a refit."""
@@ -274,6 +284,7 @@ class FastUpdater(Updater):
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
                 self._consume(fc, data.X, y, rec)
             fc.update(data.X, y)
+        self._refit_collapsed(data, t, seeds, rec)
         self._launch_due(data, t, seeds)
         views = {}
         for name in data.targets:
@@ -290,6 +301,23 @@ class FastUpdater(Updater):
         fc.adopt(fitted, X, y)
         rec["refit"][fc.gp.name] = fit_summary(fitted)
         warn_if_bad(fitted.diagnostics, fitted.name)
+
+    def _refit_collapsed(self, data, t: int, seeds, rec) -> None:
+        """Replace collapsed draws before they are used: by the refit in flight,
+        else (or if its draws collapse too) by a refit on all ``data`` made now."""
+        collapsed = [n for n, fc in self.components.items() if fc.collapsed]
+        for name in collapsed:  # queued before any new refit on the one thread
+            fc = self.components[name]
+            if fc.job is not None:
+                self._consume(fc, data.X, data.targets[name], rec)
+                fc.update(data.X, data.targets[name])
+        collapsed = [n for n in collapsed if self.components[n].collapsed]
+        for name in collapsed:
+            self.components[name].launch(data.X, data.targets[name], int_seed(seeds), t, _pool())
+        for name in collapsed:
+            fc = self.components[name]
+            self._consume(fc, data.X, data.targets[name], rec)
+            fc.update(data.X, data.targets[name])
 
     def _launch_due(self, data, t: int, seeds) -> None:
         """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""

@@ -133,6 +133,8 @@ def test_background_refits_resume_exactly_and_report_ess(domain, tmp_path):
     assert full.attrs["settings"].count('"fast": true') == 1
     ess = full["ess"].values[4:]
     assert np.all((ess > 0) & (ess <= 64 + 1e-9))
+    # collapsed draws are refit before a decision uses them
+    assert np.all(ess >= FastSettings().ess_collapse * 64), ess.min()
     refits = full["refit"].values[4:].sum(0)
     assert np.all(refits >= 2)  # max_age=3 forces refits within the run
     # every refit says whether it converged and how many repairs it took
@@ -252,6 +254,9 @@ def test_fast_settings_refit_triggers_are_checked_by_name():
         FastSettings(max_age=0)
     with pytest.raises(ValueError, match="fast_settings.prior_draws.*-1"):
         FastSettings(prior_draws=-1)
+    with pytest.raises(ValueError, match=r"fast_settings.ess_collapse.*0.6.*ess_refit=0.5"):
+        FastSettings(ess_collapse=0.6)
+    assert FastSettings(ess_collapse=0.0).ess_collapse == 0.0  # off
     assert FastSettings(prior_draws=0).prior_draws == 0  # every fit by NUTS
 
 
@@ -286,6 +291,11 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     assert fc.needs_refit(11)
     fc.post.ess, fc.settings = 128.0, FastSettings(max_age=5)
     assert not fc.needs_refit(14) and fc.needs_refit(15)
+    fc.settings = FastSettings()  # collapsed: below 0.15 of the draws
+    fc.post.ess = 19.0
+    assert fc.collapsed and fc.needs_refit(11)
+    fc.post.ess = 20.0
+    assert not fc.collapsed
 
 
 def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):

@@ -27,12 +27,14 @@ def test_stored_shared_hyperparameters_are_kept():
 def test_fast_checkpoints_from_before_lag_prior_and_draw_sizing_keep_them_off():
     problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
     stored = RunSettings.build(problem, strategy="d-gpucb", inference="nuts", seed=0).to_dict()
-    for key in ("lag_fraction", "prior_draws", "min_draws"):
+    for key in ("lag_fraction", "prior_draws", "min_draws", "ess_collapse"):
         del stored["fast_settings"][key]
     fs = RunSettings.kwargs_from_dict(stored)["fast_settings"]
     assert fs.lag_fraction == 0.0 and fs.prior_draws == 0 and fs.lag_at(100) == fs.lag
+    assert fs.ess_collapse == 0.0  # collapsed draws waited for their lag
     assert fs.draws_for(1.0) == fs.draws  # every refit of full size
     fresh = RunSettings.kwargs_from_dict(
         RunSettings.build(problem, "d-gpucb", inference="nuts").to_dict()
     )
     assert fresh["fast_settings"].lag_fraction > 0 and fresh["fast_settings"].prior_draws > 0
+    assert fresh["fast_settings"].ess_collapse > 0
