@@ -305,19 +305,16 @@ class FastUpdater(Updater):
     def _refit_collapsed(self, data, t: int, seeds, rec) -> None:
         """Replace collapsed draws before they are used: by the refit in flight,
         else (or if its draws collapse too) by a refit on all ``data`` made now."""
-        collapsed = [n for n, fc in self.components.items() if fc.collapsed]
-        for name in collapsed:  # queued before any new refit on the one thread
-            fc = self.components[name]
+        # adopting a refit appends every observation since its start (FastComponent.adopt)
+        collapsed = [fc for fc in self.components.values() if fc.collapsed]
+        for fc in collapsed:  # queued before any new refit on the one thread
             if fc.job is not None:
-                self._consume(fc, data.X, data.targets[name], rec)
-                fc.update(data.X, data.targets[name])
-        collapsed = [n for n in collapsed if self.components[n].collapsed]
-        for name in collapsed:
-            self.components[name].launch(data.X, data.targets[name], int_seed(seeds), t, _pool())
-        for name in collapsed:
-            fc = self.components[name]
-            self._consume(fc, data.X, data.targets[name], rec)
-            fc.update(data.X, data.targets[name])
+                self._consume(fc, data.X, data.targets[fc.gp.name], rec)
+        collapsed = [fc for fc in collapsed if fc.collapsed]
+        for fc in collapsed:
+            fc.launch(data.X, data.targets[fc.gp.name], int_seed(seeds), t, _pool())
+        for fc in collapsed:
+            self._consume(fc, data.X, data.targets[fc.gp.name], rec)
 
     def _launch_due(self, data, t: int, seeds) -> None:
         """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""
