@@ -210,19 +210,22 @@ class MonteCarloUCB:
         self.q = float(norm.cdf(np.sqrt(self.beta)))
         self.draw_idx = rng.integers(0, 2**31 - 1, size=(n_samples, J))
         self.z = rng.standard_normal((n_samples, J))
+        # the joint draws and their samples are fixed for the step: set once, not per call
+        S = np.array([getattr(c, "n_draws", 1) for c in model.components])
+        self.groups = int(min(S.max(), n_samples // MC_SAMPLES_PER_DRAW))
+        if self.groups > 1:
+            per = n_samples // self.groups
+            # G joint draws evenly spaced over each component's draws, from a random start
+            g = np.arange(self.groups)[:, None]
+            s = (self.draw_idx[0, 0] + g * S // self.groups) % S  # (G, J)
+            self.draw_idx, self.z = np.repeat(s, per, axis=0), self.z[: self.groups * per]
 
     def __call__(self, X) -> np.ndarray:
-        S = np.array([getattr(c, "n_draws", 1) for c in self.model.components])
-        groups = int(min(S.max(), len(self.z) // MC_SAMPLES_PER_DRAW))
-        if groups <= 1:
-            F = self.model.marginal_samples(X, self.draw_idx, self.z)  # (n, m, J)
-            return high_quantile(self.model.h(F, X), self.q)
-        per = len(self.z) // groups
-        # G joint draws evenly spaced over each component's draws, from a random start
-        g = np.arange(groups)[:, None]
-        s = (self.draw_idx[0, 0] + g * S // groups) % S  # (G, J)
-        F = self.model.marginal_samples(X, np.repeat(s, per, axis=0), self.z[: groups * per])
-        h = self.model.h(F, X).reshape(groups, per, -1)
+        F = self.model.marginal_samples(X, self.draw_idx, self.z)  # (n, m, J)
+        h = self.model.h(F, X)
+        if self.groups <= 1:
+            return high_quantile(h, self.q)
+        h = h.reshape(self.groups, len(self.z) // self.groups, -1)
         return np.mean([high_quantile(hg, self.q) for hg in h], axis=0)
 
 
