@@ -49,6 +49,11 @@ def test_component_rejects_bad_settings():
         ComponentGP("se", 1, bounds=[[1.0], [0.0]])
     with pytest.raises(ValueError, match="Priors.sigma_beta must be"):
         Priors(sigma_beta=-1.0)
+    for name in ("ls_loc", "sigma_loc"):  # any finite value, negative included
+        assert getattr(Priors(**{name: -3.0}), name) == -3.0
+        for bad in (float("nan"), float("inf")):
+            with pytest.raises(ValueError, match=f"Priors.{name} must be finite; got {bad}"):
+                Priors(**{name: bad})
     with pytest.raises(ValueError, match="inference must be one of"):
         ComponentGP("se", 1).fit(np.zeros((3, 1)), np.zeros(3), inference="vi")
 

@@ -95,8 +95,10 @@ class Priors:
             positive = isinstance(value, int | float) and 0 < value < float("inf")
             if not (positive or (name == "mean_sd" and value == 0)):
                 raise ValueError(f"Priors.{name} must be a finite number > 0; got {value!r}")
-        if not np.isfinite(self.ls_loc):
-            raise ValueError(f"Priors.ls_loc must be finite; got {self.ls_loc!r}")
+        for name in ("ls_loc", "sigma_loc"):  # locations of log-scale priors: any finite value
+            value = getattr(self, name)
+            if not np.isfinite(value):
+                raise ValueError(f"Priors.{name} must be finite; got {value!r}")
 
     @property
     def mean_var(self) -> float:
