@@ -83,7 +83,7 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     if "composed" in opt.models:  # one GP of h: no component posteriors
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
     else:
-        draws = np.stack([opt.models[n].sample(X, n_samples, seed=rng) for n in names], axis=-1)
+        draws = _component_samples([opt.models[n] for n in names], X, n_samples, rng)
         h = problem.sign * problem.compose(draws, X)
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
@@ -97,19 +97,29 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     }
 
 
+def _component_samples(models: list, X: np.ndarray, n_samples: int, rng) -> np.ndarray:
+    """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
+    correlated across components when they are views of one correlated model."""
+    joint = getattr(models[0], "joint", None)
+    if joint is not None:
+        return joint.sample(X, n_samples, rng)
+    return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
+
+
 def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float) -> np.ndarray:
     """The upper bound of ``h`` at ``X (m, d)`` that GP-UCB (one GP of ``h``) or
     D-GPUCB (a linear ``g``) maximises, averaged over hyperparameter draws as
     they do (:class:`~pp_decomp.acquisition.DGPUCB`); for a nonlinear ``g`` the
     Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
-    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate, DecomposedSurrogate
+    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
+    from pp_decomp.acquisition.surrogate import decomposed_surrogate
 
     problem = opt.problem
     if "composed" in opt.models:
         return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     if problem.linear is not None:
         models = [opt.models[n] for n in problem.component_names]
-        return DGPUCB(DecomposedSurrogate(models, problem), beta)(X)
+        return DGPUCB(decomposed_surrogate(models, problem), beta)(X)
     return h.mean(0) + np.sqrt(beta) * h.std(0)
 
 

@@ -104,10 +104,19 @@ class HallucinatedGP:
 def hallucinate(surrogate, P: np.ndarray):
     """The surrogate of a step with pending inputs ``P (k, d)`` hallucinated
     (the surrogate itself when ``P`` is empty)."""
-    from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
+    from pp_decomp.acquisition.surrogate import (
+        ComposedSurrogate,
+        CorrelatedSurrogate,
+        DecomposedSurrogate,
+    )
 
     if surrogate is None or not len(P):
         return surrogate
+    if isinstance(surrogate, CorrelatedSurrogate):
+        raise ValueError(
+            f"correlated=True chooses one input at a time after the design: {len(P)} "
+            "input(s) are pending; tell their results (or run with workers=1) first"
+        )
     if isinstance(surrogate, DecomposedSurrogate):
         comps = [HallucinatedGP(c, P) for c in surrogate.components]
         return DecomposedSurrogate(comps, surrogate.problem)

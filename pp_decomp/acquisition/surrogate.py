@@ -121,6 +121,52 @@ class DecomposedSurrogate:
         return np.stack([c.sample(X, 1, seed=rng, joint=True)[0] for c in self.components], 1)
 
 
+class CorrelatedSurrogate(DecomposedSurrogate):
+    """:class:`DecomposedSurrogate` of correlated components: the views of one
+    :class:`~pp_decomp.components.coregion.CorrelatedComponents` (``joint``).
+
+    Draw ``s`` is one joint draw of every component, as for independent ones,
+    but within it the components are correlated: the linear composition's
+    variance is ``wᵀ Σ_s(x) w`` with the components' covariance ``Σ_s(x)``, and
+    Monte Carlo samples are ``μ_s(x) + chol(Σ_s(x)) z``.
+    """
+
+    def __init__(self, components: Sequence, problem):
+        super().__init__(components, problem)
+        self.joint = self.components[0].joint
+
+    def moments(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self.joint.predict(X)
+
+    def thinned(self, k: int) -> CorrelatedSurrogate:
+        return self
+
+    def per_draw(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
+        mean, cov = self.joint.moments_per_draw(X)
+        return [(mean[..., j], cov[..., j, j]) for j in range(mean.shape[-1])]
+
+    def linear_per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
+        mean, cov = self.joint.moments_per_draw(X)  # (S, m, J), (S, m, J, J)
+        G = self.sign * self.linear.weights(X)  # (m, J)
+        return np.einsum("smj,mj->sm", mean, G), np.einsum("smjk,mj,mk->sm", cov, G, G)
+
+    def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
+        # one joint draw per sample: component 0's index picks it for all
+        return self.joint.marginal_samples(X, draw_idx[:, 0], z)
+
+    def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
+        return self.joint.joint_sample(X, rng)
+
+
+def decomposed_surrogate(components: Sequence, problem) -> DecomposedSurrogate:
+    """The surrogate of the components: :class:`CorrelatedSurrogate` when they are
+    views of one correlated model, else :class:`DecomposedSurrogate`."""
+    joint = getattr(components[0], "joint", None) if components else None
+    if joint is not None and all(getattr(c, "joint", None) is joint for c in components):
+        return CorrelatedSurrogate(components, problem)
+    return DecomposedSurrogate(components, problem)
+
+
 class ComposedSurrogate:
     """One GP on the signed composed observations ``sign · g(y; x)`` (GP-UCB, EI, PI, GP-MI).
 

@@ -52,6 +52,7 @@ def run_task(task: Task, out) -> str:
         seed=task.seed,
         beta=beta,
         additive_settings=AdditiveSettings(**dict(task.additive)),
+        **({"correlated": True} if task.correlated else {}),
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -148,7 +149,8 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
                 settings = json.loads(run.attrs["settings"])
                 n = run.sizes.get("iteration", 0)
             want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
-            got = {k: settings.get(k) for k in want}
+            want["correlated"] = task.correlated
+            got = {k: settings.get(k, False if k == "correlated" else None) for k in want}
             if got != want:
                 raise ValueError(
                     f"{path} was run with {got}, but this benchmark asks for {want}; "

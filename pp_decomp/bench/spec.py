@@ -29,6 +29,7 @@ class Task:
     root_seed: int
     beta_schedule: str = "default"
     additive: tuple = ()  # AdditiveSettings fields as (name, value) pairs
+    correlated: bool = False  # correlated components (decomposed strategies only)
 
     @property
     def seed(self) -> int:
@@ -54,6 +55,8 @@ class BenchSpec:
     name: str = "custom"
     beta_schedule: str = "default"
     additive: dict = field(default_factory=dict)
+    # correlated components for the decomposed strategies (``Optimizer(correlated=True)``)
+    correlated: bool = False
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -84,7 +87,7 @@ class BenchSpec:
         """Every applicable task; a strategy that cannot run on a problem with these
         settings is skipped with the reason (:func:`pp_decomp.strategies.unsupported`)."""
         from pp_decomp.models import get_problem
-        from pp_decomp.strategies import unsupported
+        from pp_decomp.strategies import get_strategy, unsupported
 
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
@@ -106,6 +109,7 @@ class BenchSpec:
                         self.root_seed,
                         self.beta_schedule,
                         additive,
+                        self.correlated and get_strategy(s).surrogate == "decomposed",
                     )
                     for k in range(self.trials)
                 ]

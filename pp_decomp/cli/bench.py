@@ -35,6 +35,11 @@ def add_parsers(sub) -> None:
         help="AdditiveSettings of the additive strategies as KEY=VALUE,... "
         "(e.g. decomposition_search=swap), over the preset's",
     )
+    b.add_argument(
+        "--correlated",
+        action="store_true",
+        help="correlated components (one coregionalised GP) for the decomposed strategies",
+    )
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -78,6 +83,7 @@ def cmd_bench(args) -> int:
         n_init=args.init,
         inference=args.inference,
         root_seed=args.seed,
+        correlated=args.correlated or None,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -31,6 +31,11 @@ def add_parsers(sub) -> None:
         metavar="NAME=VALUE",
         help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
     )
+    c.add_argument(
+        "--correlated",
+        action="store_true",
+        help="correlated components (one coregionalised GP) instead of independent GPs",
+    )
     c.add_argument("--out", default="calibration.nc", help="results file (and .png)")
     c.set_defaults(func=cmd_calibration)
 
@@ -75,6 +80,7 @@ def cmd_calibration(args) -> int:
         inference=args.inference,
         n_init=args.init,
         priors=priors,
+        **({"correlated": True} if args.correlated else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)

@@ -149,11 +149,11 @@ class Priors:
             return pm.LogNormal("ls", mu=mu, sigma=f64(self.ls_scale), shape=d)
         return pm.InverseGamma("ls", alpha=f64(self.ls_alpha), beta=f64(self.ls_beta), shape=d)
 
-    def pymc_eta(self):
+    def pymc_eta(self, shape=None):
         """The amplitude prior as a PyMC random variable ``eta`` (in a model)."""
         import pymc as pm
 
-        return pm.Gamma("eta", alpha=f64(self.eta_alpha), beta=f64(self.eta_beta))
+        return pm.Gamma("eta", alpha=f64(self.eta_alpha), beta=f64(self.eta_beta), shape=shape)
 
     def pymc_alpha(self):
         """The rational-quadratic shape prior as a PyMC random variable ``alpha``."""
@@ -189,10 +189,12 @@ class Priors:
             return float(np.log(rng.gamma(self.sigma_alpha) / self.sigma_beta))
         return np.log(rng.gamma(self.sigma_alpha, size=size) / self.sigma_beta)
 
-    def pymc_sigma(self):
+    def pymc_sigma(self, shape=None):
         """The noise prior as a PyMC random variable ``sigma`` (in a model)."""
         import pymc as pm
 
         if self.sigma_family == "lognormal":
-            return pm.LogNormal("sigma", mu=f64(self.sigma_loc), sigma=f64(self.sigma_scale))
-        return pm.Gamma("sigma", alpha=f64(self.sigma_alpha), beta=f64(self.sigma_beta))
+            mu, s = f64(self.sigma_loc), f64(self.sigma_scale)
+            return pm.LogNormal("sigma", mu=mu, sigma=s, shape=shape)
+        a, b = f64(self.sigma_alpha), f64(self.sigma_beta)
+        return pm.Gamma("sigma", alpha=a, beta=b, shape=shape)

@@ -7,6 +7,7 @@ import numpy as np
 from pp_decomp._quiet import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate
+from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
@@ -25,7 +26,7 @@ def build_context(
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
-        surrogates["decomposed"] = hallucinate(DecomposedSurrogate(comps, problem), P)
+        surrogates["decomposed"] = hallucinate(decomposed_surrogate(comps, problem), P)
     elif kind == "composed":
         surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "additive":

@@ -223,6 +223,7 @@ class RunSettings:
     known_kernels: KnownKernels | None = None
     max_retries: int = 0
     beta: object = None
+    correlated: bool = False
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
@@ -244,14 +245,7 @@ class RunSettings:
                 f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
             )
         kernel = known.kernel if known is not None else canonical_kernel(kernel or "se")
-        fast = kw.get("fast")
-        if fast and inference != "nuts":
-            raise ValueError(
-                f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
-            )
-        if fast is None:  # the default wherever it applies
-            fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
-        fast = bool(fast)
+        fast, correlated = _fast_and_correlated(kw, s, problem, inference, kernel)
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
         )
@@ -283,6 +277,7 @@ class RunSettings:
             known_kernels=known,
             max_retries=check_positive_int(kw.get("max_retries", 0), "max_retries", minimum=0),
             beta=beta,
+            correlated=correlated,
         )
 
     def to_dict(self) -> dict:
@@ -306,6 +301,7 @@ class RunSettings:
             "additive_settings": asdict(self.additive_settings),
             "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
             "max_retries": self.max_retries,
+            "correlated": self.correlated,
         }
 
     @staticmethod
@@ -347,10 +343,53 @@ class RunSettings:
             ),
             beta=beta_from_description(s["beta_schedule"]),
             max_retries=s.get("max_retries", 0),
+            correlated=s.get("correlated", False),
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
         return kw
+
+
+def _fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> tuple[bool, bool]:
+    """The run's ``fast`` (the fast full-Bayes path, default wherever it applies)
+    and ``correlated`` settings, checked against each other."""
+    fast = kw.get("fast")
+    if fast and inference != "nuts":
+        raise ValueError(
+            f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
+        )
+    correlated = bool(kw.get("correlated", False))
+    if correlated:
+        check_correlated(s, problem, inference, kernel, fast)
+        return False, True  # the fast path reweights independent component GPs
+    if fast is None:
+        fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
+    return bool(fast), False
+
+
+def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
+    """Refuse ``correlated=True`` where correlated components cannot run, by name."""
+    from pp_decomp.components.coregion_density import CORRELATED_KERNELS
+
+    if fast:
+        raise ValueError(
+            "fast=True reweights independent component GPs; it cannot run with "
+            "correlated=True (leave fast unset)"
+        )
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"correlated=True correlates the component GPs of a decomposed strategy; "
+            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if problem.n_components < 2:
+        raise ValueError(
+            f"correlated=True needs at least 2 components; problem {problem.name!r} has "
+            f"{problem.n_components}"
+        )
+    if inference not in ("map", "nuts"):
+        raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
+    if kernel not in CORRELATED_KERNELS:
+        raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
 
 
 def _known_kernels(problem, inference: str, known) -> KnownKernels | None:

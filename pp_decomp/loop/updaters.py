@@ -11,7 +11,9 @@ run's settings and strategy:
 * :class:`KnownKernelsUpdater`: GPs conditioned on known kernels, no inference;
 * :class:`~pp_decomp.loop.update_fast.FastUpdater`: the fast full-Bayes path;
 * :class:`~pp_decomp.loop.update_additive.AdditiveUpdater`: one additive GP whose
-  structure is relearnt every ``n_cyc`` steps.
+  structure is relearnt every ``n_cyc`` steps;
+* :class:`~pp_decomp.loop.update_correlated.CorrelatedUpdater`: the components
+  as one GP with correlated outputs (``correlated=True``).
 """
 
 from __future__ import annotations
@@ -143,6 +145,7 @@ class KnownKernelsUpdater(Updater):
 def make_updater(settings, strategy, problem) -> Updater | None:
     """The updater of a run (``None`` for strategies without a model, e.g. random)."""
     from pp_decomp.loop.update_additive import AdditiveUpdater
+    from pp_decomp.loop.update_correlated import CorrelatedUpdater
     from pp_decomp.loop.update_fast import FastUpdater
 
     if strategy.surrogate in ("none", "peer"):
@@ -151,6 +154,8 @@ def make_updater(settings, strategy, problem) -> Updater | None:
         return AdditiveUpdater(settings, strategy, problem)
     if settings.inference == "fixed":
         return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
+    if settings.correlated:
+        return CorrelatedUpdater(settings, problem)
     if settings.fast:
         return FastUpdater(settings, problem)
     return RefitUpdater(settings, problem)

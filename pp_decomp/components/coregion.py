@@ -1,0 +1,316 @@
+"""``CorrelatedComponents``: J components as one intrinsic-coregionalisation GP.
+
+Independent component GPs understate the variance of a composition whose
+components err together (the flu model's age groups). Observed at a shared
+design, the components here share one kernel ``c_ℓ`` and are correlated by an
+LKJ-distributed ``C`` (:mod:`pp_decomp.components.coregion_density` for the
+model and its Kronecker-factored likelihood; the PyMC definition, a dense
+``MvNormal`` of the stacked outputs, is :func:`build_model`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pp_decomp.components.compiled import SEARCH_BOX, map_search, penalty
+from pp_decomp.components.coregion_density import (
+    CORRELATED_KERNELS,
+    CoregionDensity,
+    correlation_cholesky,
+    n_correlations,
+)
+from pp_decomp.components.coregion_posterior import CoregionDraws, CoregionPosterior
+from pp_decomp.components.coregion_view import CorrelatedComponent, coregion_nuts
+from pp_decomp.components.posterior import JITTER, mixture_moments
+from pp_decomp.components.priors import Priors
+from pp_decomp.components.scaling import unit_scale
+from pp_decomp.diagnostics import FitDiagnostics
+from pp_decomp.kernels import canonical_kernel
+from pp_decomp.rng import SeedLike, as_generator
+from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X
+
+CORRELATION_BOX = (-4.0, 4.0)  # partial correlations within ±tanh(4) = ±0.9993
+
+
+def check_shared_design(X, Y, n_components: int) -> tuple[np.ndarray, np.ndarray]:
+    """``Y (n, J)`` with every component observed at every row of ``X``, or a clear error."""
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim != 2 or Y.shape != (X.shape[0], n_components):
+        raise ValueError(
+            f"Y must be (n, J) = ({X.shape[0]}, {n_components}), one column per component "
+            f"observed at every row of X; got shape {Y.shape}"
+        )
+    missing = ~np.isfinite(Y)
+    if missing.any():
+        j = int(np.argmax(missing.any(0)))
+        rows = np.flatnonzero(missing[:, j])[:5].tolist()
+        raise ValueError(
+            f"correlated components need every component observed at every input (a "
+            f"shared design); component {j} has no finite value at rows {rows} of Y"
+        )
+    return X, Y
+
+
+def log_point(draws: CoregionDraws) -> np.ndarray:
+    """The mean of ``draws`` in :class:`CoregionDensity`'s log space (the
+    correlations those of the draws' mean ``C``): a warm start."""
+    C = draws.corr.mean(0)
+    L = np.linalg.cholesky(C + 1e-9 * np.eye(len(C)))
+    y = []
+    for i in range(1, len(C)):  # invert correlation_cholesky row by row
+        left = 1.0
+        for j in range(i):
+            y.append(np.arctanh(np.clip(L[i, j] / np.sqrt(left), -0.999, 0.999)))
+            left -= L[i, j] ** 2
+    logs = [np.log(a).mean(0) for a in (draws.ls, draws.sigma, draws.eta)]
+    return np.concatenate([*logs, np.clip(y, *CORRELATION_BOX)])
+
+
+class CorrelatedComponents:
+    """``J ≥ 2`` components of one system as a multi-output GP with correlated outputs.
+
+    ``vec(Y) ~ N(0, B ⊗ (c_ℓ(X, X) + m) + diag(σ² + jitter) ⊗ I)``,
+    ``B = diag(η) C diag(η)``, ``C ~ LKJ(2)``; ``ℓ``, ``η_j`` and ``σ_j`` have the
+    priors of :class:`~pp_decomp.Priors` (on unit-scaled inputs and each
+    component's standardised outputs). With ``C = I`` and one kernel this is
+    independent component GPs sharing their lengthscales.
+
+    Parameters
+    ----------
+    kernel : {"se", "matern52", "matern32"}
+    input_dim : int
+    names : sequence of str, one per component (at least two)
+    priors, bounds, max_draws : as :class:`~pp_decomp.ComponentGP`
+
+    Attributes
+    ----------
+    draws : CoregionDraws
+    diagnostics : FitDiagnostics
+    components : list of :class:`~pp_decomp.components.coregion_view.CorrelatedComponent`
+        One view per component, usable wherever a ``ComponentGP`` is predicted from.
+    """
+
+    label = "correlated components"
+
+    def __init__(
+        self,
+        kernel: str = "se",
+        input_dim: int = 1,
+        names=("f0", "f1"),
+        *,
+        priors: Priors | None = None,
+        bounds=None,
+        max_draws: int = 256,
+    ):
+        self.kernel = canonical_kernel(kernel)
+        if self.kernel not in CORRELATED_KERNELS:
+            raise ValueError(
+                f"correlated components need kernel in {CORRELATED_KERNELS}; got {kernel!r}"
+            )
+        self.names = [str(n) for n in names]
+        if len(self.names) < 2:
+            raise ValueError(
+                f"correlated components need at least 2 components; got names={list(names)!r} "
+                "(J = 1 has nothing to correlate: use ComponentGP)"
+            )
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.priors = priors if priors is not None else Priors()
+        self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
+        self.max_draws = check_positive_int(max_draws, "max_draws")
+        self.draws: CoregionDraws | None = None
+        self.diagnostics: FitDiagnostics | None = None
+        self.idata = None
+        self._posterior: CoregionPosterior | None = None
+
+    @property
+    def n_components(self) -> int:
+        return len(self.names)
+
+    # ------------------------------------------------------------------ data
+    def _set_data(self, X, Y):
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
+        X, Y = check_shared_design(X, Y, self.n_components)
+        self.X_train, self.Y_train = X, Y
+        self.y_mean = Y.mean(0)
+        self.y_std = np.where(Y.std(0) > 0, Y.std(0), 1.0)
+        return unit_scale(X, self.bounds), (Y - self.y_mean) / self.y_std
+
+    def _density(self, Xs, Ys, jacobian: bool) -> CoregionDensity:
+        p = self.priors
+        return CoregionDensity(self.kernel, Xs, Ys, p, p.mean_var, jacobian=jacobian)
+
+    def to_draws(self, Z: np.ndarray) -> CoregionDraws:
+        """Flat log-space rows ``Z (S, k)`` (:class:`CoregionDensity`'s ``z``) as draws."""
+        Z = np.atleast_2d(Z)
+        d, J = self.input_dim, self.n_components
+        corr = []
+        for y in Z[:, d + 2 * J :]:
+            L = correlation_cholesky(y, J)[0]
+            corr.append(L @ L.T)
+        return CoregionDraws(
+            ls=np.exp(Z[:, :d]),
+            sigma=np.exp(Z[:, d : d + J]),
+            eta=np.exp(Z[:, d + J : d + 2 * J]),
+            corr=np.array(corr),
+        )
+
+    def _starts(self, restarts: int, rng, init: CoregionDraws | None) -> list[np.ndarray]:
+        p, d, J = self.priors, self.input_dim, self.n_components
+        centre = np.concatenate(
+            [
+                np.full(d, p.ls_log_center(d)),
+                np.full(J, p.sigma_log_center()),
+                np.full(J, np.log(p.eta_alpha / p.eta_beta)),
+                np.zeros(n_correlations(J)),
+            ]
+        )
+        starts = [centre if init is None else log_point(init)]
+        for _ in range(restarts - 1):
+            z = centre.copy()
+            z[:d] = p.sample_log_ls(rng, d)
+            z[d : d + J] = p.sample_log_sigma(rng, J)
+            z[d + 2 * J :] = rng.normal(0.0, 0.3, n_correlations(J))
+            starts.append(z)
+        return starts
+
+    def _bounds(self) -> list[tuple[float, float]]:
+        d, J, box = self.input_dim, self.n_components, SEARCH_BOX
+        return (
+            [box["ls_log__"]] * d
+            + [box["sigma_log__"]] * J
+            + [box["eta_log__"]] * J
+            + [CORRELATION_BOX] * n_correlations(J)
+        )
+
+    # --------------------------------------------------------------- fitting
+    def fit(
+        self,
+        X,
+        Y,
+        inference: str = "map",
+        *,
+        restarts: int = 3,
+        draws: int = 300,
+        tune: int = 300,
+        chains: int = 2,
+        seed: SeedLike = None,
+        init: CoregionDraws | None = None,
+    ) -> CorrelatedComponents:
+        """Infer the hyperparameters from ``X (n, d)`` and ``Y (n, J)`` and condition on them.
+
+        ``"map"``: the posterior mode by L-BFGS-B from ``restarts`` starts (the
+        first at ``init``'s mean if given, else the priors' centre).
+        ``"nuts"``: nutpie on the Kronecker-factored density (``chains`` ×
+        ``draws`` after ``tune``), warm-started at ``init``.
+        """
+        check_choice(inference, "inference", ("map", "nuts"))
+        restarts = check_positive_int(restarts, "restarts")
+        Xs, Ys = self._set_data(X, Y)
+        rng = as_generator(seed)
+        start = time.perf_counter()
+        if inference == "map":
+            objective = self._density(Xs, Ys, jacobian=False)
+
+            def f(z):
+                value, grad = objective(z)
+                return penalty(z) if not np.isfinite(value) else (-value, -grad)
+
+            best = map_search(f, self._starts(restarts, rng, init), self._bounds(), self.label)
+            self.draws = self.to_draws(best.x)
+            self.idata = None
+            self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
+        else:
+            density = self._density(Xs, Ys, jacobian=True)
+            z0 = self._starts(1, rng, init)[0]
+            self.idata, Z, self.diagnostics = coregion_nuts(
+                density, z0, draws, tune, chains, int(rng.integers(2**31 - 1))
+            )
+            self.draws = self.to_draws(Z).thin(self.max_draws)
+        self._posterior = CoregionPosterior(self.kernel, Xs, Ys, self.draws, self.priors.mean_var)
+        return self
+
+    def condition(self, X, Y, draws: CoregionDraws) -> CorrelatedComponents:
+        """Condition on ``(X, Y)`` with given draws (no inference)."""
+        if not isinstance(draws, CoregionDraws):
+            raise TypeError(f"draws must be a CoregionDraws; got {type(draws).__name__}")
+        Xs, Ys = self._set_data(X, Y)
+        if draws.ls.shape[1] != self.input_dim or draws.sigma.shape[1] != self.n_components:
+            raise ValueError(
+                f"draws are for d={draws.ls.shape[1]}, J={draws.sigma.shape[1]}; the model "
+                f"has d={self.input_dim}, J={self.n_components}"
+            )
+        self.draws, self.idata = draws, None
+        self.diagnostics = FitDiagnostics("fixed", draws.n_draws)
+        self._posterior = CoregionPosterior(self.kernel, Xs, Ys, draws, self.priors.mean_var)
+        return self
+
+    # ------------------------------------------------------------ prediction
+    @property
+    def posterior(self) -> CoregionPosterior:
+        if self._posterior is None:
+            raise RuntimeError(f"{self.label} are not fitted; call fit() first")
+        return self._posterior
+
+    @property
+    def n_draws(self) -> int:
+        return self.posterior.n_draws
+
+    def _Xs(self, Xnew) -> np.ndarray:
+        return unit_scale(check_X(Xnew, "Xnew", input_dim=self.input_dim), self.bounds)
+
+    def moments_per_draw(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means (S, m, J) and covariances across components (S, m, J, J)
+        of ``f`` at ``Xnew``, in original units."""
+        mean, cov = self.posterior.moments(self._Xs(Xnew))
+        s = self.y_std
+        return self.y_mean + s * mean, cov * s[:, None] * s[None, :]
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation-noise variance per draw and component, original units: (S, J)."""
+        return self.posterior.noise * self.y_std**2
+
+    def predict(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture means and variances of every component: (m, J), (m, J)."""
+        mean, cov = self.moments_per_draw(Xnew)
+        return mixture_moments(mean, np.diagonal(cov, axis1=-2, axis2=-1))
+
+    def marginal_samples(self, Xnew, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """Samples of the components at each input, correlated across components: (n, m, J).
+
+        ``draw_idx (n,)`` picks a hyperparameter draw per sample (modulo ``S``),
+        ``z (n, J)`` standard normals, reused for every input (common random numbers).
+        """
+        mean, cov = self.moments_per_draw(Xnew)
+        J = cov.shape[-1]
+        root = np.linalg.cholesky(cov + JITTER * np.eye(J) * np.abs(cov).max())
+        s = np.asarray(draw_idx) % mean.shape[0]
+        return mean[s] + np.einsum("nmjk,nk->nmj", root[s], z)
+
+    def sample(self, Xnew, n_samples: int, seed: SeedLike = None) -> np.ndarray:
+        """Samples at each input of ``Xnew``, correlated across components: (n, m, J)."""
+        rng = as_generator(seed)
+        idx = rng.integers(0, self.n_draws, n_samples)
+        return self.marginal_samples(Xnew, idx, rng.standard_normal((n_samples, self.n_components)))
+
+    def joint_sample(self, Xnew, rng: np.random.Generator) -> np.ndarray:
+        """One sample of every component jointly over the rows of ``Xnew``: (m, J)."""
+        Xs = self._Xs(Xnew)
+        mean, cov = self.posterior.joint(Xs, int(rng.integers(self.n_draws)))
+        m = len(Xs)
+        root = np.linalg.cholesky(cov + 1e-8 * np.eye(len(cov)) * max(np.abs(cov).max(), 1e-12))
+        f = mean + (root @ rng.standard_normal(len(cov))).reshape(self.n_components, m).T
+        return self.y_mean + self.y_std * f
+
+    @property
+    def components(self) -> list[CorrelatedComponent]:
+        return [CorrelatedComponent(self, j) for j in range(self.n_components)]
+
+    def __repr__(self) -> str:
+        fitted = "unfitted" if self._posterior is None else f"S={self.n_draws}"
+        return (
+            f"CorrelatedComponents({self.names!r}, kernel={self.kernel!r}, "
+            f"d={self.input_dim}, {fitted})"
+        )

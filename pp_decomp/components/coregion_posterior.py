@@ -1,0 +1,157 @@
+"""Draws and the batched posterior of correlated components (see :mod:`.coregion_density`).
+
+For draw ``s`` with factors ``K = U diag(λ) Uᵀ``, ``P``, ``W`` and ``A``
+(:func:`~pp_decomp.components.coregion_density.kronecker_factors`), and
+``k_*(x) = c_ℓ(x, X) + m`` (n,), the components' joint posterior at ``x`` is
+
+* mean ``μ(x) = k_*(x)ᵀ A B`` (J,);
+* covariance ``Σ(x) = (1 + m) B - (B P) diag(r(x)) (B P)ᵀ`` (J, J),
+  ``r_j(x) = Σ_k (Uᵀ k_*(x))_k² W_kj``;
+
+and across inputs ``X_*`` (m, d), with ``M_j = K_* U diag(W_:j) Uᵀ K_*ᵀ`` (m, m),
+``Cov = B ⊗ K_** - Σ_j (B P)_:j (B P)_:jᵀ ⊗ M_j`` (mJ, mJ), component-major.
+All on the model's scale (unit-scaled inputs, standardised outputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pp_decomp.components.coregion_density import correlation_and_slope, kronecker_factors
+from pp_decomp.components.posterior import JITTER
+from pp_decomp.kernels import scaled_sqdist
+from pp_decomp.validate import check_finite
+
+
+@dataclass(frozen=True)
+class CoregionDraws:
+    """S draws of the hyperparameters of ``J`` correlated components.
+
+    Parameters
+    ----------
+    ls : (S, d) lengthscales of the shared kernel (unit-scaled inputs)
+    sigma : (S, J) noise standard deviations (standardised outputs)
+    eta : (S, J) amplitudes (standardised outputs)
+    corr : (S, J, J) correlations between the components
+    """
+
+    ls: np.ndarray
+    sigma: np.ndarray
+    eta: np.ndarray
+    corr: np.ndarray
+
+    def __post_init__(self):
+        ls, sigma, eta = (np.atleast_2d(np.asarray(v, dtype=float)) for v in self.arrays[:3])
+        corr = np.asarray(self.corr, dtype=float)
+        corr = corr[None] if corr.ndim == 2 else corr
+        S, J = sigma.shape
+        for name, arr in (("ls", ls), ("sigma", sigma), ("eta", eta)):
+            check_finite(arr, name)
+            if np.any(arr <= 0):
+                raise ValueError(f"{name} must be > 0; got min {arr.min()!r}")
+        if ls.shape[0] != S or eta.shape != (S, J) or corr.shape != (S, J, J):
+            raise ValueError(
+                f"draws must share S={S} and J={J}: ls {ls.shape}, eta {eta.shape}, "
+                f"corr {corr.shape}"
+            )
+        check_finite(corr, "corr")
+        for name, arr in (("ls", ls), ("sigma", sigma), ("eta", eta), ("corr", corr)):
+            object.__setattr__(self, name, arr)
+
+    @property
+    def arrays(self) -> tuple:
+        return self.ls, self.sigma, self.eta, self.corr
+
+    @property
+    def n_draws(self) -> int:
+        return self.ls.shape[0]
+
+    def subset(self, idx) -> CoregionDraws:
+        return CoregionDraws(*(a[idx] for a in self.arrays))
+
+    def thin(self, max_draws: int | None) -> CoregionDraws:
+        """At most ``max_draws`` draws, evenly spaced."""
+        if max_draws is None or self.n_draws <= max_draws:
+            return self
+        return self.subset(np.linspace(0, self.n_draws - 1, max_draws).round().astype(int))
+
+    def as_dict(self) -> dict:
+        return {
+            k: v.tolist() for k, v in zip(("ls", "sigma", "eta", "corr"), self.arrays, strict=True)
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CoregionDraws:
+        return cls(**{k: np.asarray(v) for k, v in d.items()})
+
+    def covariance(self) -> np.ndarray:
+        """``B = diag(η) C diag(η)`` per draw: (S, J, J)."""
+        return self.eta[:, :, None] * self.corr * self.eta[:, None, :]
+
+
+class CoregionPosterior:
+    """The posterior of correlated components given ``S`` hyperparameter draws.
+
+    Parameters
+    ----------
+    kernel : str
+    X : (n, d) unit-scaled inputs
+    Y : (n, J) standardised outputs
+    draws : CoregionDraws
+    mean_var : float, the constant in the shared kernel
+    """
+
+    def __init__(self, kernel: str, X, Y, draws: CoregionDraws, mean_var: float):
+        self.kernel, self.X, self.Y, self.draws = kernel, X, Y, draws
+        self.mean_var = float(mean_var)
+        self.B = draws.covariance()
+        self.noise = draws.sigma**2 + JITTER  # (S, J)
+        r2 = scaled_sqdist(X, X, draws.ls)
+        self.factors = [
+            kronecker_factors(self._K(r2[s]), self.B[s], self.noise[s], Y)
+            for s in range(draws.n_draws)
+        ]
+
+    @property
+    def n_draws(self) -> int:
+        return self.draws.n_draws
+
+    @property
+    def n_components(self) -> int:
+        return self.Y.shape[1]
+
+    def _K(self, r2: np.ndarray) -> np.ndarray:
+        return correlation_and_slope(self.kernel, r2)[0] + self.mean_var
+
+    def _cross(self, Xnew) -> np.ndarray:
+        """``k_*`` per draw: (S, m, n)."""
+        return self._K(scaled_sqdist(Xnew, self.X, self.draws.ls))
+
+    def moments(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means (S, m, J) and pointwise covariances across components (S, m, J, J)."""
+        Ks = self._cross(Xnew)
+        S, m, J = self.n_draws, Ks.shape[1], self.n_components
+        mean, cov = np.empty((S, m, J)), np.empty((S, m, J, J))
+        prior = 1.0 + self.mean_var
+        for s, f in enumerate(self.factors):
+            B = self.B[s]
+            mean[s] = Ks[s] @ f["A"] @ B
+            r = (Ks[s] @ f["U"]) ** 2 @ f["W"]  # (m, J)
+            BP = B @ f["P"]
+            cov[s] = prior * B - np.einsum("ij,mj,kj->mik", BP, r, BP)
+        return mean, cov
+
+    def joint(self, Xnew, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``s``'s joint mean (m, J) and covariance (mJ, mJ) at ``Xnew``, component-major."""
+        f, B = self.factors[s], self.B[s]
+        ls = self.draws.ls[s : s + 1]
+        Ks = self._K(scaled_sqdist(Xnew, self.X, ls))[0]
+        Kss = self._K(scaled_sqdist(Xnew, Xnew, ls))[0]
+        cov = np.kron(B, Kss)
+        KU = Ks @ f["U"]
+        BP = B @ f["P"]
+        for j in range(self.n_components):
+            cov -= np.kron(np.outer(BP[:, j], BP[:, j]), (KU * f["W"][:, j]) @ KU.T)
+        return Ks @ f["A"] @ B, cov

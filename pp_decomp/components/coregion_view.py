@@ -1,0 +1,123 @@
+"""One component of :class:`~pp_decomp.components.coregion.CorrelatedComponents`
+seen as a GP, and the NUTS fit of the correlated model.
+
+The view answers what is asked of one component GP (``predict``,
+``predict_per_draw``, ``sample``, ``n_draws``, ``name``) from the joint
+posterior, and keeps a reference to it (``joint``) so that whatever combines
+the components (:class:`~pp_decomp.acquisition.surrogate.CorrelatedSurrogate`,
+the calibration report) can use their correlation.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.rng import SeedLike, as_generator
+
+
+class CorrelatedComponent:
+    """Component ``j`` of a fitted :class:`~pp_decomp.components.coregion.CorrelatedComponents`."""
+
+    def __init__(self, joint, j: int):
+        self.joint, self.j, self.name = joint, int(j), joint.names[j]
+
+    @property
+    def n_draws(self) -> int:
+        return self.joint.n_draws
+
+    @property
+    def diagnostics(self):
+        return self.joint.diagnostics
+
+    def predict_per_draw(self, Xnew, pred_noise: bool = False):
+        """Per-draw means and variances at ``Xnew`` in original units: (S, m), (S, m)."""
+        mean, cov = self.joint.moments_per_draw(Xnew)
+        var = cov[..., self.j, self.j]
+        if pred_noise:
+            var = var + self.joint.noise_var[:, self.j, None]
+        return mean[..., self.j], var
+
+    def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance at ``Xnew``: (m,), (m,)."""
+        return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))
+
+    def sample(
+        self, Xnew, n_samples: int, seed: SeedLike = None, joint: bool = False, pred_noise=False
+    ) -> np.ndarray:
+        """Samples of this component at ``Xnew``: (n_samples, m); pointwise, or
+        jointly over the inputs with ``joint=True``."""
+        rng = as_generator(seed)
+        if joint:
+            return np.stack(
+                [self.joint.joint_sample(Xnew, rng)[:, self.j] for _ in range(n_samples)]
+            )
+        f = self.joint.sample(Xnew, n_samples, rng)[..., self.j]
+        if pred_noise:
+            idx = rng.integers(0, self.n_draws, n_samples)
+            f = f + np.sqrt(self.joint.noise_var[idx, self.j])[:, None] * rng.standard_normal(
+                f.shape
+            )
+        return f
+
+    def __repr__(self) -> str:
+        return f"CorrelatedComponent({self.name!r}, j={self.j} of {self.joint!r})"
+
+
+def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, seed: int):
+    """NUTS (nutpie) on :class:`~pp_decomp.components.coregion_density.CoregionDensity`
+    (with its Jacobian), every chain started at ``z0`` jittered by ``U(-0.1, 0.1)``.
+
+    Returns the InferenceData (variable ``z``, the flat log-space point), its
+    draws as rows ``(chains · draws, k)`` and their :class:`FitDiagnostics`.
+    """
+    import nutpie
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    from pp_decomp._quiet import quiet_third_party
+    from pp_decomp.diagnostics import summarize_nuts
+
+    k = density.size
+
+    def make_logp():
+        def logp(x):
+            try:
+                value, grad = density(x)
+            except (ValueError, np.linalg.LinAlgError):  # far in a tail: a numerical failure
+                return -np.inf, np.zeros(k)
+            if not np.isfinite(value) or not np.all(np.isfinite(grad)):
+                return -np.inf, np.zeros(k)
+            return value, grad
+
+        return logp
+
+    def make_expand(*_):
+        return lambda x: {"z": np.asarray(x, dtype=float).copy()}
+
+    def initial(seed_: int) -> np.ndarray:
+        return z0 + np.random.default_rng(seed_).uniform(-0.1, 0.1, k)
+
+    model = from_pyfunc(
+        k,
+        make_logp,
+        make_expand,
+        [np.dtype("float64")],
+        [(k,)],
+        ["z"],
+        make_initial_point_fn=initial,
+    )
+    start = time.perf_counter()
+    with quiet_third_party():
+        idata = nutpie.sample(
+            model,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, 2),
+            seed=seed,
+            progress_bar=False,
+        )
+    Z = np.asarray(idata.posterior["z"].values).reshape(-1, k)
+    return idata, Z, summarize_nuts(idata, ["z"], time.perf_counter() - start)

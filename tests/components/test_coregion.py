@@ -1,0 +1,157 @@
+"""Correlated components (intrinsic coregionalisation): the Kronecker-factored
+density is the PyMC model's, the joint posterior a dense GP's on the stacked
+outputs, and bad input is refused by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pp_decomp.components import Priors
+from pp_decomp.components.coregion import CorrelatedComponents
+from pp_decomp.components.coregion_density import (
+    CoregionDensity,
+    build_model,
+    correlation_cholesky,
+)
+from pp_decomp.components.coregion_posterior import CoregionDraws
+from pp_decomp.components.posterior import JITTER
+from pp_decomp.kernels import kernel_matrix
+
+J, D = 3, 2
+
+
+def _data(n=10, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, D))
+    base = np.sin(4 * X[:, 0]) + X[:, 1] ** 2
+    Y = np.stack([(1 + 0.3 * j) * base + 0.2 * j * X[:, 1] for j in range(J)], 1)
+    Y = Y + 0.05 * rng.standard_normal(Y.shape)
+    return X, (Y - Y.mean(0)) / Y.std(0)
+
+
+def _point(seed=1):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(0.0, 0.5, D + 2 * J + J * (J - 1) // 2)
+        + np.r_[np.zeros(D), -2 * np.ones(J), np.zeros(J + 3)]
+    )
+
+
+@pytest.mark.parametrize(
+    "kernel,priors", [("se", Priors()), ("matern52", Priors(ls_family="inverse-gamma"))]
+)
+def test_density_differences_and_gradient_match_the_pymc_model(kernel, priors):
+    X, Y = _data()
+    f = CoregionDensity(kernel, X, Y, priors, priors.mean_var)
+    model = build_model(kernel, D, J, priors)
+    model["X"].set_value(X)
+    model["Y"].set_value(Y)
+    logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
+
+    def pymc_at(z):
+        zl, zs, ze, y = f.split(z)
+        L = correlation_cholesky(np.ascontiguousarray(y), J)[0]
+        C = L @ L.T
+        packed = C[np.triu_indices(J, 1)]
+        point = {"ls_log__": zl, "sigma_log__": zs, "eta_log__": ze}
+        name = [v.name for v in model.value_vars if v.name.startswith("C")][0]
+        return logp({**point, name: _lkj_value(model, name, packed)})
+
+    z0, z1 = _point(1), _point(2)
+    # constants (the priors' and LKJ's normalisers) differ: compare differences
+    assert f(z1)[0] - f(z0)[0] == pytest.approx(pymc_at(z1) - pymc_at(z0), rel=1e-6, abs=1e-6)
+    value, grad = f(z0)
+    h = 1e-5
+    numeric = [(f(z0 + h * e)[0] - f(z0 - h * e)[0]) / (2 * h) for e in np.eye(len(z0))]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+
+
+def _lkj_value(model, name, packed):
+    """The value variable of ``C`` at correlations ``packed`` (its transform's inverse)."""
+    rv = model.rvs_to_values
+    var = next(r for r, v in rv.items() if v.name == name)
+    transform = model.rvs_to_transforms[var]
+    if transform is None:
+        return packed
+    return transform.forward(packed, *var.owner.inputs).eval()
+
+
+def test_the_transform_gives_a_correlation_and_lkj_two_components():
+    # J = 2: C's one correlation r has LKJ(η) density ∝ (1 - r²)^(η - 1)
+    L, log_lkj, log_jac = correlation_cholesky(np.array([0.4]), 2)
+    r = np.tanh(0.4)
+    np.testing.assert_allclose(L @ L.T, [[1, r], [r, 1]])
+    assert log_lkj == pytest.approx(np.log(1 - r**2))  # η = 2
+    assert log_jac == pytest.approx(np.log(1 - r**2))  # dr/dy
+
+
+def _dense_posterior(X, Y, Xs, draws):
+    """The posterior of the stacked outputs by one dense (nJ × nJ) solve."""
+    B = draws.covariance()[0]
+    K = kernel_matrix("se", X, X, draws.ls, np.ones(1))[0] + 1.0
+    Ks = kernel_matrix("se", Xs, X, draws.ls, np.ones(1))[0] + 1.0
+    Kss = kernel_matrix("se", Xs, Xs, draws.ls, np.ones(1))[0] + 1.0
+    n = len(X)
+    cov = np.kron(B, K) + np.kron(np.diag(draws.sigma[0] ** 2 + JITTER), np.eye(n))
+    cross = np.kron(B, Ks)  # (mJ, nJ)
+    mean = cross @ np.linalg.solve(cov, Y.T.ravel())
+    post = np.kron(B, Kss) - cross @ np.linalg.solve(cov, cross.T)
+    return mean.reshape(J, -1).T, post
+
+
+def test_joint_posterior_matches_a_dense_gp_on_the_stacked_outputs():
+    X, Y = _data()
+    Xs = np.random.default_rng(3).uniform(size=(4, D))
+    C = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, -0.2], [0.3, -0.2, 1.0]])
+    draws = CoregionDraws(
+        ls=[[0.3, 0.5]], sigma=[[0.1, 0.05, 0.2]], eta=[[1.0, 1.2, 0.8]], corr=C[None]
+    )
+    m = CorrelatedComponents("se", D, ["a", "b", "c"], bounds=[[0, 0], [1, 1]])
+    m.condition(X, Y, draws)
+    mean_ref, cov_ref = _dense_posterior(X, (Y - m.y_mean) / m.y_std, Xs, draws)
+    mean, cov = m.posterior.moments(Xs)
+    np.testing.assert_allclose(mean[0], mean_ref, atol=1e-8)
+    idx = np.arange(len(Xs))
+    for i in range(J):
+        for k in range(J):
+            np.testing.assert_allclose(
+                cov[0][:, i, k], cov_ref[i * 4 + idx, k * 4 + idx], atol=1e-8
+            )
+    joint_mean, joint_cov = m.posterior.joint(Xs, 0)
+    np.testing.assert_allclose(joint_mean, mean_ref, atol=1e-8)
+    np.testing.assert_allclose(joint_cov, cov_ref, atol=1e-8)
+
+
+def test_map_fit_finds_the_correlation_and_covers_a_sum():
+    X, Y = _data(n=25)
+    m = CorrelatedComponents("se", D, ["a", "b", "c"], bounds=[[0, 0], [1, 1]]).fit(X, Y, seed=0)
+    assert m.draws.corr[0, 0, 1] > 0.8  # the components are one function, scaled
+    mean, cov = m.moments_per_draw(X[:3])
+    assert np.all(np.linalg.eigvalsh(cov[0]) > -1e-10)
+    samples = m.sample(X[:3], 4000, seed=1)
+    np.testing.assert_allclose(
+        np.cov(samples[:, 0, :].T), cov[0, 0], atol=0.2 * np.abs(cov[0, 0]).max()
+    )
+
+
+def test_nuts_fit_runs_and_reports_diagnostics():
+    X, Y = _data(n=8)
+    m = CorrelatedComponents("se", D, ["a", "b", "c"], bounds=[[0, 0], [1, 1]], max_draws=50)
+    m.fit(X, Y, "nuts", draws=60, tune=60, chains=2, seed=0)
+    assert m.n_draws == 50 and m.diagnostics.inference == "nuts"
+    assert np.isfinite(m.diagnostics.rhat_max)
+
+
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ValueError, match="at least 2 components"):
+        CorrelatedComponents("se", D, ["only"])
+    with pytest.raises(ValueError, match="kernel"):
+        CorrelatedComponents("rq", D, ["a", "b"])
+    X, Y = _data()
+    Y[3, 1] = np.nan  # component 1 not observed at row 3: no shared design
+    m = CorrelatedComponents("se", D, ["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"component 1 has no finite value at rows \[3\]"):
+        m.fit(X, Y)
+    with pytest.raises(ValueError, match=r"Y must be \(n, J\)"):
+        m.fit(X, Y[:, :2])

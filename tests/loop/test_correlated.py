@@ -1,0 +1,75 @@
+"""The loop with correlated components (``Optimizer(correlated=True)``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pp_decomp import Optimizer
+from pp_decomp.acquisition.surrogate import CorrelatedSurrogate, decomposed_surrogate
+from pp_decomp.models import get_problem
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return get_problem("synthetic", seed=3, n_components=3, n_points=150)
+
+
+def test_a_correlated_run_resumes_with_the_same_choices(problem, tmp_path):
+    path = tmp_path / "r.nc"
+    full = Optimizer(problem, "d-gpucb", n_init=4, seed=1, correlated=True).run(9)
+    part = Optimizer(problem, "d-gpucb", n_init=4, seed=1, correlated=True, checkpoint=path)
+    part.run(7)
+    resumed = Optimizer.resume(path, problem)
+    assert resumed.settings.correlated
+    ds = resumed.run(9)
+    np.testing.assert_array_equal(ds["x"].values, full["x"].values)
+    assert np.all(np.isfinite(ds["ls_mean"].values[4:]))
+
+
+def test_the_step_uses_one_joint_posterior(problem):
+    opt = Optimizer(problem, "d-gpucb-mc", n_init=4, seed=2, correlated=True)
+    opt.run(6)
+    comps = [opt.models[n] for n in problem.component_names]
+    surrogate = decomposed_surrogate(comps, problem)
+    assert isinstance(surrogate, CorrelatedSurrogate)
+    X = problem.domain.X[:5]
+    # the linear composition's variance is wᵀ Σ w, Σ the components' covariance
+    mean, var = surrogate.linear_per_draw(X)
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((20000, 3))
+    h = surrogate.h(surrogate.marginal_samples(X, np.zeros((20000, 3), int), z), X)
+    np.testing.assert_allclose(h.mean(0), mean[0], atol=5 * h.std(0).max() / np.sqrt(20000))
+    np.testing.assert_allclose(h.var(0), var[0], rtol=0.05)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(strategy="gp-ucb"), "strategy 'gp-ucb' models 'composed'"),
+        (dict(inference="fixed"), "inference"),
+        (dict(kernel="rq"), "kernel"),
+        (dict(inference="nuts", fast=True), "fast=True"),
+    ],
+)
+def test_settings_that_cannot_correlate_are_refused(problem, kw, match):
+    strategy = kw.pop("strategy", "d-gpucb")
+    with pytest.raises(ValueError, match=match):
+        Optimizer(problem, strategy, correlated=True, **kw)
+
+
+def test_one_component_is_refused():
+    one = get_problem("synthetic", seed=0, n_components=1, n_points=50)
+    with pytest.raises(ValueError, match="at least 2 components"):
+        Optimizer(one, "d-gpucb", correlated=True)
+
+
+def test_pending_inputs_are_refused_after_the_design(problem):
+    opt = Optimizer(problem, "d-gpucb", n_init=3, seed=0, correlated=True)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    first = opt.ask()
+    with pytest.raises(ValueError, match="1 input\\(s\\) are pending"):
+        opt.ask(2)
+    np.testing.assert_array_equal(opt.pending.X, first[None])  # nothing asked is lost
