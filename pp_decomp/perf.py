@@ -6,7 +6,8 @@ Two cases, each a run of ``steps`` evaluations on the same seed:
 * ``flu``: the flu SIR problem (J = 5 age groups, 5-D box with a budget constraint), D-GPUCB.
 
 For each case: full Bayes on the fast path (the default for ``inference="nuts"``:
-reweighted draws, background refits), MAP, and, with the optional extra
+reweighted draws, background refits), MAP, MAP with correlated components
+(``correlated=True``: one coregionalised GP of the J outputs), and, with the optional extra
 ``pp-decomp[compare]``, BoTorch's MAP composite loop (strategy ``botorch-composite``:
 a ``ModelListGP`` of ``SingleTaskGP``, refit every step, MC UCB on ``g``). On the
 synthetic case the straightforward full-Bayes path (NUTS for every component at
@@ -91,13 +92,16 @@ def _max(a) -> float:
     return float(np.max(a)) if len(a) else float("nan")
 
 
-def loop_run(case: str, strategy: str, inference: str, steps: int, seed: int = 0) -> dict:
+def loop_run(
+    case: str, strategy: str, inference: str, steps: int, seed: int = 0, correlated: bool = False
+) -> dict:
     """One run of ``steps`` evaluations: wall time, regret, ask latency, refit convergence."""
     from pp_decomp.loop import Optimizer
     from pp_decomp.models import get_problem
 
     problem = get_problem(case, seed=seed)
-    opt = Optimizer(problem, strategy, inference=inference, seed=seed)
+    more = {"correlated": True} if correlated else {}
+    opt = Optimizer(problem, strategy, inference=inference, seed=seed, **more)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -110,6 +114,7 @@ def loop_run(case: str, strategy: str, inference: str, steps: int, seed: int = 0
         "strategy": strategy,
         "inference": inference,
         "fast": bool(opt.settings.fast),
+        "correlated": bool(correlated),
         "steps": steps,
         "seconds": wall,
         "cumulative_regret": float(ds["cumulative_regret"][-1]),
@@ -143,7 +148,8 @@ def straightforward_step(T: int, seed: int = 0) -> dict:
 def _describe(r: dict) -> str:
     a = r["ask_seconds"]
     text = (
-        f"{r['strategy']:<18} {r['inference']:<5} {r['seconds']:7.1f} s  "
+        f"{r['strategy'] + (' (corr.)' if r.get('correlated') else ''):<18} "
+        f"{r['inference']:<5} {r['seconds']:7.1f} s  "
         f"regret {r['cumulative_regret']:8.2f}  ask p50/p95/max "
         f"{a['p50']:.2f}/{a['p95']:.2f}/{a['max']:.2f} s"
     )
@@ -171,6 +177,9 @@ def run_case(case: str, steps: int, log=print) -> dict:
     out["map"] = loop_run(case, strategy, "map", steps)
     log(f"[{case}] {_describe(out['map'])}")
     out["ratio_bayes_vs_map"] = out["bayes"]["seconds"] / out["map"]["seconds"]
+    out["map_correlated"] = loop_run(case, strategy, "map", steps, correlated=True)
+    log(f"[{case}] {_describe(out['map_correlated'])}")
+    out["ratio_correlated_vs_map"] = out["map_correlated"]["seconds"] / out["map"]["seconds"]
     if botorch_available():
         out["botorch"] = loop_run(case, "botorch-composite", "map", steps)
         log(f"[{case}] {_describe(out['botorch'])}")
@@ -179,7 +188,8 @@ def run_case(case: str, steps: int, log=print) -> dict:
     else:
         log(f"[{case}] BoTorch not installed (pip install 'pp-decomp[compare]'): peer skipped")
     log(
-        f"[{case}] wall-time ratios: full Bayes / MAP {out['ratio_bayes_vs_map']:.2f}"
+        f"[{case}] wall-time ratios: full Bayes / MAP {out['ratio_bayes_vs_map']:.2f}, "
+        f"MAP correlated / MAP {out['ratio_correlated_vs_map']:.2f}"
         + (
             f", full Bayes / BoTorch {out['ratio_bayes_vs_botorch']:.2f}, "
             f"MAP / BoTorch {out['ratio_map_vs_botorch']:.2f}"

@@ -120,6 +120,7 @@ class CorrelatedComponents:
         self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.max_draws = check_positive_int(max_draws, "max_draws")
         self.draws: CoregionDraws | None = None
+        self.log_draws: np.ndarray | None = None  # the draws as log-space rows (S, k)
         self.diagnostics: FitDiagnostics | None = None
         self.idata = None
         self._posterior: CoregionPosterior | None = None
@@ -129,13 +130,32 @@ class CorrelatedComponents:
         return len(self.names)
 
     # ------------------------------------------------------------------ data
-    def _set_data(self, X, Y):
+    def _set_data(self, X, Y, scale=None):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
         X, Y = check_shared_design(X, Y, self.n_components)
         self.X_train, self.Y_train = X, Y
-        self.y_mean = Y.mean(0)
-        self.y_std = np.where(Y.std(0) > 0, Y.std(0), 1.0)
+        if scale is None:
+            scale = (Y.mean(0), np.where(Y.std(0) > 0, Y.std(0), 1.0))
+        self.y_mean, self.y_std = (np.asarray(v, dtype=float) for v in scale)
         return unit_scale(X, self.bounds), (Y - self.y_mean) / self.y_std
+
+    @property
+    def scale(self) -> tuple[np.ndarray, np.ndarray]:
+        """The outputs' standardisation ``(mean, sd)`` per component: (J,), (J,)."""
+        return self.y_mean, self.y_std
+
+    def log_likelihoods(self, X, Y, Z: np.ndarray, scale) -> np.ndarray:
+        """``log p(Y | θ_s)`` of the log-space draws ``Z (S, k)`` on ``(X, Y)``
+        standardised by ``scale``: (S,); ``-inf`` where a draw fails numerically."""
+        Xs, Ys = self._set_data(X, Y, scale)
+        density = self._density(Xs, Ys, jacobian=False)
+        out = np.empty(len(Z))
+        for s, z in enumerate(Z):
+            try:
+                out[s] = density.log_likelihood(z)
+            except np.linalg.LinAlgError:
+                out[s] = -np.inf
+        return out
 
     def _density(self, Xs, Ys, jacobian: bool) -> CoregionDensity:
         p = self.priors
@@ -218,7 +238,8 @@ class CorrelatedComponents:
                 return penalty(z) if not np.isfinite(value) else (-value, -grad)
 
             best = map_search(f, self._starts(restarts, rng, init), self._bounds(), self.label)
-            self.draws = self.to_draws(best.x)
+            self.log_draws = best.x[None]
+            self.draws = self.to_draws(self.log_draws)
             self.idata = None
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
@@ -227,15 +248,18 @@ class CorrelatedComponents:
             self.idata, Z, self.diagnostics = coregion_nuts(
                 density, z0, draws, tune, chains, int(rng.integers(2**31 - 1))
             )
-            self.draws = self.to_draws(Z).thin(self.max_draws)
+            keep = np.linspace(0, len(Z) - 1, min(len(Z), self.max_draws)).round().astype(int)
+            self.log_draws = Z[keep]
+            self.draws = self.to_draws(self.log_draws)
         self._posterior = CoregionPosterior(self.kernel, Xs, Ys, self.draws, self.priors.mean_var)
         return self
 
-    def condition(self, X, Y, draws: CoregionDraws) -> CorrelatedComponents:
-        """Condition on ``(X, Y)`` with given draws (no inference)."""
+    def condition(self, X, Y, draws: CoregionDraws, scale=None) -> CorrelatedComponents:
+        """Condition on ``(X, Y)`` with given draws (no inference); ``scale``, the
+        outputs' ``(mean, sd)`` the draws were fitted under, else ``Y``'s own."""
         if not isinstance(draws, CoregionDraws):
             raise TypeError(f"draws must be a CoregionDraws; got {type(draws).__name__}")
-        Xs, Ys = self._set_data(X, Y)
+        Xs, Ys = self._set_data(X, Y, scale)
         if draws.ls.shape[1] != self.input_dim or draws.sigma.shape[1] != self.n_components:
             raise ValueError(
                 f"draws are for d={draws.ls.shape[1]}, J={draws.sigma.shape[1]}; the model "

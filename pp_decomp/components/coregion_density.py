@@ -226,6 +226,21 @@ class CoregionDensity:
         d, J = self.d, self.J
         return z[:d], z[d : d + J], z[d + J : d + 2 * J], z[d + 2 * J :]
 
+    def log_likelihood(self, z) -> float:
+        """``log p(Y | θ)`` at ``z``, without the priors (for importance weights)."""
+        z_ls, z_sigma, z_eta, y = self.split(np.asarray(z, dtype=float))
+        K = correlation_and_slope(self.kernel, self.diff2 @ np.exp(-2 * z_ls))[0] + self.mean_var
+        L = correlation_cholesky(np.ascontiguousarray(y), self.J)[0]
+        eta = np.exp(z_eta)
+        noise = np.exp(2 * z_sigma) + JITTER
+        f = kronecker_factors(K, np.outer(eta, eta) * (L @ L.T), noise, self.Y)
+        return float(
+            -0.5 * np.sum(f["Yt"] ** 2 * f["W"])
+            + 0.5 * np.sum(np.log(f["W"]))
+            - 0.5 * self.n * np.sum(np.log(noise))
+            - 0.5 * self.n * self.J * LOG_2PI
+        )
+
     def __call__(self, z) -> tuple[float, np.ndarray]:
         z = np.asarray(z, dtype=float)
         z_ls, z_sigma, z_eta, y = self.split(z)

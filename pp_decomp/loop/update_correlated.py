@@ -1,11 +1,21 @@
 """The updater of correlated components: one coregionalised GP of all J outputs.
 
-Every ``refit_every`` new observations the hyperparameters (shared lengthscales,
-each component's amplitude and noise, the correlation between components) are
-refit by MAP or NUTS, warm-started at the last draws; in between those draws
-are conditioned on the new data. The step's models are one
+The step's models are one
 :class:`~pp_decomp.components.coregion_view.CorrelatedComponent` per component,
-all views of the same joint posterior.
+all views of the same joint posterior
+(:class:`~pp_decomp.components.coregion.CorrelatedComponents`).
+
+* ``inference="map"``: the hyperparameters (shared lengthscales, each
+  component's amplitude and noise, the correlation between components) are
+  refit every ``refit_every`` new observations, warm-started at the last
+  draws, which are conditioned on the new data in between.
+* ``inference="nuts"``: a NUTS fit's draws are reweighted by every later
+  observation, exactly (sequential importance sampling, ``w_s ∝ p(Y_new | Y_fit,
+  θ_s)`` with the outputs' standardisation frozen at the fit), and used as an
+  equal-weight systematic resample; a new NUTS fit, warm-started at them, is
+  made when their ESS falls below ``fast_settings.ess_refit · S``. The
+  independent components' fast path (:mod:`pp_decomp.loop.update_fast`) does
+  the same in the background; here the refit is made at once.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ import numpy as np
 from pp_decomp._progress import status
 from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
+from pp_decomp.components.incremental import ess, resample
 from pp_decomp.loop.updaters import Updater
 
 
@@ -41,12 +52,12 @@ def correlated_summary(joint: CorrelatedComponents, j: int) -> dict:
 
 
 class CorrelatedUpdater(Updater):
-    """MAP or NUTS refits of :class:`CorrelatedComponents` every ``refit_every``
-    new observations after the design."""
+    """Refits of :class:`CorrelatedComponents` (see the module docstring)."""
 
     def __init__(self, settings, problem):
         self.settings, self.problem = settings, problem
-        self.draws: CoregionDraws | None = None
+        self.draws: CoregionDraws | None = None  # MAP: the last fit's
+        self.fitted: dict | None = None  # NUTS: the last fit's log draws, scale, likelihoods
 
     def _model(self) -> CorrelatedComponents:
         s, p = self.settings, self.problem
@@ -59,24 +70,60 @@ class CorrelatedUpdater(Updater):
             max_draws=s.max_draws,
         )
 
-    def update(self, data, t, rng, rec):
+    def _fit(self, joint, data, rng, rec, init) -> None:
         s = self.settings
+        status(f"fitting correlated components ({s.inference.upper()})")
+        # the sampler calls Python per gradient: two chains, one per core
+        kw = {"draws": s.nuts.draws, "tune": s.nuts.tune, "chains": min(s.nuts.chains, 2)}
+        joint.fit(data.X, data.Y, s.inference, seed=rng, init=init, **kw)
+        for j, name in enumerate(joint.names):
+            rec["refit"][name] = correlated_summary(joint, j)
+
+    def update(self, data, t, rng, rec):
         joint = self._model()
-        refit = self.draws is None or (data.n - s.n_init) % s.refit_every == 0
-        if refit:
-            status(f"fitting correlated components ({s.inference.upper()})")
-            kw = {"draws": s.nuts.draws, "tune": s.nuts.tune, "chains": s.nuts.chains}
-            joint.fit(data.X, data.Y, s.inference, seed=rng, init=self.draws, **kw)
+        if self.settings.inference == "nuts":
+            self._update_bayes(joint, data, rng, rec)
+        elif self.draws is None or (data.n - self.settings.n_init) % self.settings.refit_every == 0:
+            self._fit(joint, data, rng, rec, self.draws)
             self.draws = joint.draws
-            for j, name in enumerate(joint.names):
-                rec["refit"][name] = correlated_summary(joint, j)
         else:
             joint.condition(data.X, data.Y, self.draws)
         return {c.name: c for c in joint.components}
 
+    def _update_bayes(self, joint, data, rng, rec) -> None:
+        f = self.fitted
+        if f is not None:
+            logw = joint.log_likelihoods(data.X, data.Y, f["Z"], f["scale"]) - f["loglik"]
+            if ess(logw) >= self.settings.fast_settings.ess_refit * len(logw):
+                Z = f["Z"][resample(logw, rng)]
+                joint.condition(data.X, data.Y, joint.to_draws(Z), f["scale"])
+                return
+        self._fit(joint, data, rng, rec, None if f is None else joint.to_draws(f["Z"]))
+        Z, scale = joint.log_draws, joint.scale
+        loglik = joint.log_likelihoods(data.X, data.Y, Z, scale)
+        self.fitted = {"Z": Z, "scale": scale, "loglik": loglik}
+
     def state(self) -> dict:
-        return {"draws": None if self.draws is None else self.draws.as_dict()}
+        f = self.fitted
+        return {
+            "draws": None if self.draws is None else self.draws.as_dict(),
+            "fitted": None
+            if f is None
+            else {
+                "Z": f["Z"].tolist(),
+                "scale": [v.tolist() for v in f["scale"]],
+                "loglik": f["loglik"].tolist(),
+            },
+        }
 
     def restore(self, state, data) -> None:
-        d = state.get("draws")
+        d, f = state.get("draws"), state.get("fitted")
         self.draws = None if d is None else CoregionDraws.from_dict(d)
+        self.fitted = None
+        if f is not None:
+            scale = tuple(np.asarray(v, dtype=float) for v in f["scale"])
+            self.fitted = {
+                "Z": np.asarray(f["Z"]),
+                "scale": scale,
+                "loglik": np.asarray(f["loglik"]),
+            }
