@@ -22,6 +22,7 @@ _EXPORTS = {
     "Optimizer": "pp_decomp.loop",
     "Problem": "pp_decomp.problem",
     "ComponentGP": "pp_decomp.components",
+    "CorrelatedComponents": "pp_decomp.components",
     "EntireGP": "pp_decomp.composition",
     "GPPosterior": "pp_decomp.components",
     "HyperDraws": "pp_decomp.components",

@@ -1,9 +1,20 @@
 """Component GPs: PyMC models, hyperparameter draws and the batched posterior."""
 
+from pp_decomp.components.coregion import CorrelatedComponents
+from pp_decomp.components.coregion_posterior import CoregionDraws
 from pp_decomp.components.draws import HyperDraws
 from pp_decomp.components.gp import ComponentGP
 from pp_decomp.components.known import KnownKernels
 from pp_decomp.components.posterior import GPPosterior, mixture_moments
 from pp_decomp.components.priors import Priors
 
-__all__ = ["ComponentGP", "GPPosterior", "HyperDraws", "KnownKernels", "Priors", "mixture_moments"]
+__all__ = [
+    "ComponentGP",
+    "CoregionDraws",
+    "CorrelatedComponents",
+    "GPPosterior",
+    "HyperDraws",
+    "KnownKernels",
+    "Priors",
+    "mixture_moments",
+]

@@ -7,6 +7,7 @@ import pytest
 
 from pp_decomp import Optimizer
 from pp_decomp.acquisition.surrogate import CorrelatedSurrogate, decomposed_surrogate
+from pp_decomp.loop import FastSettings
 from pp_decomp.models import get_problem
 
 
@@ -73,3 +74,23 @@ def test_pending_inputs_are_refused_after_the_design(problem):
     with pytest.raises(ValueError, match="1 input\\(s\\) are pending"):
         opt.ask(2)
     np.testing.assert_array_equal(opt.pending.X, first[None])  # nothing asked is lost
+
+
+def test_full_bayes_reweights_between_refits_and_resumes_exactly(problem, tmp_path):
+    kw = dict(
+        n_init=4,
+        seed=5,
+        correlated=True,
+        inference="nuts",
+        nuts_kwargs={"draws": 40, "tune": 40, "chains": 2},
+        max_draws=40,
+        # reweight often: the path under test
+        fast_settings=FastSettings(ess_refit=0.1, ess_collapse=0.0),
+    )
+    full = Optimizer(problem, "d-gpucb", **kw).run(10)
+    refits = full["refit"].values[4:].any(1)
+    assert refits[0] and not refits.all()  # reweighted draws were used in between
+    path = tmp_path / "b.nc"
+    Optimizer(problem, "d-gpucb", checkpoint=path, **kw).run(7)
+    resumed = Optimizer.resume(path, problem).run(10)
+    np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
