@@ -14,6 +14,7 @@ _FLAGS = {
     "kernel": "--kernel",
     "seed": "--seed",
     "fast": "--fast",
+    "correlated": "--correlated",
 }
 
 
@@ -125,6 +126,12 @@ def _add_model_flags(u) -> None:
     )
     u.add_argument("--kernel", default=None, help="se (default), matern52, matern32 or rq")
     u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
+    u.add_argument(
+        "--correlated",
+        action="store_true",
+        default=None,
+        help="the components as one GP with correlated outputs (decomposed strategies)",
+    )
 
 
 def _add_plot_parser(sub) -> None:
@@ -145,6 +152,7 @@ def _given(args) -> dict:
         "kernel": args.kernel,
         "seed": args.seed,
         "fast": args.fast,
+        "correlated": args.correlated,
     }
     return {k: v for k, v in kw.items() if v is not None}
 

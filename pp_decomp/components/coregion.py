@@ -5,7 +5,8 @@ components err together (the flu model's age groups). Observed at a shared
 design, the components here share one kernel ``c_ℓ`` and are correlated by an
 LKJ-distributed ``C`` (:mod:`pp_decomp.components.coregion_density` for the
 model and its Kronecker-factored likelihood; the PyMC definition, a dense
-``MvNormal`` of the stacked outputs, is :func:`build_model`).
+``MvNormal`` of the stacked outputs, is
+:func:`~pp_decomp.components.coregion_density.build_model`).
 """
 
 from __future__ import annotations
@@ -88,8 +89,6 @@ class CorrelatedComponents:
     ----------
     draws : CoregionDraws
     diagnostics : FitDiagnostics
-    components : list of :class:`~pp_decomp.components.coregion_view.CorrelatedComponent`
-        One view per component, usable wherever a ``ComponentGP`` is predicted from.
     """
 
     label = "correlated components"
@@ -127,6 +126,7 @@ class CorrelatedComponents:
 
     @property
     def n_components(self) -> int:
+        """J, the number of components."""
         return len(self.names)
 
     # ------------------------------------------------------------------ data
@@ -330,6 +330,7 @@ class CorrelatedComponents:
 
     @property
     def components(self) -> list[CorrelatedComponent]:
+        """One view per component, usable wherever a ``ComponentGP`` is predicted from."""
         return [CorrelatedComponent(self, j) for j in range(self.n_components)]
 
     def __repr__(self) -> str:

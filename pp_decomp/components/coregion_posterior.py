@@ -62,13 +62,16 @@ class CoregionDraws:
 
     @property
     def arrays(self) -> tuple:
+        """``(ls, sigma, eta, corr)``."""
         return self.ls, self.sigma, self.eta, self.corr
 
     @property
     def n_draws(self) -> int:
+        """S, the number of draws."""
         return self.ls.shape[0]
 
     def subset(self, idx) -> CoregionDraws:
+        """The draws at positions ``idx``."""
         return CoregionDraws(*(a[idx] for a in self.arrays))
 
     def thin(self, max_draws: int | None) -> CoregionDraws:
@@ -78,12 +81,14 @@ class CoregionDraws:
         return self.subset(np.linspace(0, self.n_draws - 1, max_draws).round().astype(int))
 
     def as_dict(self) -> dict:
+        """Plain lists, for checkpoints (inverse: :meth:`from_dict`)."""
         return {
             k: v.tolist() for k, v in zip(("ls", "sigma", "eta", "corr"), self.arrays, strict=True)
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> CoregionDraws:
+        """Draws from :meth:`as_dict`'s lists."""
         return cls(**{k: np.asarray(v) for k, v in d.items()})
 
     def covariance(self) -> np.ndarray:
