@@ -139,7 +139,11 @@ class CorrelatedSurrogate(DecomposedSurrogate):
         return self.joint.predict(X)
 
     def thinned(self, k: int) -> CorrelatedSurrogate:
-        return self
+        """This surrogate on at most ``k`` joint draws; itself when it has no more."""
+        joint = self.joint.thinned(k)
+        if joint is self.joint:
+            return self
+        return CorrelatedSurrogate(joint.components, self.problem)
 
     def per_draw(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
         mean, cov = self.joint.moments_per_draw(X)

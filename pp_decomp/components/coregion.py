@@ -69,6 +69,54 @@ def log_point(draws: CoregionDraws) -> np.ndarray:
     return np.concatenate([*logs, np.clip(y, *CORRELATION_BOX)])
 
 
+def map_starts(priors: Priors, d: int, J: int, restarts: int, rng, init) -> list[np.ndarray]:
+    """MAP's starts in :class:`CoregionDensity`'s log space: ``init``'s mean (a
+    warm start) or the priors' centre, then ``restarts - 1`` draws of the priors
+    (independent components as the centre, correlations near it)."""
+    p = priors
+    centre = np.concatenate(
+        [
+            np.full(d, p.ls_log_center(d)),
+            np.full(J, p.sigma_log_center()),
+            np.full(J, np.log(p.eta_alpha / p.eta_beta)),
+            np.zeros(n_correlations(J)),
+        ]
+    )
+    starts = [centre if init is None else log_point(init)]
+    for _ in range(restarts - 1):
+        z = centre.copy()
+        z[:d] = p.sample_log_ls(rng, d)
+        z[d : d + J] = p.sample_log_sigma(rng, J)
+        z[d + 2 * J :] = rng.normal(0.0, 0.3, n_correlations(J))
+        starts.append(z)
+    return starts
+
+
+def search_bounds(d: int, J: int) -> list[tuple[float, float]]:
+    """MAP's search box in the log space (:data:`~pp_decomp.components.compiled.SEARCH_BOX`)."""
+    box = SEARCH_BOX
+    return (
+        [box["ls_log__"]] * d
+        + [box["sigma_log__"]] * J
+        + [box["eta_log__"]] * J
+        + [CORRELATION_BOX] * n_correlations(J)
+    )
+
+
+def draws_from_log(Z: np.ndarray, d: int, J: int) -> CoregionDraws:
+    """Rows ``Z (S, k)`` of :class:`CoregionDensity`'s log space as draws."""
+    corr = []
+    for y in Z[:, d + 2 * J :]:
+        L = correlation_cholesky(np.ascontiguousarray(y), J)[0]
+        corr.append(L @ L.T)
+    return CoregionDraws(
+        ls=np.exp(Z[:, :d]),
+        sigma=np.exp(Z[:, d : d + J]),
+        eta=np.exp(Z[:, d + J : d + 2 * J]),
+        corr=np.array(corr),
+    )
+
+
 class CorrelatedComponents:
     """``J ≥ 2`` components of one system as a multi-output GP with correlated outputs.
 
@@ -163,46 +211,7 @@ class CorrelatedComponents:
 
     def to_draws(self, Z: np.ndarray) -> CoregionDraws:
         """Flat log-space rows ``Z (S, k)`` (:class:`CoregionDensity`'s ``z``) as draws."""
-        Z = np.atleast_2d(Z)
-        d, J = self.input_dim, self.n_components
-        corr = []
-        for y in Z[:, d + 2 * J :]:
-            L = correlation_cholesky(y, J)[0]
-            corr.append(L @ L.T)
-        return CoregionDraws(
-            ls=np.exp(Z[:, :d]),
-            sigma=np.exp(Z[:, d : d + J]),
-            eta=np.exp(Z[:, d + J : d + 2 * J]),
-            corr=np.array(corr),
-        )
-
-    def _starts(self, restarts: int, rng, init: CoregionDraws | None) -> list[np.ndarray]:
-        p, d, J = self.priors, self.input_dim, self.n_components
-        centre = np.concatenate(
-            [
-                np.full(d, p.ls_log_center(d)),
-                np.full(J, p.sigma_log_center()),
-                np.full(J, np.log(p.eta_alpha / p.eta_beta)),
-                np.zeros(n_correlations(J)),
-            ]
-        )
-        starts = [centre if init is None else log_point(init)]
-        for _ in range(restarts - 1):
-            z = centre.copy()
-            z[:d] = p.sample_log_ls(rng, d)
-            z[d : d + J] = p.sample_log_sigma(rng, J)
-            z[d + 2 * J :] = rng.normal(0.0, 0.3, n_correlations(J))
-            starts.append(z)
-        return starts
-
-    def _bounds(self) -> list[tuple[float, float]]:
-        d, J, box = self.input_dim, self.n_components, SEARCH_BOX
-        return (
-            [box["ls_log__"]] * d
-            + [box["sigma_log__"]] * J
-            + [box["eta_log__"]] * J
-            + [CORRELATION_BOX] * n_correlations(J)
-        )
+        return draws_from_log(np.atleast_2d(Z), self.input_dim, self.n_components)
 
     # --------------------------------------------------------------- fitting
     def fit(
@@ -237,14 +246,16 @@ class CorrelatedComponents:
                 value, grad = objective(z)
                 return penalty(z) if not np.isfinite(value) else (-value, -grad)
 
-            best = map_search(f, self._starts(restarts, rng, init), self._bounds(), self.label)
+            d, J = self.input_dim, self.n_components
+            starts = map_starts(self.priors, d, J, restarts, rng, init)
+            best = map_search(f, starts, search_bounds(d, J), self.label)
             self.log_draws = best.x[None]
             self.draws = self.to_draws(self.log_draws)
             self.idata = None
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
             density = self._density(Xs, Ys, jacobian=True)
-            z0 = self._starts(1, rng, init)[0]
+            z0 = map_starts(self.priors, self.input_dim, self.n_components, 1, rng, init)[0]
             self.idata, Z, self.diagnostics = coregion_nuts(
                 density, z0, draws, tune, chains, int(rng.integers(2**31 - 1))
             )
@@ -301,17 +312,33 @@ class CorrelatedComponents:
         mean, cov = self.moments_per_draw(Xnew)
         return mixture_moments(mean, np.diagonal(cov, axis1=-2, axis2=-1))
 
+    def thinned(self, k: int) -> CorrelatedComponents:
+        """The same model on at most ``k`` of its draws, evenly spaced (itself if it has
+        no more): what an acquisition's screening of many inputs uses."""
+        S = self.n_draws
+        if S <= k:
+            return self
+        return self._on(np.linspace(0, S - 1, k).round().astype(int))
+
     def marginal_samples(self, Xnew, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Samples of the components at each input, correlated across components: (n, m, J).
 
         ``draw_idx (n,)`` picks a hyperparameter draw per sample (modulo ``S``),
         ``z (n, J)`` standard normals, reused for every input (common random numbers).
+        Only the draws picked are predicted.
         """
-        mean, cov = self.moments_per_draw(Xnew)
+        used, inverse = np.unique(np.asarray(draw_idx) % self.n_draws, return_inverse=True)
+        model = self if len(used) == self.n_draws else self._on(used)
+        mean, cov = model.moments_per_draw(Xnew)
         J = cov.shape[-1]
         root = np.linalg.cholesky(cov + JITTER * np.eye(J) * np.abs(cov).max())
-        s = np.asarray(draw_idx) % mean.shape[0]
-        return mean[s] + np.einsum("nmjk,nk->nmj", root[s], z)
+        return mean[inverse] + np.einsum("nmjk,nk->nmj", root[inverse], z)
+
+    def _on(self, idx) -> CorrelatedComponents:
+        out = object.__new__(CorrelatedComponents)
+        out.__dict__.update(self.__dict__)
+        out.draws, out._posterior = self.draws.subset(idx), self.posterior.subset(idx)
+        return out
 
     def sample(self, Xnew, n_samples: int, seed: SeedLike = None) -> np.ndarray:
         """Samples at each input of ``Xnew``, correlated across components: (n, m, J)."""

@@ -134,6 +134,15 @@ class CoregionPosterior:
         """``k_*`` per draw: (S, m, n)."""
         return self._K(scaled_sqdist(Xnew, self.X, self.draws.ls))
 
+    def subset(self, idx) -> CoregionPosterior:
+        """This posterior on the draws at positions ``idx``, nothing recomputed."""
+        idx = np.asarray(idx)
+        out = object.__new__(CoregionPosterior)
+        out.__dict__.update(self.__dict__)
+        out.draws, out.B, out.noise = self.draws.subset(idx), self.B[idx], self.noise[idx]
+        out.factors = [self.factors[i] for i in idx]
+        return out
+
     def moments(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw means (S, m, J) and pointwise covariances across components (S, m, J, J)."""
         Ks = self._cross(Xnew)

@@ -155,3 +155,25 @@ def test_bad_input_is_refused_by_name():
         m.fit(X, Y)
     with pytest.raises(ValueError, match=r"Y must be \(n, J\)"):
         m.fit(X, Y[:, :2])
+
+
+def test_thinned_and_picked_draws_predict_as_the_full_model():
+    X, Y = _data()
+    C = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.1], [0.2, 0.1, 1.0]])
+    draws = CoregionDraws(
+        ls=[[0.3, 0.5], [0.4, 0.4], [0.6, 0.2]],
+        sigma=np.full((3, J), 0.1),
+        eta=np.ones((3, J)),
+        corr=np.stack([C, np.eye(J), C]),
+    )
+    m = CorrelatedComponents("se", D, ["a", "b", "c"]).condition(X, Y, draws)
+    Xs = X[:4] + 0.01
+    mean, cov = m.moments_per_draw(Xs)
+    thin_mean, thin_cov = m.thinned(2).moments_per_draw(Xs)
+    np.testing.assert_allclose(thin_mean, mean[[0, 2]])
+    np.testing.assert_allclose(thin_cov, cov[[0, 2]])
+    z = np.random.default_rng(0).standard_normal((3, J))
+    got = m.marginal_samples(Xs, np.array([2, 5, 0]), z)  # 5 is draw 2, modulo S
+    root = np.linalg.cholesky(cov + 1e-6 * np.eye(J) * np.abs(cov).max())
+    want = mean[[2, 2, 0]] + np.einsum("nmjk,nk->nmj", root[[2, 2, 0]], z)
+    np.testing.assert_allclose(got, want, atol=1e-6 * np.abs(want).max())
