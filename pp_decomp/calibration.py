@@ -100,7 +100,9 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
 def _component_samples(models: list, X: np.ndarray, n_samples: int, rng) -> np.ndarray:
     """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
     correlated across components when they are views of one correlated model."""
-    joint = getattr(models[0], "joint", None)
+    from pp_decomp.components.coregion_view import shared_joint
+
+    joint = shared_joint(models)
     if joint is not None:
         return joint.sample(X, n_samples, rng)
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)

@@ -165,8 +165,9 @@ class CorrelatedSurrogate(DecomposedSurrogate):
 def decomposed_surrogate(components: Sequence, problem) -> DecomposedSurrogate:
     """The surrogate of the components: :class:`CorrelatedSurrogate` when they are
     views of one correlated model, else :class:`DecomposedSurrogate`."""
-    joint = getattr(components[0], "joint", None) if components else None
-    if joint is not None and all(getattr(c, "joint", None) is joint for c in components):
+    from pp_decomp.components.coregion_view import shared_joint
+
+    if shared_joint(components) is not None:
         return CorrelatedSurrogate(components, problem)
     return DecomposedSurrogate(components, problem)
 

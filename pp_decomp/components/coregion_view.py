@@ -18,6 +18,15 @@ from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import SeedLike, as_generator
 
 
+def shared_joint(components):
+    """The :class:`~pp_decomp.components.coregion.CorrelatedComponents` whose views
+    ``components`` all are, or ``None`` (independent GPs, or views of several models)."""
+    joint = getattr(components[0], "joint", None) if len(components) else None
+    if joint is not None and all(getattr(c, "joint", None) is joint for c in components):
+        return joint
+    return None
+
+
 class CorrelatedComponent:
     """Component ``j`` of a fitted :class:`~pp_decomp.components.coregion.CorrelatedComponents`."""
 

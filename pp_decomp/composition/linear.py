@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xarray as xr
 
+from pp_decomp.components.coregion_view import shared_joint
+from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_finite, check_positive_int, check_X
 
@@ -101,6 +103,10 @@ class LinearComposition:
     def posterior(self, components: Sequence, Xnew) -> xr.Dataset:
         """Analytic composed posterior at ``Xnew (m, d)``.
 
+        Independent components: ``Σ_j g_j μ_j`` and ``Σ_j g_j² σ_j²``; the views of
+        one :class:`~pp_decomp.CorrelatedComponents`: per joint hyperparameter
+        draw ``gᵀ μ_s`` and ``gᵀ Σ_s g``, mixed over the draws.
+
         Returns
         -------
         xarray.Dataset with ``mean(point)``, ``variance(point)``,
@@ -110,15 +116,24 @@ class LinearComposition:
         self._check_components(components)
         Xnew = check_X(Xnew, "Xnew")
         G = self.weights(Xnew)
-        moments = [c.predict(Xnew) for c in components]
-        mu = np.stack([m for m, _ in moments], axis=1)
-        var = np.stack([v for _, v in moments], axis=1)
+        joint = shared_joint(components)
+        if joint is None:
+            moments = [c.predict(Xnew) for c in components]
+            mu = np.stack([m for m, _ in moments], axis=1)
+            var = np.stack([v for _, v in moments], axis=1)
+            mean, variance = np.einsum("mj,mj->m", G, mu), np.einsum("mj,mj->m", G**2, var)
+        else:  # correlated components: per joint draw gᵀ μ_s and gᵀ Σ_s g, mixed
+            mean_s, cov_s = joint.moments_per_draw(Xnew)
+            mu, var = mixture_moments(mean_s, np.diagonal(cov_s, axis1=-2, axis2=-1))
+            mean, variance = mixture_moments(
+                np.einsum("smj,mj->sm", mean_s, G), np.einsum("smjk,mj,mk->sm", cov_s, G, G)
+            )
         names = [getattr(c, "name", f"f{j}") for j, c in enumerate(components)]
         dims = ("point", "component")
         return xr.Dataset(
             {
-                "mean": ("point", np.einsum("mj,mj->m", G, mu)),
-                "variance": ("point", np.einsum("mj,mj->m", G**2, var)),
+                "mean": ("point", mean),
+                "variance": ("point", variance),
                 "component_mean": (dims, mu),
                 "component_variance": (dims, var),
                 "weight": (dims, np.array(G)),
@@ -130,14 +145,20 @@ class LinearComposition:
     def sample(self, components: Sequence, Xnew, n_samples: int, seed: SeedLike = None):
         """Monte Carlo samples of ``f = Σ g_j f_j`` at ``Xnew``: DataArray (sample, point).
 
-        Component samples are independent across components and span each
-        component's hyperparameter posterior.
+        Component samples are independent across components (jointly sampled
+        when they are the views of one :class:`~pp_decomp.CorrelatedComponents`)
+        and span each component's hyperparameter posterior.
         """
         self._check_components(components)
         Xnew = check_X(Xnew, "Xnew")
         rng = as_generator(seed)
         G = self.weights(Xnew)
-        total = np.zeros((check_positive_int(n_samples, "n_samples"), Xnew.shape[0]))
+        n_samples = check_positive_int(n_samples, "n_samples")
+        joint = shared_joint(components)
+        if joint is not None:  # correlated components: sampled jointly at each point
+            total = np.einsum("nmj,mj->nm", joint.sample(Xnew, n_samples, rng), G)
+            return xr.DataArray(total, dims=("sample", "point"), name="f")
+        total = np.zeros((n_samples, Xnew.shape[0]))
         for j, c in enumerate(components):
             total += G[:, j] * c.sample(Xnew, n_samples, seed=rng)
         return xr.DataArray(total, dims=("sample", "point"), name="f")

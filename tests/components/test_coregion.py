@@ -177,3 +177,21 @@ def test_thinned_and_picked_draws_predict_as_the_full_model():
     root = np.linalg.cholesky(cov + 1e-6 * np.eye(J) * np.abs(cov).max())
     want = mean[[2, 2, 0]] + np.einsum("nmjk,nk->nmj", root[[2, 2, 0]], z)
     np.testing.assert_allclose(got, want, atol=1e-6 * np.abs(want).max())
+
+
+def test_the_linear_composition_of_the_views_adds_their_covariance():
+    from pp_decomp.composition import LinearComposition
+
+    X, Y = _data()
+    C = np.array([[1.0, 0.8, 0.7], [0.8, 1.0, 0.6], [0.7, 0.6, 1.0]])
+    draws = CoregionDraws(ls=[[0.3, 0.5]], sigma=[[0.1] * J], eta=[[1.0] * J], corr=C[None])
+    m = CorrelatedComponents("se", D, ["a", "b", "c"]).condition(X, Y, draws)
+    Xs = np.random.default_rng(4).uniform(size=(6, D))
+    lin = LinearComposition(np.array([1.0, 2.0, -0.5]))
+    post = lin.posterior(m.components, Xs)
+    _, cov = m.moments_per_draw(Xs)
+    w = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(post["variance"], np.einsum("mjk,j,k->m", cov[0], w, w))
+    assert np.all(post["variance"] > np.einsum("mj,j->m", np.diagonal(cov[0], 0, 1, 2), w**2))
+    samples = lin.sample(m.components, Xs, 20000, seed=0).values
+    np.testing.assert_allclose(samples.var(0), post["variance"], rtol=0.05)
