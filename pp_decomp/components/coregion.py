@@ -348,11 +348,8 @@ class CorrelatedComponents:
 
     def joint_sample(self, Xnew, rng: np.random.Generator) -> np.ndarray:
         """One sample of every component jointly over the rows of ``Xnew``: (m, J)."""
-        Xs = self._Xs(Xnew)
-        mean, cov = self.posterior.joint(Xs, int(rng.integers(self.n_draws)))
-        m = len(Xs)
-        root = np.linalg.cholesky(cov + 1e-8 * np.eye(len(cov)) * max(np.abs(cov).max(), 1e-12))
-        f = mean + (root @ rng.standard_normal(len(cov))).reshape(self.n_components, m).T
+        s = int(rng.integers(self.n_draws))
+        f = self.posterior.pathwise_sample(self._Xs(Xnew), s, rng)
         return self.y_mean + self.y_std * f
 
     @property

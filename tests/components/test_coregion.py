@@ -195,3 +195,20 @@ def test_the_linear_composition_of_the_views_adds_their_covariance():
     assert np.all(post["variance"] > np.einsum("mj,j->m", np.diagonal(cov[0], 0, 1, 2), w**2))
     samples = lin.sample(m.components, Xs, 20000, seed=0).values
     np.testing.assert_allclose(samples.var(0), post["variance"], rtol=0.05)
+
+
+def test_pathwise_joint_samples_have_the_dense_posterior_moments():
+    X, Y = _data()
+    C = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, -0.2], [0.3, -0.2, 1.0]])
+    draws = CoregionDraws(
+        ls=[[0.3, 0.5]], sigma=[[0.1, 0.05, 0.2]], eta=[[1.0, 1.2, 0.8]], corr=C[None]
+    )
+    m = CorrelatedComponents("se", D, ["a", "b", "c"], bounds=[[0, 0], [1, 1]])
+    m.condition(X, Y, draws)
+    Xs = np.random.default_rng(3).uniform(size=(3, D))
+    mean, cov = m.posterior.joint(Xs, 0)
+    rng = np.random.default_rng(1)
+    F = np.stack([m.posterior.pathwise_sample(Xs, 0, rng).T.ravel() for _ in range(20000)])
+    sd = np.sqrt(np.diag(cov))
+    np.testing.assert_allclose(F.mean(0), mean.T.ravel(), atol=4 * sd.max() / np.sqrt(20000))
+    np.testing.assert_allclose(np.cov(F.T), cov, atol=0.05 * np.abs(cov).max())

@@ -9,6 +9,7 @@ from pp_decomp import Optimizer
 from pp_decomp.acquisition.surrogate import CorrelatedSurrogate, decomposed_surrogate
 from pp_decomp.loop import FastSettings
 from pp_decomp.models import get_problem
+from pp_decomp.strategies import STRATEGIES
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +95,16 @@ def test_full_bayes_reweights_between_refits_and_resumes_exactly(problem, tmp_pa
     Optimizer(problem, "d-gpucb", checkpoint=path, **kw).run(7)
     resumed = Optimizer.resume(path, problem).run(10)
     np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    sorted(s for s, st in STRATEGIES.items() if st.surrogate == "decomposed"),
+)
+def test_every_decomposed_strategy_runs_on_correlated_components(problem, strategy):
+    from pp_decomp.strategies import unsupported
+
+    if unsupported(strategy, problem, inference="map", n_init=4) is not None:
+        pytest.skip(f"{strategy} does not run on this problem")
+    ds = Optimizer(problem, strategy, n_init=4, seed=0, correlated=True).run(6)
+    assert np.all(np.isfinite(ds["objective"].values))
