@@ -105,7 +105,24 @@ class DecomposedSurrogate:
         standard normals; reusing both across candidates (common random numbers)
         makes the Monte Carlo acquisition a smooth function of ``x``.
         """
+        return self._samples(self.per_draw(X), draw_idx, z)
+
+    def marginal_sample_blocks(self, X, draw_idx: np.ndarray, z: np.ndarray, rows: int):
+        """:meth:`marginal_samples` in blocks of at most ``rows`` inputs: yields
+        ``(slice of X's rows, (n, rows', J) samples)``, the same numbers as one call.
+
+        The components are predicted once, at every row of ``X``; only the samples
+        are made block by block, so that a caller reducing them per input (the Monte
+        Carlo bound's quantile) never holds all ``n × m × J`` of them.
+        """
         per_draw = self.per_draw(X)
+        m = per_draw[0][0].shape[1]
+        for start in range(0, m, rows):
+            sl = slice(start, min(m, start + rows))
+            yield sl, self._samples([(mu[:, sl], v[:, sl]) for mu, v in per_draw], draw_idx, z)
+
+    @staticmethod
+    def _samples(per_draw, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         out = np.empty((len(z), per_draw[0][0].shape[1], len(per_draw)))
         for j, (mean_s, var_s) in enumerate(per_draw):
             sd_s = np.sqrt(var_s)  # (S, m): before the gather, not on (n, m)
@@ -157,6 +174,10 @@ class CorrelatedSurrogate(DecomposedSurrogate):
     def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         # one joint draw per sample: component 0's index picks it for all
         return self.joint.marginal_samples(X, draw_idx[:, 0], z)
+
+    def marginal_sample_blocks(self, X, draw_idx: np.ndarray, z: np.ndarray, rows: int):
+        # one block: the joint model predicts and factorises per call
+        yield slice(None), self.marginal_samples(X, draw_idx, z)
 
     def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
         return self.joint.joint_sample(X, rng)

@@ -53,6 +53,24 @@ def test_mc_ucb_agrees_with_dgpucb_for_linear_g(rng, draws_per, tol):
     )
 
 
+@pytest.mark.parametrize("draws_per", [1, 4])
+def test_mc_ucb_in_blocks_is_the_mc_ucb_in_one(rng, draws_per, monkeypatch):
+    # blocks of inputs (to keep the samples in cache) change no number
+    from pp_decomp.acquisition import ucb
+
+    def g(F, X):
+        return F[..., 0] * (1 + 0.3 * np.tanh(F[..., 1])) - 0.5 * F[..., 2] ** 2 + X[..., 0]
+
+    problem = _grid_problem(g=g)
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng, draws_per)
+    X = problem.domain.X
+    mc = acq.MonteCarloUCB(model, 4.0, n_samples=512, seed=1)
+    monkeypatch.setattr(ucb, "MC_BLOCK_BYTES", 1 << 40)  # one block
+    whole = mc(X)
+    monkeypatch.setattr(ucb, "MC_BLOCK_BYTES", 1)  # blocks of MC_BLOCK_MIN_ROWS inputs
+    np.testing.assert_array_equal(mc(X), whole)
+
+
 def test_lipschitz_bound_never_below_mc_quantile(rng):
     # perceived-temperature-like nonlinear g: product plus a smooth saturation
     def g(F, X):
