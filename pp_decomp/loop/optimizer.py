@@ -82,6 +82,13 @@ class Optimizer:
         The components' kernels for ``inference="fixed"``.
     max_retries : int
         How many times an input that failed may be asked again (default 0: never).
+    correlated : bool
+        Model the components as one GP with correlated outputs
+        (:class:`~pp_decomp.CorrelatedComponents`: one kernel shared by the
+        components, an LKJ prior on their correlation) instead of independent
+        GPs; decomposed strategies, ``map`` or ``nuts``, ``J ≥ 2``, one input at
+        a time after the design. Better calibrated for a composition of
+        components that err together, but on flu it costs regret (docs/results.md).
     """
 
     def __init__(
