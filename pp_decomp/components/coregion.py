@@ -27,7 +27,7 @@ from pp_decomp.components.coregion_view import CorrelatedComponent, coregion_nut
 from pp_decomp.components.posterior import JITTER, mixture_moments
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import unit_scale
-from pp_decomp.diagnostics import FitDiagnostics
+from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X
@@ -262,6 +262,7 @@ class CorrelatedComponents:
             keep = np.linspace(0, len(Z) - 1, min(len(Z), self.max_draws)).round().astype(int)
             self.log_draws = Z[keep]
             self.draws = self.to_draws(self.log_draws)
+            warn_if_bad(self.diagnostics, self.label)
         self._posterior = CoregionPosterior(self.kernel, Xs, Ys, self.draws, self.priors.mean_var)
         return self
 

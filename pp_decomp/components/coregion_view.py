@@ -11,6 +11,7 @@ the calibration report) can use their correlation.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -79,8 +80,9 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
     """NUTS (nutpie) on :class:`~pp_decomp.components.coregion_density.CoregionDensity`
     (with its Jacobian), every chain started at ``z0`` jittered by ``U(-0.1, 0.1)``.
 
-    Returns the InferenceData (variable ``z``, the flat log-space point), its
-    draws as rows ``(chains · draws, k)`` and their :class:`FitDiagnostics`.
+    Returns the InferenceData (variable ``z``, the flat log-space point), the
+    draws to use as rows ``(chains · draws, k)`` (:func:`weigh_failed_chains`)
+    and their :class:`~pp_decomp.diagnostics.FitDiagnostics`.
     """
     import nutpie
     from nutpie.compiled_pyfunc import from_pyfunc
@@ -128,5 +130,34 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
             seed=seed,
             progress_bar=False,
         )
-    Z = np.asarray(idata.posterior["z"].values).reshape(-1, k)
-    return idata, Z, summarize_nuts(idata, ["z"], time.perf_counter() - start)
+    chains_z = np.asarray(idata.posterior["z"].values)  # (C, D, k)
+    diag = summarize_nuts(idata, ["z"])
+    Z, diag = weigh_failed_chains(density, chains_z, diag, seed)
+    return idata, Z, replace(diag, seconds=time.perf_counter() - start)
+
+
+def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
+    """The draws to use and their diagnostics: the chains' own where they pass
+    :data:`~pp_decomp.components.nuts.CONVERGENCE`, else the chains weighed by
+    importance sampling (:mod:`~pp_decomp.components.reweight`, as a component
+    GP's failed fit is) where those weights pass their checks, else the chains
+    as they are, the fit marked not converged."""
+    from pp_decomp.components.nuts import CONVERGENCE
+    from pp_decomp.components.reweight import reweight_chains
+
+    C, D, k = chains_z.shape
+    if not diag.problems():
+        return chains_z.reshape(-1, k), diag
+    out = reweight_chains(
+        chains_z,
+        lambda Zq: np.array([density(z)[0] for z in Zq]),
+        C * D,
+        np.random.default_rng(seed),
+        CONVERGENCE.ess_min,
+    )
+    if out is None:
+        return chains_z.reshape(-1, k), replace(diag, converged=False)
+    draws, ess, pareto_k = out
+    return draws, replace(
+        diag, ess_bulk_min=ess, ess_tail_min=ess, reweighted=True, pareto_k=pareto_k
+    )

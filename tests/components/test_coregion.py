@@ -212,3 +212,25 @@ def test_pathwise_joint_samples_have_the_dense_posterior_moments():
     sd = np.sqrt(np.diag(cov))
     np.testing.assert_allclose(F.mean(0), mean.T.ravel(), atol=4 * sd.max() / np.sqrt(20000))
     np.testing.assert_allclose(np.cov(F.T), cov, atol=0.05 * np.abs(cov).max())
+
+
+class _Gaussian:
+    """A stand-in density: the standard normal in ``k`` dimensions."""
+
+    def __call__(self, z):
+        return -0.5 * float(z @ z), -z
+
+
+def test_chains_that_fail_their_checks_are_weighed_or_marked_not_converged():
+    from pp_decomp.components.coregion_view import weigh_failed_chains
+    from pp_decomp.diagnostics import FitDiagnostics
+
+    rng = np.random.default_rng(0)
+    failed = FitDiagnostics("nuts", 800, rhat_max=1.4, ess_bulk_min=30.0, ess_tail_min=30.0)
+    chains = rng.standard_normal((2, 400, 3)) + np.array([0.3, -0.3])[:, None, None]
+    draws, diag = weigh_failed_chains(_Gaussian(), chains, failed, seed=1)
+    assert diag.reweighted and diag.converged and diag.pareto_k < 0.7
+    assert draws.shape == (800, 3) and np.all(np.abs(draws.mean(0)) < 0.15)
+    stuck = np.full((2, 400, 3), 5.0) + 1e-3 * rng.standard_normal((2, 400, 3))
+    draws, diag = weigh_failed_chains(_Gaussian(), stuck, failed, seed=1)
+    assert not diag.converged and not diag.reweighted and draws.shape == (800, 3)
