@@ -58,19 +58,16 @@ class Optimizer:
         conditioned on known kernels (``known_kernels``, default
         ``problem.known_kernels``), as in Wang et al.'s experiments.
     refit_every : int
-        Refit every this many new observations; in between the last draws are
-        conditioned on the new data.
+        Refit every this many new observations (the last draws conditioned in between).
     kernel, priors, beta :
         Kernel family (default ``"se"``), hyperparameter :class:`~pp_decomp.Priors`,
-        exploration schedule ``t -> β_t`` (default
-        :func:`~pp_decomp.loop.settings.default_beta`).
+        schedule ``t -> β_t`` (default :func:`~pp_decomp.loop.settings.default_beta`).
     seed : int
         Root seed of every random choice.
     nuts_kwargs : dict, optional
         ``NutsSettings`` fields (fast path: only target_accept, low_rank_mass_matrix).
     max_draws, mc_samples : int
-        Hyperparameter draws kept per GP; posterior-predictive draws of the
-        Monte Carlo acquisitions.
+        Draws kept per GP; posterior-predictive draws of the Monte Carlo acquisitions.
     acq_method : {"auto", "lbfgs", "direct"}
         Maximiser on continuous boxes.
     fast, fast_settings :
@@ -83,12 +80,8 @@ class Optimizer:
     max_retries : int
         How many times an input that failed may be asked again (default 0: never).
     correlated : bool
-        Model the components as one GP with correlated outputs
-        (:class:`~pp_decomp.CorrelatedComponents`: one kernel shared by the
-        components, an LKJ prior on their correlation) instead of independent
-        GPs; decomposed strategies, ``map`` or ``nuts``, ``J ≥ 2``, one input at
-        a time after the design. Better calibrated for a composition of
-        components that err together, but on flu it costs regret (docs/results.md).
+        The components as one GP with correlated outputs
+        (:class:`~pp_decomp.CorrelatedComponents`), not independent GPs.
     """
 
     def __init__(
