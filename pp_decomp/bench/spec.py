@@ -78,6 +78,8 @@ class BenchSpec:
         check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
         check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
         check_choice(self.inference, "inference", ("map", "nuts", "fixed"))
+        if self.correlated and self.inference == "fixed":
+            raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
         from pp_decomp.additive import AdditiveSettings
 
@@ -95,6 +97,9 @@ class BenchSpec:
             problem = get_problem(p, seed=0)
             for s in self.strategies:
                 why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
+                if why is None and self.correlated and problem.n_components < 2:
+                    if get_strategy(s).surrogate == "decomposed":
+                        why = "correlated components need at least 2 components"
                 if why is not None:
                     self.skipped.append((p, s, why))
                     continue

@@ -103,6 +103,22 @@ def search_bounds(d: int, J: int) -> list[tuple[float, float]]:
     )
 
 
+def checked_structure(kernel: str, names) -> tuple[str, list[str]]:
+    """The canonical kernel and the component names, or a ValueError naming the bad one."""
+    canonical = canonical_kernel(kernel)
+    if canonical not in CORRELATED_KERNELS:
+        raise ValueError(
+            f"correlated components need kernel in {CORRELATED_KERNELS}; got {kernel!r}"
+        )
+    names = [str(n) for n in names]
+    if len(names) < 2:
+        raise ValueError(
+            f"correlated components need at least 2 components; got names={names!r} "
+            "(J = 1 has nothing to correlate: use ComponentGP)"
+        )
+    return canonical, names
+
+
 def draws_from_log(Z: np.ndarray, d: int, J: int) -> CoregionDraws:
     """Rows ``Z (S, k)`` of :class:`CoregionDensity`'s log space as draws."""
     corr = []
@@ -151,17 +167,7 @@ class CorrelatedComponents:
         bounds=None,
         max_draws: int = 256,
     ):
-        self.kernel = canonical_kernel(kernel)
-        if self.kernel not in CORRELATED_KERNELS:
-            raise ValueError(
-                f"correlated components need kernel in {CORRELATED_KERNELS}; got {kernel!r}"
-            )
-        self.names = [str(n) for n in names]
-        if len(self.names) < 2:
-            raise ValueError(
-                f"correlated components need at least 2 components; got names={list(names)!r} "
-                "(J = 1 has nothing to correlate: use ComponentGP)"
-            )
+        self.kernel, self.names = checked_structure(kernel, names)
         self.input_dim = check_positive_int(input_dim, "input_dim")
         self.priors = priors if priors is not None else Priors()
         self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
@@ -194,9 +200,12 @@ class CorrelatedComponents:
 
     def log_likelihoods(self, X, Y, Z: np.ndarray, scale) -> np.ndarray:
         """``log p(Y | θ_s)`` of the log-space draws ``Z (S, k)`` on ``(X, Y)``
-        standardised by ``scale``: (S,); ``-inf`` where a draw fails numerically."""
-        Xs, Ys = self._set_data(X, Y, scale)
-        density = self._density(Xs, Ys, jacobian=False)
+        standardised by ``scale``: (S,); ``-inf`` where a draw fails numerically.
+        The model's own data and posterior are left as they are."""
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
+        X, Y = check_shared_design(X, Y, self.n_components)
+        mean, sd = (np.asarray(v, dtype=float) for v in scale)
+        density = self._density(unit_scale(X, self.bounds), (Y - mean) / sd, jacobian=False)
         out = np.empty(len(Z))
         for s, z in enumerate(Z):
             try:
@@ -236,6 +245,8 @@ class CorrelatedComponents:
         """
         check_choice(inference, "inference", ("map", "nuts"))
         restarts = check_positive_int(restarts, "restarts")
+        for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
+            check_positive_int(value, name)
         Xs, Ys = self._set_data(X, Y)
         rng = as_generator(seed)
         start = time.perf_counter()

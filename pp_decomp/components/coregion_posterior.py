@@ -31,6 +31,24 @@ from pp_decomp.kernels import scaled_sqdist
 from pp_decomp.validate import check_finite
 
 
+def check_correlations(corr: np.ndarray, tol: float = 1e-8) -> None:
+    """Refuse ``corr (S, J, J)`` unless every matrix is a correlation matrix:
+    symmetric, unit diagonal, positive semi-definite (to ``tol``)."""
+    J = corr.shape[-1]
+    bad = [
+        s
+        for s, C in enumerate(corr)
+        if not np.allclose(C, C.T, atol=tol)
+        or not np.allclose(np.diag(C), 1.0, atol=tol)
+        or np.linalg.eigvalsh((C + C.T) / 2).min() < -tol * J
+    ]
+    if bad:
+        raise ValueError(
+            f"corr must hold correlation matrices (symmetric, unit diagonal, positive "
+            f"semi-definite); draw(s) {bad[:5]} are not, e.g. {corr[bad[0]].round(3).tolist()}"
+        )
+
+
 @dataclass(frozen=True)
 class CoregionDraws:
     """S draws of the hyperparameters of ``J`` correlated components.
@@ -63,6 +81,7 @@ class CoregionDraws:
                 f"corr {corr.shape}"
             )
         check_finite(corr, "corr")
+        check_correlations(corr)
         for name, arr in (("ls", ls), ("sigma", sigma), ("eta", eta), ("corr", corr)):
             object.__setattr__(self, name, arr)
 

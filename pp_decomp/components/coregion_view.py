@@ -21,11 +21,24 @@ from pp_decomp.rng import SeedLike, as_generator
 
 def shared_joint(components):
     """The :class:`~pp_decomp.components.coregion.CorrelatedComponents` whose views
-    ``components`` all are, or ``None`` (independent GPs, or views of several models)."""
-    joint = getattr(components[0], "joint", None) if len(components) else None
-    if joint is not None and all(getattr(c, "joint", None) is joint for c in components):
-        return joint
-    return None
+    ``components`` are, in its order, or ``None`` for independent GPs.
+
+    Raises a ValueError for views mixed with other GPs, views of several models,
+    or views out of their model's order: combined as given, their correlation
+    (or weights) would silently apply to the wrong components.
+    """
+    joints = [getattr(c, "joint", None) for c in components]
+    if all(j is None for j in joints):
+        return None
+    joint = joints[0]
+    order = [getattr(c, "j", None) for c in components]
+    if any(j is not joint for j in joints) or order != list(range(joint.n_components)):
+        raise ValueError(
+            "correlated components must be combined as their model's views, all of "
+            f"them in its order ({joint.names if joint is not None else 'one model'}); "
+            f"got components {[getattr(c, 'name', type(c).__name__) for c in components]}"
+        )
+    return joint
 
 
 class CorrelatedComponent:
@@ -61,15 +74,17 @@ class CorrelatedComponent:
         jointly over the inputs with ``joint=True``."""
         rng = as_generator(seed)
         if joint:
+            if pred_noise:
+                raise ValueError("pred_noise=True with joint=True is not available here")
             return np.stack(
                 [self.joint.joint_sample(Xnew, rng)[:, self.j] for _ in range(n_samples)]
             )
-        f = self.joint.sample(Xnew, n_samples, rng)[..., self.j]
-        if pred_noise:
-            idx = rng.integers(0, self.n_draws, n_samples)
-            f = f + np.sqrt(self.joint.noise_var[idx, self.j])[:, None] * rng.standard_normal(
-                f.shape
-            )
+        idx = rng.integers(0, self.n_draws, n_samples)
+        z = rng.standard_normal((n_samples, self.joint.n_components))
+        f = self.joint.marginal_samples(Xnew, idx, z)[..., self.j]
+        if pred_noise:  # the noise of the draw each sample is from
+            noise_sd = np.sqrt(self.joint.noise_var[idx, self.j])[:, None]
+            f = f + noise_sd * rng.standard_normal(f.shape)
         return f
 
     def __repr__(self) -> str:
@@ -136,6 +151,15 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
     return idata, Z, replace(diag, seconds=time.perf_counter() - start)
 
 
+def _safe_value(density, z: np.ndarray) -> float:
+    """The log density at ``z``, ``-inf`` where it fails numerically (a proposal's tail)."""
+    try:
+        value = density(z)[0]
+    except (ValueError, np.linalg.LinAlgError):
+        return -np.inf
+    return value if np.isfinite(value) else -np.inf
+
+
 def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
     """The draws to use and their diagnostics: the chains' own where they pass
     :data:`~pp_decomp.components.nuts.CONVERGENCE`, else the chains weighed by
@@ -150,7 +174,7 @@ def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
         return chains_z.reshape(-1, k), diag
     out = reweight_chains(
         chains_z,
-        lambda Zq: np.array([density(z)[0] for z in Zq]),
+        lambda Zq: np.array([_safe_value(density, z) for z in Zq]),
         C * D,
         np.random.default_rng(seed),
         CONVERGENCE.ess_min,

@@ -81,6 +81,13 @@ def _busy(opt) -> np.ndarray:
 
 def _check_batch(opt, q: int, new: int) -> None:
     s = opt.strategy
+    model_based = max(new - design_left(opt), 0)
+    if opt.settings.correlated and model_based and len(opt.pending) + new > 1:
+        raise ValueError(
+            f"correlated=True chooses one input at a time after the design: ask(q={q}) "
+            f"with {len(opt.pending)} pending input(s) would choose with inputs pending; "
+            "tell their results first (independent components support batches)"
+        )
     if (q > 1 or len(opt.pending)) and not s.needs.batch:
         raise ValueError(
             f"strategy {s.name!r} chooses one input at a time: ask(q={q}) with "

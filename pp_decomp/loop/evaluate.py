@@ -71,6 +71,11 @@ class Outcomes:
 def _check_workers(opt, workers, scheduler) -> None:
     if workers is not None:
         workers = check_positive_int(workers, "workers")
+        if workers > 1 and opt.settings.correlated:
+            raise ValueError(
+                f"workers={workers}: correlated=True chooses one input at a time after "
+                "the design; run with workers=1, or with independent components"
+            )
         if workers > 1 and not opt.strategy.needs.batch:
             raise ValueError(
                 f"workers={workers}: strategy {opt.strategy.name!r} chooses one input "

@@ -358,7 +358,9 @@ def _fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> t
         raise ValueError(
             f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
         )
-    correlated = bool(kw.get("correlated", False))
+    correlated = kw.get("correlated", False)
+    if not isinstance(correlated, bool):
+        raise TypeError(f"correlated must be True or False; got {correlated!r}")
     if correlated:
         check_correlated(s, problem, inference, kernel, fast)
         return False, True  # the fast path reweights independent component GPs

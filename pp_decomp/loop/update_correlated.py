@@ -13,7 +13,8 @@ all views of the same joint posterior
   observation, exactly (sequential importance sampling, ``w_s ∝ p(Y_new | Y_fit,
   θ_s)`` with the outputs' standardisation frozen at the fit), and used as an
   equal-weight systematic resample; a new NUTS fit, warm-started at them, is
-  made when their ESS falls below ``fast_settings.ess_refit · S``. The
+  made when their ESS falls below ``fast_settings.ess_refit · S`` or the
+  weights' Pareto ``k̂`` says the ESS cannot be trusted. The
   independent components' fast path (:mod:`pp_decomp.loop.update_fast`) does
   the same in the background; here the refit is made at once.
 """
@@ -25,7 +26,7 @@ import numpy as np
 from pp_decomp._progress import status
 from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
-from pp_decomp.components.incremental import ess, resample
+from pp_decomp.components.incremental import ess, pareto_k, resample
 from pp_decomp.loop.updaters import Updater
 
 
@@ -94,7 +95,8 @@ class CorrelatedUpdater(Updater):
         f = self.fitted
         if f is not None:
             logw = joint.log_likelihoods(data.X, data.Y, f["Z"], f["scale"]) - f["loglik"]
-            if ess(logw) >= self.settings.fast_settings.ess_refit * len(logw):
+            fs, S = self.settings.fast_settings, len(logw)
+            if ess(logw) >= fs.ess_refit * S and pareto_k(logw) <= fs.k_threshold(S):
                 Z = f["Z"][resample(logw, rng)]
                 joint.condition(data.X, data.Y, joint.to_draws(Z), f["scale"])
                 return

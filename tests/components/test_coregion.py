@@ -234,3 +234,34 @@ def test_chains_that_fail_their_checks_are_weighed_or_marked_not_converged():
     stuck = np.full((2, 400, 3), 5.0) + 1e-3 * rng.standard_normal((2, 400, 3))
     draws, diag = weigh_failed_chains(_Gaussian(), stuck, failed, seed=1)
     assert not diag.converged and not diag.reweighted and draws.shape == (800, 3)
+
+
+def test_views_and_draws_that_would_combine_wrongly_are_refused():
+    from pp_decomp.components.coregion_view import shared_joint
+    from pp_decomp.composition import LinearComposition
+
+    X, Y = _data()
+    m = CorrelatedComponents("se", D, ["a", "b", "c"]).fit(X, Y, seed=0)
+    a, b, c = m.components
+    assert shared_joint([a, b, c]) is m
+    lin = LinearComposition(np.ones(3))
+    for wrong in ([b, a, c], [a, a, c]):
+        with pytest.raises(ValueError, match="in its order"):
+            lin.posterior(wrong, X[:2])
+    with pytest.raises(ValueError, match="correlation matrices"):
+        CoregionDraws(
+            ls=[[0.3, 0.3]], sigma=[[0.1] * J], eta=[[1.0] * J], corr=[np.full((J, J), 1.5)]
+        )
+    with pytest.raises(ValueError, match="joint=True"):
+        a.sample(X[:2], 2, seed=0, joint=True, pred_noise=True)
+    with pytest.raises(ValueError, match="draws"):
+        m.fit(X, Y, "nuts", draws=0)
+
+
+def test_log_likelihoods_leave_the_model_as_it_was():
+    X, Y = _data()
+    m = CorrelatedComponents("se", D, ["a", "b", "c"]).fit(X, Y, seed=0)
+    before = m.predict(X[:3])
+    m.log_likelihoods(X[:6] + 0.1, 3 * Y[:6], m.log_draws, (np.zeros(J), np.ones(J)))
+    np.testing.assert_array_equal(m.predict(X[:3])[0], before[0])
+    np.testing.assert_array_equal(m.predict(X[:3])[1], before[1])

@@ -72,7 +72,7 @@ def test_pending_inputs_are_refused_after_the_design(problem):
         x = opt.ask()
         opt.tell(x, problem.evaluate(x[None], seed=0)[0])
     first = opt.ask()
-    with pytest.raises(ValueError, match="1 input\\(s\\) are pending"):
+    with pytest.raises(ValueError, match="one input at a time after the design"):
         opt.ask(2)
     np.testing.assert_array_equal(opt.pending.X, first[None])  # nothing asked is lost
 
@@ -108,3 +108,12 @@ def test_every_decomposed_strategy_runs_on_correlated_components(problem, strate
         pytest.skip(f"{strategy} does not run on this problem")
     ds = Optimizer(problem, strategy, n_init=4, seed=0, correlated=True).run(6)
     assert np.all(np.isfinite(ds["objective"].values))
+
+
+def test_parallel_workers_and_bad_flags_are_refused_before_any_evaluation(problem):
+    opt = Optimizer(problem, "d-gpucb", n_init=3, seed=0, correlated=True)
+    with pytest.raises(ValueError, match="workers=2: correlated=True"):
+        opt.run(6, workers=2)
+    assert opt.n == 0
+    with pytest.raises(TypeError, match="correlated must be True or False"):
+        Optimizer(problem, "d-gpucb", correlated="no")
