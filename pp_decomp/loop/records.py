@@ -25,11 +25,17 @@ def step_record(phase: str, gamma: float) -> dict:
 
 def fit_summary(gp, seconds: float | None = None) -> dict:
     """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's)."""
-    d = gp.diagnostics
     return {
         "ls_mean": gp.draws.ls.mean(0),
         "eta_mean": float(gp.draws.eta.mean()),
         "sigma_mean": float(gp.draws.sigma.mean()),
+        **diagnostics_summary(gp.diagnostics, seconds),
+    }
+
+
+def diagnostics_summary(d, seconds: float | None = None) -> dict:
+    """A refit's :class:`~pp_decomp.diagnostics.FitDiagnostics` as record fields."""
+    return {
         "rhat_max": d.rhat_max,
         "ess_bulk_min": d.ess_bulk_min,
         "ess_tail_min": d.ess_tail_min,

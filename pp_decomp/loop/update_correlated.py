@@ -27,27 +27,20 @@ from pp_decomp._progress import status
 from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
 from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.loop.updaters import Updater
 
 
 def correlated_summary(joint: CorrelatedComponents, j: int) -> dict:
     """Component ``j``'s share of a refit, with the keys of
     :func:`~pp_decomp.loop.records.fit_summary`, plus its mean correlation with the others."""
-    d, dr = joint.diagnostics, joint.draws
+    dr = joint.draws
     others = np.delete(dr.corr[:, j, :], j, axis=1)
     return {
         "ls_mean": dr.ls.mean(0),
         "eta_mean": float(dr.eta[:, j].mean()),
         "sigma_mean": float(dr.sigma[:, j].mean()),
-        "rhat_max": d.rhat_max,
-        "ess_bulk_min": d.ess_bulk_min,
-        "ess_tail_min": d.ess_tail_min,
-        "divergences": d.divergences,
-        "repairs": d.attempts - 1,
-        "converged": bool(d.converged),
-        "reweighted": bool(d.reweighted),
-        "fit_pareto_k": d.pareto_k,
-        "fit_seconds": d.seconds,
+        **diagnostics_summary(joint.diagnostics),
         "corr_mean": float(others.mean()),
     }
 
