@@ -24,6 +24,7 @@ from pp_decomp.components.coregion_density import (
 )
 from pp_decomp.components.coregion_posterior import CoregionDraws, CoregionPosterior
 from pp_decomp.components.coregion_view import CorrelatedComponent, coregion_nuts
+from pp_decomp.components.draws import evenly_spaced
 from pp_decomp.components.posterior import JITTER, mixture_moments
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.scaling import unit_scale
@@ -270,8 +271,7 @@ class CorrelatedComponents:
             self.idata, Z, self.diagnostics = coregion_nuts(
                 density, z0, draws, tune, chains, int(rng.integers(2**31 - 1))
             )
-            keep = np.linspace(0, len(Z) - 1, min(len(Z), self.max_draws)).round().astype(int)
-            self.log_draws = Z[keep]
+            self.log_draws = Z[evenly_spaced(len(Z), self.max_draws)]
             self.draws = self.to_draws(self.log_draws)
             warn_if_bad(self.diagnostics, self.label)
         self._posterior = CoregionPosterior(self.kernel, Xs, Ys, self.draws, self.priors.mean_var)
@@ -330,7 +330,7 @@ class CorrelatedComponents:
         S = self.n_draws
         if S <= k:
             return self
-        return self._on(np.linspace(0, S - 1, k).round().astype(int))
+        return self._on(evenly_spaced(S, k))
 
     def marginal_samples(self, Xnew, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Samples of the components at each input, correlated across components: (n, m, J).

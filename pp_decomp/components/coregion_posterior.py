@@ -99,12 +99,6 @@ class CoregionDraws:
         """The draws at positions ``idx``."""
         return CoregionDraws(*(a[idx] for a in self.arrays))
 
-    def thin(self, max_draws: int | None) -> CoregionDraws:
-        """At most ``max_draws`` draws, evenly spaced."""
-        if max_draws is None or self.n_draws <= max_draws:
-            return self
-        return self.subset(np.linspace(0, self.n_draws - 1, max_draws).round().astype(int))
-
     def as_dict(self) -> dict:
         """Plain lists, for checkpoints (inverse: :meth:`from_dict`)."""
         return {

@@ -14,6 +14,11 @@ import numpy as np
 from pp_decomp.validate import check_finite
 
 
+def evenly_spaced(n: int, k: int) -> np.ndarray:
+    """Indices of ``min(n, k)`` of ``n`` draws, evenly spaced from the first to the last."""
+    return np.linspace(0, n - 1, min(n, k)).round().astype(int)
+
+
 @dataclass(frozen=True)
 class Draws:
     """S draws of positive hyperparameters; subclasses declare each field's dimensions
@@ -63,7 +68,7 @@ class Draws:
         """At most ``max_draws`` draws, evenly spaced (keeps all when ``None``)."""
         if max_draws is None or self.n_draws <= max_draws:
             return self
-        return self.subset(np.linspace(0, self.n_draws - 1, max_draws).round().astype(int))
+        return self.subset(evenly_spaced(self.n_draws, max_draws))
 
     def as_dict(self) -> dict:
         """Plain lists (``None`` for an absent field), for checkpoints and settings."""
