@@ -199,22 +199,6 @@ class CorrelatedComponents:
         """The outputs' standardisation ``(mean, sd)`` per component: (J,), (J,)."""
         return self.y_mean, self.y_std
 
-    def log_likelihoods(self, X, Y, Z: np.ndarray, scale) -> np.ndarray:
-        """``log p(Y | θ_s)`` of the log-space draws ``Z (S, k)`` on ``(X, Y)``
-        standardised by ``scale``: (S,); ``-inf`` where a draw fails numerically.
-        The model's own data and posterior are left as they are."""
-        X = check_X(X, "X", input_dim=self.input_dim, min_rows=2)
-        X, Y = check_shared_design(X, Y, self.n_components)
-        mean, sd = (np.asarray(v, dtype=float) for v in scale)
-        density = self._density(unit_scale(X, self.bounds), (Y - mean) / sd, jacobian=False)
-        out = np.empty(len(Z))
-        for s, z in enumerate(Z):
-            try:
-                out[s] = density.log_likelihood(z)
-            except np.linalg.LinAlgError:
-                out[s] = -np.inf
-        return out
-
     def _density(self, Xs, Ys, jacobian: bool) -> CoregionDensity:
         p = self.priors
         return CoregionDensity(self.kernel, Xs, Ys, p, p.mean_var, jacobian=jacobian)
@@ -330,7 +314,7 @@ class CorrelatedComponents:
         S = self.n_draws
         if S <= k:
             return self
-        return self._on(evenly_spaced(S, k))
+        return self.subset(evenly_spaced(S, k))
 
     def marginal_samples(self, Xnew, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Samples of the components at each input, correlated across components: (n, m, J).
@@ -340,16 +324,19 @@ class CorrelatedComponents:
         Only the draws picked are predicted.
         """
         used, inverse = np.unique(np.asarray(draw_idx) % self.n_draws, return_inverse=True)
-        model = self if len(used) == self.n_draws else self._on(used)
+        model = self if len(used) == self.n_draws else self.subset(used)
         mean, cov = model.moments_per_draw(Xnew)
         J = cov.shape[-1]
         root = np.linalg.cholesky(cov + JITTER * np.eye(J) * np.abs(cov).max())
         return mean[inverse] + np.einsum("nmjk,nk->nmj", root[inverse], z)
 
-    def _on(self, idx) -> CorrelatedComponents:
+    def subset(self, idx) -> CorrelatedComponents:
+        """The same model on the draws at positions ``idx``, nothing recomputed."""
         out = object.__new__(CorrelatedComponents)
         out.__dict__.update(self.__dict__)
         out.draws, out._posterior = self.draws.subset(idx), self.posterior.subset(idx)
+        if self.log_draws is not None:
+            out.log_draws = self.log_draws[idx]
         return out
 
     def sample(self, Xnew, n_samples: int, seed: SeedLike = None) -> np.ndarray:

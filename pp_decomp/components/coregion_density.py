@@ -166,6 +166,18 @@ def kronecker_factors(K: np.ndarray, B: np.ndarray, noise: np.ndarray, Y: np.nda
     return {"lam": lam, "U": U, "D": D, "P": P, "W": W, "Yt": Yt, "A": A}
 
 
+def log_marginal(f: dict, noise: np.ndarray) -> float:
+    """``log p(Y | θ)`` from :func:`kronecker_factors`' ``f`` and the noise variances
+    ``noise (J,)``: ``-½ Σ Ỹ² W + ½ Σ log W - (n/2) Σ_j log S_jj - (nJ/2) log 2π``."""
+    n, J = f["Yt"].shape
+    return float(
+        -0.5 * np.sum(f["Yt"] ** 2 * f["W"])
+        + 0.5 * np.sum(np.log(f["W"]))
+        - 0.5 * n * np.sum(np.log(noise))
+        - 0.5 * n * J * LOG_2PI
+    )
+
+
 def build_model(kernel: str, input_dim: int, n_components: int, priors: Priors, n: int = 3):
     """The PyMC model, the definition :class:`CoregionDensity` computes (tests' reference):
 
@@ -226,21 +238,6 @@ class CoregionDensity:
         d, J = self.d, self.J
         return z[:d], z[d : d + J], z[d + J : d + 2 * J], z[d + 2 * J :]
 
-    def log_likelihood(self, z) -> float:
-        """``log p(Y | θ)`` at ``z``, without the priors (for importance weights)."""
-        z_ls, z_sigma, z_eta, y = self.split(np.asarray(z, dtype=float))
-        K = correlation_and_slope(self.kernel, self.diff2 @ np.exp(-2 * z_ls))[0] + self.mean_var
-        L = correlation_cholesky(np.ascontiguousarray(y), self.J)[0]
-        eta = np.exp(z_eta)
-        noise = np.exp(2 * z_sigma) + JITTER
-        f = kronecker_factors(K, np.outer(eta, eta) * (L @ L.T), noise, self.Y)
-        return float(
-            -0.5 * np.sum(f["Yt"] ** 2 * f["W"])
-            + 0.5 * np.sum(np.log(f["W"]))
-            - 0.5 * self.n * np.sum(np.log(noise))
-            - 0.5 * self.n * self.J * LOG_2PI
-        )
-
     def __call__(self, z) -> tuple[float, np.ndarray]:
         z = np.asarray(z, dtype=float)
         z_ls, z_sigma, z_eta, y = self.split(z)
@@ -253,12 +250,7 @@ class CoregionDensity:
         noise = np.exp(2 * z_sigma) + JITTER
         f = kronecker_factors(K, B, noise, self.Y)
         W, A, P, U = f["W"], f["A"], f["P"], f["U"]
-        value += (
-            -0.5 * np.sum(f["Yt"] ** 2 * W)
-            + 0.5 * np.sum(np.log(W))
-            - 0.5 * self.n * np.sum(np.log(noise))
-            - 0.5 * self.n * self.J * LOG_2PI
-        )
+        value += log_marginal(f, noise)
         G_K = 0.5 * (A @ B @ A.T - (U * (W @ f["D"])) @ U.T)
         G_B = 0.5 * (A.T @ K @ A - (P * (f["lam"] @ W)) @ P.T)
         G_S = 0.5 * (np.sum(A**2, 0) - P**2 @ W.sum(0))

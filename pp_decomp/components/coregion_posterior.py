@@ -25,7 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pp_decomp.components.coregion_density import correlation_and_slope, kronecker_factors
+from pp_decomp.components.coregion_density import (
+    correlation_and_slope,
+    kronecker_factors,
+    log_marginal,
+)
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.kernels import scaled_sqdist
 from pp_decomp.validate import check_finite
@@ -152,6 +156,11 @@ class CoregionPosterior:
     def _cross(self, Xnew) -> np.ndarray:
         """``k_*`` per draw: (S, m, n)."""
         return self._K(scaled_sqdist(Xnew, self.X, self.draws.ls))
+
+    def log_likelihoods(self) -> np.ndarray:
+        """``log p(Y | θ_s)`` of every draw on this posterior's data: (S,), from the
+        factors already made (the importance weights of later observations)."""
+        return np.array([log_marginal(f, self.noise[s]) for s, f in enumerate(self.factors)])
 
     def subset(self, idx) -> CoregionPosterior:
         """This posterior on the draws at positions ``idx``, nothing recomputed."""

@@ -76,7 +76,7 @@ class CorrelatedUpdater(Updater):
     def update(self, data, t, rng, rec):
         joint = self._model()
         if self.settings.inference == "nuts":
-            self._update_bayes(joint, data, rng, rec)
+            joint = self._update_bayes(joint, data, rng, rec)
         elif self.draws is None or (data.n - self.settings.n_init) % self.settings.refit_every == 0:
             self._fit(joint, data, rng, rec, self.draws)
             self.draws = joint.draws
@@ -84,19 +84,21 @@ class CorrelatedUpdater(Updater):
             joint.condition(data.X, data.Y, self.draws)
         return {c.name: c for c in joint.components}
 
-    def _update_bayes(self, joint, data, rng, rec) -> None:
+    def _update_bayes(self, joint, data, rng, rec) -> CorrelatedComponents:
+        """The step's model: the last fit's draws conditioned on the data, resampled
+        by their weights, or a new fit. The conditioned posterior's factors give
+        the draws' likelihoods, so each draw is factorised once per step."""
         f = self.fitted
         if f is not None:
-            logw = joint.log_likelihoods(data.X, data.Y, f["Z"], f["scale"]) - f["loglik"]
+            joint.condition(data.X, data.Y, joint.to_draws(f["Z"]), f["scale"])
+            logw = joint.posterior.log_likelihoods() - f["loglik"]
             fs, S = self.settings.fast_settings, len(logw)
             if ess(logw) >= fs.ess_refit * S and pareto_k(logw) <= fs.k_threshold(S):
-                Z = f["Z"][resample(logw, rng)]
-                joint.condition(data.X, data.Y, joint.to_draws(Z), f["scale"])
-                return
+                return joint.subset(resample(logw, rng))
         self._fit(joint, data, rng, rec, None if f is None else joint.to_draws(f["Z"]))
-        Z, scale = joint.log_draws, joint.scale
-        loglik = joint.log_likelihoods(data.X, data.Y, Z, scale)
-        self.fitted = {"Z": Z, "scale": scale, "loglik": loglik}
+        loglik = joint.posterior.log_likelihoods()
+        self.fitted = {"Z": joint.log_draws, "scale": joint.scale, "loglik": loglik}
+        return joint
 
     def state(self) -> dict:
         f = self.fitted

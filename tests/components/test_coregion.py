@@ -258,10 +258,26 @@ def test_views_and_draws_that_would_combine_wrongly_are_refused():
         m.fit(X, Y, "nuts", draws=0)
 
 
-def test_log_likelihoods_leave_the_model_as_it_was():
+def test_the_posterior_gives_each_draws_likelihood_and_subsets_keep_it():
+    from scipy.stats import multivariate_normal
+
     X, Y = _data()
-    m = CorrelatedComponents("se", D, ["a", "b", "c"]).fit(X, Y, seed=0)
-    before = m.predict(X[:3])
-    m.log_likelihoods(X[:6] + 0.1, 3 * Y[:6], m.log_draws, (np.zeros(J), np.ones(J)))
-    np.testing.assert_array_equal(m.predict(X[:3])[0], before[0])
-    np.testing.assert_array_equal(m.predict(X[:3])[1], before[1])
+    C = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, -0.2], [0.3, -0.2, 1.0]])
+    draws = CoregionDraws(
+        ls=[[0.3, 0.5], [0.6, 0.2]],
+        sigma=[[0.1, 0.05, 0.2]] * 2,
+        eta=[[1.0, 1.2, 0.8]] * 2,
+        corr=np.stack([C, np.eye(J)]),
+    )
+    m = CorrelatedComponents("se", D, ["a", "b", "c"]).condition(X, Y, draws)
+    Ys = (Y - m.y_mean) / m.y_std
+    want = []
+    for s in range(2):
+        K = kernel_matrix("se", X, X, draws.ls[s : s + 1], np.ones(1))[0] + 1.0
+        noise = np.diag(draws.sigma[s] ** 2 + JITTER)
+        cov = np.kron(draws.covariance()[s], K) + np.kron(noise, np.eye(len(X)))
+        want.append(multivariate_normal(np.zeros(len(cov)), cov).logpdf(Ys.T.ravel()))
+    np.testing.assert_allclose(m.posterior.log_likelihoods(), want, rtol=1e-10)
+    sub = m.subset([1, 1, 0])
+    np.testing.assert_allclose(sub.posterior.log_likelihoods(), np.array(want)[[1, 1, 0]])
+    np.testing.assert_array_equal(sub.draws.ls, draws.ls[[1, 1, 0]])
