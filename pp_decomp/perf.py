@@ -100,8 +100,7 @@ def loop_run(
     from pp_decomp.models import get_problem
 
     problem = get_problem(case, seed=seed)
-    more = {"correlated": True} if correlated else {}
-    opt = Optimizer(problem, strategy, inference=inference, seed=seed, **more)
+    opt = Optimizer(problem, strategy, inference=inference, seed=seed, correlated=correlated)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

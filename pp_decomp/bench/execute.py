@@ -52,7 +52,7 @@ def run_task(task: Task, out) -> str:
         seed=task.seed,
         beta=beta,
         additive_settings=AdditiveSettings(**dict(task.additive)),
-        **({"correlated": True} if task.correlated else {}),
+        correlated=task.correlated,
     )
     opt.run(task.iterations)
     os.replace(partial, final)
