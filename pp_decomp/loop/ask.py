@@ -81,8 +81,8 @@ def _busy(opt) -> np.ndarray:
 
 def _check_batch(opt, q: int, new: int) -> None:
     s = opt.strategy
-    model_based = max(new - design_left(opt), 0)
-    if opt.settings.correlated and model_based and len(opt.pending) + new > 1:
+    # some of the new inputs are chosen by the model, with others in flight
+    if opt.settings.correlated and len(opt.pending) + new > 1 and new > design_left(opt):
         raise ValueError(
             f"correlated=True chooses one input at a time after the design: ask(q={q}) "
             f"with {len(opt.pending)} pending input(s) would choose with inputs pending; "
