@@ -28,7 +28,7 @@ from pp_decomp.components.nuts import (
     reweighted_summary,
 )
 from pp_decomp.components.posterior import DrawPosterior, mixture_moments
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.priors import as_priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.rng import SeedLike, as_generator
@@ -62,9 +62,7 @@ class MarginalGP:
 
     def __init__(self, input_dim, *, priors, bounds, standardize, name, max_draws):
         self.input_dim = check_positive_int(input_dim, "input_dim")
-        self.priors = priors if priors is not None else Priors()
-        if not isinstance(self.priors, Priors):
-            raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+        self.priors = as_priors(priors)
         self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.standardize = bool(standardize)
         self.name = str(name)

@@ -26,12 +26,18 @@ from pp_decomp.components.coregion_posterior import CoregionDraws, CoregionPoste
 from pp_decomp.components.coregion_view import CorrelatedComponent, coregion_nuts
 from pp_decomp.components.draws import evenly_spaced
 from pp_decomp.components.posterior import JITTER, mixture_moments
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.priors import Priors, as_priors
 from pp_decomp.components.scaling import unit_scale
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X
+from pp_decomp.validate import (
+    check_bounds,
+    check_choice,
+    check_finite,
+    check_positive_int,
+    check_X,
+)
 
 CORRELATION_BOX = (-4.0, 4.0)  # partial correlations within ±tanh(4) = ±0.9993
 
@@ -120,6 +126,22 @@ def checked_structure(kernel: str, names) -> tuple[str, list[str]]:
     return canonical, names
 
 
+def checked_scale(scale, J: int) -> tuple[np.ndarray, np.ndarray]:
+    """``scale = (mean, sd)``, each finite of shape (J,), ``sd > 0``, or a ValueError."""
+    try:
+        mean, sd = (np.asarray(v, dtype=float) for v in scale)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"scale must be (mean, sd), two arrays of shape ({J},); got {scale!r}"
+        ) from err
+    if mean.shape != (J,) or sd.shape != (J,):
+        raise ValueError(f"scale must be (mean, sd) of shape ({J},); got {mean.shape}, {sd.shape}")
+    check_finite(mean, "scale mean")
+    if not np.all(np.isfinite(sd) & (sd > 0)):
+        raise ValueError(f"scale sd must be finite and > 0; got {sd.tolist()}")
+    return mean, sd
+
+
 def draws_from_log(Z: np.ndarray, d: int, J: int) -> CoregionDraws:
     """Rows ``Z (S, k)`` of :class:`CoregionDensity`'s log space as draws."""
     corr = []
@@ -170,7 +192,7 @@ class CorrelatedComponents:
     ):
         self.kernel, self.names = checked_structure(kernel, names)
         self.input_dim = check_positive_int(input_dim, "input_dim")
-        self.priors = priors if priors is not None else Priors()
+        self.priors = as_priors(priors)
         self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.max_draws = check_positive_int(max_draws, "max_draws")
         self.draws: CoregionDraws | None = None
@@ -191,7 +213,7 @@ class CorrelatedComponents:
         self.X_train, self.Y_train = X, Y
         if scale is None:
             scale = (Y.mean(0), np.where(Y.std(0) > 0, Y.std(0), 1.0))
-        self.y_mean, self.y_std = (np.asarray(v, dtype=float) for v in scale)
+        self.y_mean, self.y_std = checked_scale(scale, self.n_components)
         return unit_scale(X, self.bounds), (Y - self.y_mean) / self.y_std
 
     @property
@@ -229,6 +251,8 @@ class CorrelatedComponents:
         ``draws`` after ``tune``), warm-started at ``init``.
         """
         check_choice(inference, "inference", ("map", "nuts"))
+        if init is not None and not isinstance(init, CoregionDraws):
+            raise TypeError(f"init must be a CoregionDraws or None; got {type(init).__name__}")
         restarts = check_positive_int(restarts, "restarts")
         for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
             check_positive_int(value, name)
@@ -311,7 +335,7 @@ class CorrelatedComponents:
     def thinned(self, k: int) -> CorrelatedComponents:
         """The same model on at most ``k`` of its draws, evenly spaced (itself if it has
         no more): what an acquisition's screening of many inputs uses."""
-        S = self.n_draws
+        S, k = self.n_draws, check_positive_int(k, "k")
         if S <= k:
             return self
         return self.subset(evenly_spaced(S, k))
@@ -341,6 +365,7 @@ class CorrelatedComponents:
 
     def sample(self, Xnew, n_samples: int, seed: SeedLike = None) -> np.ndarray:
         """Samples at each input of ``Xnew``, correlated across components: (n, m, J)."""
+        n_samples = check_positive_int(n_samples, "n_samples")
         rng = as_generator(seed)
         idx = rng.integers(0, self.n_draws, n_samples)
         return self.marginal_samples(Xnew, idx, rng.standard_normal((n_samples, self.n_components)))

@@ -17,6 +17,7 @@ import numpy as np
 
 from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import SeedLike, as_generator
+from pp_decomp.validate import check_positive_int
 
 
 def shared_joint(components):
@@ -72,6 +73,7 @@ class CorrelatedComponent:
     ) -> np.ndarray:
         """Samples of this component at ``Xnew``: (n_samples, m); pointwise, or
         jointly over the inputs with ``joint=True``."""
+        n_samples = check_positive_int(n_samples, "n_samples")
         rng = as_generator(seed)
         if joint:
             if pred_noise:

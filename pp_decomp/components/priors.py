@@ -198,3 +198,13 @@ class Priors:
             return pm.LogNormal("sigma", mu=mu, sigma=s, shape=shape)
         a, b = f64(self.sigma_alpha), f64(self.sigma_beta)
         return pm.Gamma("sigma", alpha=a, beta=b, shape=shape)
+
+
+def as_priors(priors) -> Priors:
+    """``priors``, or the default :class:`Priors` for ``None``; a TypeError naming
+    the argument for anything else."""
+    if priors is None:
+        return Priors()
+    if not isinstance(priors, Priors):
+        raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+    return priors

@@ -22,6 +22,7 @@ from pp_decomp.acquisition import (
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.nuts import NutsSettings
+from pp_decomp.components.priors import as_priors
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
@@ -252,9 +253,7 @@ class RunSettings:
         additive = kw.get("additive_settings") or AdditiveSettings()
         if not isinstance(additive, AdditiveSettings):
             raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
-        priors = kw.get("priors") or Priors()
-        if not isinstance(priors, Priors):
-            raise TypeError(f"priors must be a pp_decomp.Priors; got {type(priors).__name__}")
+        priors = as_priors(kw.get("priors") or None)
         beta = kw.get("beta")
         beta = default_beta(s, problem, additive) if beta is None else beta
         if not callable(beta):

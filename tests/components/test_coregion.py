@@ -281,3 +281,23 @@ def test_the_posterior_gives_each_draws_likelihood_and_subsets_keep_it():
     sub = m.subset([1, 1, 0])
     np.testing.assert_allclose(sub.posterior.log_likelihoods(), np.array(want)[[1, 1, 0]])
     np.testing.assert_array_equal(sub.draws.ls, draws.ls[[1, 1, 0]])
+
+
+def test_bad_arguments_are_named_before_any_fit():
+    X, Y = _data()
+    m = CorrelatedComponents("se", D, ["a", "b", "c"])
+    with pytest.raises(TypeError, match="priors must be a pp_decomp.Priors"):
+        CorrelatedComponents("se", D, ["a", "b"], priors="default")
+    with pytest.raises(TypeError, match="init must be a CoregionDraws"):
+        m.fit(X, Y, init="previous")
+    m.fit(X, Y, seed=0)
+    with pytest.raises(ValueError, match="n_samples"):
+        m.sample(X[:2], 0)
+    with pytest.raises(ValueError, match="n_samples"):
+        m.components[0].sample(X[:2], -1)
+    with pytest.raises(ValueError, match="k must be"):
+        m.thinned(0)
+    with pytest.raises(ValueError, match=r"scale must be \(mean, sd\) of shape \(3,\)"):
+        m.condition(X, Y, m.draws, scale=(np.zeros(2), np.ones(2)))
+    with pytest.raises(ValueError, match="scale sd must be finite and > 0"):
+        m.condition(X, Y, m.draws, scale=(np.zeros(J), np.zeros(J)))
