@@ -108,12 +108,13 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     out = tmp_path / "cal.nc"
     args = ["calibration", "--problem", "synthetic", "--seeds", "1", "--iterations", "9"]
     args += ["--init", "4", "--every", "2", "--points", "40", "--out", str(out)]
-    args += ["--prior", "ls_family=inverse-gamma", "--prior", "ls_beta=0.3"]
+    args += ["--prior", "ls_family=inverse-gamma", "--prior", "ls_beta=0.3", "--kernel", "matern32"]
     assert main(args) == 0
     assert "| nominal | objective, central |" in capsys.readouterr().out
     ds = xr.load_dataset(out)
     assert ds.sizes["step"] == 3 and out.with_suffix(".png").exists()
     assert "ls_family='inverse-gamma'" in ds.attrs["priors"] and "ls_beta=0.3" in ds.attrs["priors"]
+    assert ds.attrs["kernel"] == "matern32"
     assert "| nominal |" in out.with_suffix(".md").read_text()
 
 

@@ -32,6 +32,12 @@ def add_parsers(sub) -> None:
         help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
     )
     c.add_argument(
+        "--kernel",
+        default=None,
+        choices=["se", "matern52", "matern32", "rq"],
+        help="the components' kernel (default: the Optimizer's, se)",
+    )
+    c.add_argument(
         "--correlated",
         action="store_true",
         help="correlated components (one coregionalised GP) instead of independent GPs",
@@ -81,6 +87,7 @@ def cmd_calibration(args) -> int:
         n_init=args.init,
         priors=priors,
         **({"correlated": True} if args.correlated else {}),
+        **({"kernel": args.kernel} if args.kernel else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)
