@@ -148,3 +148,26 @@ def test_cli_refuses_bad_flags_by_name(tmp_path, capsys, args, message):
 
     assert main([*args, "--out", str(tmp_path / "missing.nc")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_run_takes_priors_and_refuses_to_resume_with_others(tmp_path, capsys):
+    import json
+
+    import xarray as xr
+
+    from pp_decomp.cli import main
+
+    out = tmp_path / "run.nc"
+    base = ["run", "--problem", "gp-sample-2d", "--init", "3", "--quiet", "--out", str(out)]
+    assert main([*base, "--iterations", "4", "--prior", "ls_family=inverse-gamma"]) == 0
+    settings = json.loads(xr.load_dataset(out).attrs["settings"])
+    assert settings["priors"]["ls_family"] == "inverse-gamma"
+    capsys.readouterr()
+    again = [*base, "--iterations", "5", "--resume", "--prior", "ls_family=lognormal"]
+    assert main(again) == 2
+    err = capsys.readouterr().err
+    assert "--prior {'ls_family': 'lognormal'} differs from the run in" in err
+    assert "({'ls_family': 'inverse-gamma'})" in err
+    assert main([*base, "--iterations", "5", "--overwrite", "--prior", "eta_alpha=-1"]) == 2
+    assert "eta_alpha" in capsys.readouterr().err
+    assert xr.load_dataset(out).sizes["iteration"] == 4  # the run is untouched

@@ -37,6 +37,7 @@ def run_task(task: Task, out) -> str:
     partial = final.with_suffix(".partial.nc")
     from pp_decomp.acquisition import BetaKandasamy
     from pp_decomp.additive import AdditiveSettings
+    from pp_decomp.components import Priors
     from pp_decomp.strategies import get_strategy
 
     problem = get_problem(task.problem, seed=task.seed)
@@ -53,6 +54,8 @@ def run_task(task: Task, out) -> str:
         beta=beta,
         additive_settings=AdditiveSettings(**dict(task.additive)),
         correlated=task.correlated,
+        kernel=task.kernel,
+        priors=Priors(**dict(task.priors)),
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -139,6 +142,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
     rerun into the same folder with, say, another ``inference`` would otherwise
     resume or reuse runs of the old one and mix the two in one table.
     """
+    from pp_decomp.components import Priors
 
     for task in tasks:
         final = task.path(out)
@@ -150,17 +154,32 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
                 n = run.sizes.get("iteration", 0)
             want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
             want["correlated"] = task.correlated
+            if task.inference != "fixed":  # fixed: the problem's known kernels decide
+                want["kernel"] = task.kernel or "se"
+            want["priors"] = asdict(Priors(**dict(task.priors)))
             got = {k: settings.get(k, False if k == "correlated" else None) for k in want}
-            if got != want:
+            differ = [k for k in want if got[k] != want[k]]
+            if differ:
                 raise ValueError(
-                    f"{path} was run with {got}, but this benchmark asks for {want}; "
-                    "give another --out (or move the old runs away)"
+                    f"{path} was run with {_fields(got, differ)}, but this benchmark asks "
+                    f"for {_fields(want, differ)}; give another --out (or move the old runs away)"
                 )
             if path == final and n < task.iterations:
                 raise ValueError(
                     f"{path} holds {n} evaluations, fewer than iterations={task.iterations}; "
                     "give another --out (or move the old runs away)"
                 )
+
+
+def _fields(settings: dict, keys: list[str]) -> dict:
+    """``settings`` at ``keys``, the priors reduced to the fields that differ from the defaults."""
+    from pp_decomp.components import Priors
+
+    out = {k: settings[k] for k in keys}
+    if isinstance(out.get("priors"), dict):
+        default = asdict(Priors())
+        out["priors"] = {k: v for k, v in out["priors"].items() if default.get(k) != v}
+    return out
 
 
 def combine(spec: BenchSpec, out) -> xr.Dataset:

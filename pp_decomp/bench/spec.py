@@ -30,6 +30,8 @@ class Task:
     beta_schedule: str = "default"
     additive: tuple = ()  # AdditiveSettings fields as (name, value) pairs
     correlated: bool = False  # correlated components (decomposed strategies only)
+    kernel: str | None = None  # None: the Optimizer's default for the problem
+    priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
 
     @property
     def seed(self) -> int:
@@ -57,6 +59,9 @@ class BenchSpec:
     additive: dict = field(default_factory=dict)
     # correlated components for the decomposed strategies (``Optimizer(correlated=True)``)
     correlated: bool = False
+    # the GPs' kernel (None: the Optimizer's default) and Priors fields other than the defaults
+    kernel: str | None = None
+    priors: dict = field(default_factory=dict)
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -81,6 +86,12 @@ class BenchSpec:
         if self.correlated and self.inference == "fixed":
             raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
+        from pp_decomp.components import Priors
+        from pp_decomp.kernels import canonical_kernel
+
+        if self.kernel is not None:
+            self.kernel = canonical_kernel(self.kernel)
+        Priors(**self.priors)  # validates the fields before any run
         from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
@@ -93,6 +104,7 @@ class BenchSpec:
 
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
+        priors = tuple(sorted(self.priors.items()))
         for p in self.problems:
             problem = get_problem(p, seed=0)
             for s in self.strategies:
@@ -115,6 +127,8 @@ class BenchSpec:
                         self.beta_schedule,
                         additive,
                         self.correlated and get_strategy(s).surrogate == "decomposed",
+                        self.kernel,
+                        priors,
                     )
                     for k in range(self.trials)
                 ]

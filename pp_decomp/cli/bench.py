@@ -9,6 +9,7 @@ from pathlib import Path
 def add_parsers(sub) -> None:
     """The ``bench`` and ``summary`` sub-commands."""
     from pp_decomp.bench.spec import PRESET_NAMES
+    from pp_decomp.cli.model_flags import add_kernel_flag, add_prior_flag
 
     b = sub.add_parser(
         "bench",
@@ -40,6 +41,8 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="correlated components (one coregionalised GP) for the decomposed strategies",
     )
+    add_kernel_flag(b)
+    add_prior_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -70,6 +73,7 @@ def cmd_bench(args) -> int:
     """``pp-decomp bench``: the spec and the cluster checked before any run starts."""
     from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench
     from pp_decomp.bench.spec import PRESETS
+    from pp_decomp.cli.model_flags import prior_fields
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1; got {args.workers}")
@@ -84,6 +88,8 @@ def cmd_bench(args) -> int:
         inference=args.inference,
         root_seed=args.seed,
         correlated=args.correlated or None,
+        kernel=args.kernel,
+        priors=prior_fields(args.prior) or None,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

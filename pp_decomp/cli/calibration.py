@@ -8,6 +8,8 @@ from pathlib import Path
 
 def add_parsers(sub) -> None:
     """The ``calibration`` sub-command."""
+    from pp_decomp.cli.model_flags import add_kernel_flag, add_prior_flag
+
     c = sub.add_parser(
         "calibration",
         help="coverage of the true objective and components by the posterior intervals",
@@ -24,19 +26,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--init", type=int, default=5, help="initial design size")
     c.add_argument("--every", type=int, default=5, help="score every this many model steps")
     c.add_argument("--points", type=int, default=256, help="inputs scored per step")
-    c.add_argument(
-        "--prior",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
-    )
-    c.add_argument(
-        "--kernel",
-        default=None,
-        choices=["se", "matern52", "matern32", "rq"],
-        help="the components' kernel (default: the Optimizer's, se)",
-    )
+    add_kernel_flag(c)
+    add_prior_flag(c)
     c.add_argument(
         "--correlated",
         action="store_true",
@@ -46,35 +37,17 @@ def add_parsers(sub) -> None:
     c.set_defaults(func=cmd_calibration)
 
 
-def parse_priors(items: list[str]):
-    """:class:`~pp_decomp.components.Priors` from ``NAME=VALUE`` strings (numbers
-    where they parse), each name checked against the fields."""
-    from dataclasses import fields
-
-    from pp_decomp.components import Priors
-
-    names = [f.name for f in fields(Priors)]
-    kw = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or name not in names:
-            raise ValueError(f"--prior must be NAME=VALUE with NAME one of {names}; got {item!r}")
-        try:
-            kw[name] = float(value)
-        except ValueError:
-            kw[name] = value
-    return Priors(**kw)
-
-
 def cmd_calibration(args) -> int:
     """``pp-decomp calibration``: the runs, the table, the netCDF file and the diagram."""
     from pp_decomp.calibration import calibration_run, reliability
+    from pp_decomp.cli.model_flags import prior_fields
+    from pp_decomp.components import Priors
     from pp_decomp.models import get_problem
     from pp_decomp.plots import plot_reliability
     from pp_decomp.validate import check_positive_int
 
     seeds = check_positive_int(args.seeds, "--seeds")
-    priors = parse_priors(args.prior)
+    priors = Priors(**prior_fields(args.prior))
     get_problem(args.problem, seed=0)  # a typo fails here, before any run
     ds = calibration_run(
         lambda s: get_problem(args.problem, seed=s),

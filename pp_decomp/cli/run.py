@@ -12,6 +12,7 @@ _FLAGS = {
     "inference": "--inference",
     "refit_every": "--refit-every",
     "kernel": "--kernel",
+    "priors": "--prior",
     "seed": "--seed",
     "fast": "--fast",
     "correlated": "--correlated",
@@ -104,6 +105,8 @@ def _add_worker_flags(u) -> None:
 
 
 def _add_model_flags(u) -> None:
+    from pp_decomp.cli.model_flags import add_prior_flag
+
     u.add_argument(
         "--inference",
         default=None,
@@ -125,6 +128,7 @@ def _add_model_flags(u) -> None:
         help="refit hyperparameters every N steps (default 1)",
     )
     u.add_argument("--kernel", default=None, help="se (default), matern52, matern32 or rq")
+    add_prior_flag(u)
     u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
     u.add_argument(
         "--correlated",
@@ -144,6 +148,9 @@ def _add_plot_parser(sub) -> None:
 
 def _given(args) -> dict:
     """The run-determining flags the user typed, as Optimizer keyword arguments."""
+    from pp_decomp.cli.model_flags import prior_fields
+    from pp_decomp.components import Priors
+
     kw = {
         "strategy": args.strategy,
         "n_init": args.init,
@@ -153,6 +160,7 @@ def _given(args) -> dict:
         "seed": args.seed,
         "fast": args.fast,
         "correlated": args.correlated,
+        "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
     }
     return {k: v for k, v in kw.items() if v is not None}
 
@@ -178,8 +186,12 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
     ).to_dict()
     for kw in given:
         if asked[kw] != want[kw]:
+            a, w = given[kw], want[kw]
+            if kw == "priors":  # name the fields that differ, not two whole Priors
+                names = [k for k in w if asked[kw][k] != w[k]]
+                a, w = ({k: d[k] for k in names} for d in (asked[kw], want[kw]))
             raise ValueError(
-                f"{_FLAGS[kw]} {given[kw]} differs from the run in {out} ({want[kw]}); "
+                f"{_FLAGS[kw]} {a} differs from the run in {out} ({w}); "
                 "drop the flag to continue that run, or give another --out"
             )
 

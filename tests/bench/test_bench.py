@@ -145,10 +145,16 @@ def test_summary_compares_against_the_chosen_baseline():
 def test_bench_refuses_to_mix_runs_made_with_other_settings(local_run):
     out, _ = local_run
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/trial*.nc")}
-    with pytest.raises(ValueError, match=r"was run with \{'inference': 'map', 'n_init': 3"):
-        run_bench(BenchSpec(**{**SPEC, "n_init": 4}), out, progress=False, log=lambda m: None)
+    quiet = dict(progress=False, log=lambda m: None)
+    with pytest.raises(ValueError, match=r"was run with \{'n_init': 3\}, but .* \{'n_init': 4\}"):
+        run_bench(BenchSpec(**{**SPEC, "n_init": 4}), out, **quiet)
+    with pytest.raises(ValueError, match=r"\{'kernel': 'se'\}, but .* \{'kernel': 'matern32'\}"):
+        run_bench(BenchSpec(**{**SPEC, "kernel": "matern32"}), out, **quiet)
+    asked = r"\{'priors': \{\}\}, but .* \{'priors': \{'ls_family': 'inverse-gamma'\}\}"
+    with pytest.raises(ValueError, match=asked):
+        run_bench(BenchSpec(**{**SPEC, "priors": {"ls_family": "inverse-gamma"}}), out, **quiet)
     with pytest.raises(ValueError, match="holds 6 evaluations, fewer than iterations=8"):
-        run_bench(BenchSpec(**{**SPEC, "iterations": 8}), out, progress=False, log=lambda m: None)
+        run_bench(BenchSpec(**{**SPEC, "iterations": 8}), out, **quiet)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # nothing touched
 
 
@@ -249,6 +255,25 @@ def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypat
         "decomposition_search": "swap",
     }
     assert main([*args, "--additive", "decomposition_search=anneal"]) == 2  # refused up front
+
+
+def test_bench_runs_with_the_kernel_and_priors_asked_for(tmp_path, capsys):
+    from pp_decomp.cli import main
+
+    args = ["bench", "--problems", "gp-sample-2d", "--strategies", "gp-ucb", "--trials", "1"]
+    args += ["--iterations", "5", "--init", "3", "--quiet", "--out", str(tmp_path)]
+    assert main([*args, "--kernel", "matern32", "--prior", "ls_family=inverse-gamma"]) == 0
+    run = xr.load_dataset(next(tmp_path.glob("runs/*/*/trial000.nc")))
+    settings = __import__("json").loads(run.attrs["settings"])
+    assert settings["kernel"] == "matern32"
+    assert settings["priors"]["ls_family"] == "inverse-gamma"
+    capsys.readouterr()
+    # bad values are named before any run
+    assert main([*args[:-1], str(tmp_path / "b"), "--prior", "ls_famly=x"]) == 2
+    assert "--prior must be NAME=VALUE" in capsys.readouterr().err
+    assert main([*args[:-1], str(tmp_path / "b"), "--prior", "ls_family=gamma"]) == 2
+    assert "Priors.ls_family must be one of" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
 
 
 def test_summary_reports_seconds_per_model_based_step():

@@ -1,0 +1,46 @@
+"""The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``
+and ``--prior NAME=VALUE``."""
+
+from __future__ import annotations
+
+from pp_decomp.kernels import KERNELS
+
+
+def add_kernel_flag(parser) -> None:
+    """``--kernel``, one of the kernels (default: the Optimizer's)."""
+    parser.add_argument(
+        "--kernel", default=None, choices=list(KERNELS), help="the GPs' kernel (default se)"
+    )
+
+
+def add_prior_flag(parser) -> None:
+    """``--prior NAME=VALUE``, repeatable."""
+    parser.add_argument(
+        "--prior",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
+    )
+
+
+def prior_fields(items: list[str]) -> dict:
+    """``NAME=VALUE`` strings as :class:`~pp_decomp.components.Priors` keyword
+    arguments (numbers where they parse), each name checked against the fields and
+    the whole set by ``Priors`` itself."""
+    from dataclasses import fields
+
+    from pp_decomp.components import Priors
+
+    names = [f.name for f in fields(Priors)]
+    kw = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in names:
+            raise ValueError(f"--prior must be NAME=VALUE with NAME one of {names}; got {item!r}")
+        try:
+            kw[name] = float(value)
+        except ValueError:
+            kw[name] = value
+    Priors(**kw)
+    return kw
