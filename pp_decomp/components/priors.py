@@ -35,10 +35,11 @@ class Priors:
       and lets the data decide. ``ls_family="inverse-gamma"`` gives
       ``ℓ_d ~ InverseGamma(ls_alpha, ls_beta)`` (mean 0.3 whatever ``d``), the
       earlier default, still used by the additive models' per-group kernels.
-      Its light upper tail keeps MAP from declaring inputs irrelevant on little
-      data: on flu, with the Matérn 3/2 kernel, the components' 95% intervals
-      cover 87-91% of the truth against 46-53% under the default prior and
-      kernel, at the same regret (docs/results.md, "Calibration");
+      It puts little mass on lengthscales of many box widths, which keeps MAP
+      from declaring inputs irrelevant on little data: on flu, with the Matérn
+      3/2 kernel, the components' 95% intervals cover 87-91% of the truth
+      against 46-53% under the default prior and kernel, at the same regret
+      (docs/results.md, "Calibration");
     * ``η ~ Gamma(eta_alpha, eta_beta)``: ``Gamma(400, 400)``, ``η = 1 ± 0.05``,
       the standardised output's scale, all but fixed as in BoTorch's
       ``SingleTaskGP`` (no output scale). Left free (``Gamma(5, 4)``, the
