@@ -143,6 +143,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
     resume or reuse runs of the old one and mix the two in one table.
     """
     from pp_decomp.components import Priors
+    from pp_decomp.loop.settings import RunSettings
 
     for task in tasks:
         final = task.path(out)
@@ -155,7 +156,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
             want["correlated"] = task.correlated
             if task.inference != "fixed":  # fixed: the problem's known kernels decide
-                want["kernel"] = task.kernel or "se"
+                want["kernel"] = task.kernel or RunSettings.kernel
             want["priors"] = asdict(Priors(**dict(task.priors)))
             got = {k: settings.get(k, False if k == "correlated" else None) for k in want}
             differ = [k for k in want if got[k] != want[k]]
