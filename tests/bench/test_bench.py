@@ -258,13 +258,15 @@ def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypat
 
 
 def test_bench_runs_with_the_kernel_and_priors_asked_for(tmp_path, capsys):
+    import json
+
     from pp_decomp.cli import main
 
     args = ["bench", "--problems", "gp-sample-2d", "--strategies", "gp-ucb", "--trials", "1"]
     args += ["--iterations", "5", "--init", "3", "--quiet", "--out", str(tmp_path)]
     assert main([*args, "--kernel", "matern32", "--prior", "ls_family=inverse-gamma"]) == 0
     run = xr.load_dataset(next(tmp_path.glob("runs/*/*/trial000.nc")))
-    settings = __import__("json").loads(run.attrs["settings"])
+    settings = json.loads(run.attrs["settings"])
     assert settings["kernel"] == "matern32"
     assert settings["priors"]["ls_family"] == "inverse-gamma"
     capsys.readouterr()
