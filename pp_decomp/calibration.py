@@ -74,11 +74,15 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     ``h = sign · g`` (components sampled pointwise, independently, pushed through
     ``g``), plus the coverage of the UCB bound (:func:`ucb_bound`) and its
     nominal level ``Φ(√β_t)``."""
-    problem = opt.problem
+    from pp_decomp.composition.outcome import forward
+
+    problem = opt.model_problem  # the components as modelled: under the outcome transform
     rng = np.random.default_rng(seed)
     names = problem.component_names
-    F_true = np.asarray(problem.components(X), dtype=float)
-    h_true = problem.sign * problem.compose(F_true, X)
+    F_true = np.asarray(opt.problem.components(X), dtype=float)
+    h_true = opt.problem.sign * opt.problem.compose(F_true, X)
+    # coverage of y_j by quantiles of t(y_j) is that of t(y_j): t is increasing
+    F_true = forward(opt.settings.outcome_transform, F_true, names)
     comp = np.full((len(names), len(levels), 2), np.nan)
     if "composed" in opt.models:  # one GP of h: no component posteriors
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
@@ -116,7 +120,7 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float) -> np.ndarray:
     from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
     from pp_decomp.acquisition.surrogate import decomposed_surrogate
 
-    problem = opt.problem
+    problem = opt.model_problem
     if "composed" in opt.models:
         return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     if problem.linear is not None:

@@ -56,6 +56,7 @@ def run_task(task: Task, out) -> str:
         correlated=task.correlated,
         kernel=task.kernel,
         priors=Priors(**dict(task.priors)),
+        outcome_transform=task.outcome_transform,
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -158,7 +159,9 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             if task.inference != "fixed":  # fixed: the problem's known kernels decide
                 want["kernel"] = task.kernel or RunSettings.kernel
             want["priors"] = asdict(Priors(**dict(task.priors)))
-            got = {k: settings.get(k, False if k == "correlated" else None) for k in want}
+            want["outcome_transform"] = task.outcome_transform
+            unset = {"correlated": False, "outcome_transform": "none"}  # older runs
+            got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]
             if differ:
                 raise ValueError(

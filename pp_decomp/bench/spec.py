@@ -32,6 +32,7 @@ class Task:
     correlated: bool = False  # correlated components (decomposed strategies only)
     kernel: str | None = None  # None: the Optimizer's default for the problem
     priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
+    outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
 
     @property
     def seed(self) -> int:
@@ -62,6 +63,8 @@ class BenchSpec:
     # the GPs' kernel (None: the Optimizer's default) and Priors fields other than the defaults
     kernel: str | None = None
     priors: dict = field(default_factory=dict)
+    # what the component GPs of the decomposed strategies regress (Optimizer(outcome_transform=))
+    outcome_transform: str = "none"
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -92,6 +95,9 @@ class BenchSpec:
         if self.kernel is not None:
             self.kernel = canonical_kernel(self.kernel)
         Priors(**self.priors)  # validates the fields before any run
+        from pp_decomp.composition.outcome import check_outcome_transform
+
+        check_outcome_transform(self.outcome_transform)
         from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
@@ -108,10 +114,10 @@ class BenchSpec:
         for p in self.problems:
             problem = get_problem(p, seed=0)
             for s in self.strategies:
+                decomposed = get_strategy(s).surrogate == "decomposed"
                 why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
-                if why is None and self.correlated and problem.n_components < 2:
-                    if get_strategy(s).surrogate == "decomposed":
-                        why = "correlated components need at least 2 components"
+                if why is None and decomposed:
+                    why = self._decomposed_unsupported(s, problem)
                 if why is not None:
                     self.skipped.append((p, s, why))
                     continue
@@ -126,13 +132,27 @@ class BenchSpec:
                         self.root_seed,
                         self.beta_schedule,
                         additive,
-                        self.correlated and get_strategy(s).surrogate == "decomposed",
+                        self.correlated and decomposed,
                         self.kernel,
                         priors,
+                        self.outcome_transform if decomposed else "none",
                     )
                     for k in range(self.trials)
                 ]
         return out
+
+    def _decomposed_unsupported(self, strategy: str, problem) -> str | None:
+        """Why the correlated or transformed components cannot run, or ``None``."""
+        from pp_decomp.strategies import get_strategy
+
+        if self.correlated and problem.n_components < 2:
+            return "correlated components need at least 2 components"
+        if self.outcome_transform != "none" and get_strategy(strategy).needs.linear_g:
+            return (
+                f"its analytic bound needs a linear g, and under outcome_transform="
+                f"{self.outcome_transform!r} g is composed with the inverse transform"
+            )
+        return None
 
 
 PRESETS = {

@@ -9,7 +9,11 @@ from pathlib import Path
 def add_parsers(sub) -> None:
     """The ``bench`` and ``summary`` sub-commands."""
     from pp_decomp.bench.spec import PRESET_NAMES
-    from pp_decomp.cli.model_flags import add_kernel_flag, add_prior_flag
+    from pp_decomp.cli.model_flags import (
+        add_kernel_flag,
+        add_outcome_transform_flag,
+        add_prior_flag,
+    )
 
     b = sub.add_parser(
         "bench",
@@ -43,6 +47,7 @@ def add_parsers(sub) -> None:
     )
     add_kernel_flag(b)
     add_prior_flag(b)
+    add_outcome_transform_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -90,6 +95,7 @@ def cmd_bench(args) -> int:
         correlated=args.correlated or None,
         kernel=args.kernel,
         priors=prior_fields(args.prior) or None,
+        outcome_transform=args.outcome_transform,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -8,7 +8,11 @@ from pathlib import Path
 
 def add_parsers(sub) -> None:
     """The ``calibration`` sub-command."""
-    from pp_decomp.cli.model_flags import add_kernel_flag, add_prior_flag
+    from pp_decomp.cli.model_flags import (
+        add_kernel_flag,
+        add_outcome_transform_flag,
+        add_prior_flag,
+    )
 
     c = sub.add_parser(
         "calibration",
@@ -28,6 +32,7 @@ def add_parsers(sub) -> None:
     c.add_argument("--points", type=int, default=256, help="inputs scored per step")
     add_kernel_flag(c)
     add_prior_flag(c)
+    add_outcome_transform_flag(c)
     c.add_argument(
         "--correlated",
         action="store_true",
@@ -61,6 +66,7 @@ def cmd_calibration(args) -> int:
         priors=priors,
         **({"correlated": True} if args.correlated else {}),
         **({"kernel": args.kernel} if args.kernel else {}),
+        **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)

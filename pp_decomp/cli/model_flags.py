@@ -1,5 +1,5 @@
-"""The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``
-and ``--prior NAME=VALUE``."""
+"""The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
+``--prior NAME=VALUE`` and ``--outcome-transform``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,19 @@ def add_kernel_flag(parser) -> None:
     """``--kernel``, one of the kernels (default: the Optimizer's)."""
     parser.add_argument(
         "--kernel", default=None, choices=list(KERNELS), help="the GPs' kernel (default se)"
+    )
+
+
+def add_outcome_transform_flag(parser) -> None:
+    """``--outcome-transform``, what the component GPs regress (default: y itself)."""
+    from pp_decomp.composition.outcome import OUTCOME_TRANSFORMS
+
+    parser.add_argument(
+        "--outcome-transform",
+        default=None,
+        choices=list(OUTCOME_TRANSFORMS),
+        help="the component GPs regress log y_j and g sees exp (positive components "
+        "spanning orders of magnitude; decomposed strategies; default none)",
     )
 
 

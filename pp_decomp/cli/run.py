@@ -16,6 +16,7 @@ _FLAGS = {
     "seed": "--seed",
     "fast": "--fast",
     "correlated": "--correlated",
+    "outcome_transform": "--outcome-transform",
 }
 
 
@@ -105,7 +106,7 @@ def _add_worker_flags(u) -> None:
 
 
 def _add_model_flags(u) -> None:
-    from pp_decomp.cli.model_flags import add_prior_flag
+    from pp_decomp.cli.model_flags import add_outcome_transform_flag, add_prior_flag
 
     u.add_argument(
         "--inference",
@@ -136,6 +137,7 @@ def _add_model_flags(u) -> None:
         default=None,
         help="the components as one GP with correlated outputs (decomposed strategies)",
     )
+    add_outcome_transform_flag(u)
 
 
 def _add_plot_parser(sub) -> None:
@@ -160,6 +162,7 @@ def _given(args) -> dict:
         "seed": args.seed,
         "fast": args.fast,
         "correlated": args.correlated,
+        "outcome_transform": args.outcome_transform,
         "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
     }
     return {k: v for k, v in kw.items() if v is not None}

@@ -23,6 +23,7 @@ from pp_decomp.loop.context import (
     design_point,
 )
 from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
+from pp_decomp.loop.updaters import loop_data
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import check_positive_int
@@ -122,7 +123,7 @@ def _ask_one(opt) -> None:
     else:
         models = {}
         if opt.updater is not None:
-            models = opt.updater.update(opt._data(), key, opt._rng(key, FIT_STREAM), rec)
+            models = opt.updater.update(loop_data(opt), key, opt._rng(key, FIT_STREAM), rec)
         opt.models = models
         rec["fit_seconds"] = time.perf_counter() - start
         t = opt.n + len(opt.pending) + 1

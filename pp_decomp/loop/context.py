@@ -8,6 +8,7 @@ from pp_decomp._quiet import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
+from pp_decomp.composition.outcome import forward
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
@@ -21,7 +22,7 @@ def build_context(
     Pending inputs are hallucinated in the surrogates, and the incumbent is the
     best of the observed and the believed values at them.
     """
-    s, kind, problem = opt.settings, opt.strategy.surrogate, opt.problem
+    s, kind, problem = opt.settings, opt.strategy.surrogate, opt.model_problem
     P = opt.pending.X
     surrogates = {}
     if kind == "decomposed":
@@ -46,7 +47,7 @@ def build_context(
         levels=s.additive_settings.levels,
         excluded=excluded,
         X=opt.X,
-        Y=opt.Y,
+        Y=forward(s.outcome_transform, opt.Y),
         **surrogates,
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.failures import FailureLog
 from pp_decomp.loop.pending import Pending
@@ -26,7 +27,7 @@ from pp_decomp.loop.records import (
 )
 from pp_decomp.loop.resume import attach, check_resume
 from pp_decomp.loop.settings import RunSettings
-from pp_decomp.loop.updaters import LoopData, make_updater
+from pp_decomp.loop.updaters import make_updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
@@ -82,6 +83,10 @@ class Optimizer:
     correlated : bool
         The components as one GP with correlated outputs
         (:class:`~pp_decomp.CorrelatedComponents`), not independent GPs.
+    outcome_transform : {"none", "log"}
+        What the component GPs regress: ``y_j`` (default) or ``log y_j``, with
+        ``g`` composed with ``exp`` (:mod:`pp_decomp.composition.outcome`; positive
+        components, decomposed strategies; default strategy ``d-gpucb-mc``).
     """
 
     def __init__(
@@ -97,13 +102,15 @@ class Optimizer:
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
         self.problem = problem
         self.settings = RunSettings.build(problem, strategy, **kw)
+        # the problem as the GPs see it: components under the outcome transform
+        self.model_problem = model_problem(problem, self.settings.outcome_transform)
         self.strategy = get_strategy(self.settings.strategy)
         self.X = np.empty((0, problem.dim))
         self.Y = np.empty((0, problem.n_components))
         self.records: list[dict] = []
         self.failures = FailureLog(problem.dim, self.settings.max_retries)
         self.gamma = 0.0
-        self.updater = make_updater(self.settings, self.strategy, problem)
+        self.updater = make_updater(self.settings, self.strategy, self.model_problem)
         self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         n_init = self.settings.n_init
@@ -137,14 +144,6 @@ class Optimizer:
         """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
         return self.problem.sign * self.problem.compose(self.Y, self.X)
 
-    def _data(self) -> LoopData:
-        if self.strategy.surrogate == "decomposed":
-            names = self.problem.component_names
-            targets = {name: self.Y[:, j] for j, name in enumerate(names)}
-        else:
-            targets = {self.strategy.surrogate: self.signed_objective()}
-        return LoopData(self.X, self.Y, targets)
-
     # ------------------------------------------------------------------ ask/tell
     def ask(self, q: int | None = None) -> np.ndarray:
         """The next input to evaluate, ``(d,)``; with ``q``, the ``q`` inputs to have
@@ -172,7 +171,7 @@ class Optimizer:
         A failed evaluation (an error, a non-finite output) is told with
         :meth:`tell_failure` instead.
         """
-        x, y = checked_observation(self.problem, x, y)
+        x, y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
         rec = self.pending.take(x[0]) or step_record("user", self.gamma)
         self.X = np.vstack([self.X, x])
         self.Y = np.vstack([self.Y, y])

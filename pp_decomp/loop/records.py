@@ -59,12 +59,19 @@ def jsonable(obj):
     return obj
 
 
-def checked_observation(problem, x, y) -> tuple[np.ndarray, np.ndarray]:
-    """``x (1, d)``, ``y (1, J)`` validated against ``problem``, ``g(y; x)`` finite."""
+def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:
+    """``x (1, d)``, ``y (1, J)`` validated against ``problem``, ``g(y; x)`` finite,
+    ``y`` in the domain of the outcome ``transform``."""
+    from pp_decomp.composition.outcome import forward
+
     x = check_X(np.atleast_2d(x), "x", input_dim=problem.dim)
     y = check_Y(np.atleast_2d(y), "y", n=1, n_components=problem.n_components)
     if not problem.domain.contains(x)[0]:
         raise ValueError(f"x={x[0].tolist()} is outside the problem's domain")
+    try:  # refused before it is recorded: every later fit would fail on it
+        forward(transform, y, problem.component_names)
+    except ValueError as err:
+        raise ValueError(f"{err} at x={x[0].tolist()}; it was not recorded") from None
     h = problem.compose(y, x)
     if not np.all(np.isfinite(h)):
         raise ValueError(

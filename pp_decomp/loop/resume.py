@@ -88,6 +88,7 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
 def restore(opt, results, state: dict) -> None:
     """Put a checkpoint's observations and loop state into a freshly built optimiser."""
     from pp_decomp.loop.checkpoint import observations
+    from pp_decomp.loop.updaters import loop_data
 
     p = opt.problem
     opt.X, opt.Y = observations(results, p.dim, p.n_components)
@@ -96,4 +97,4 @@ def restore(opt, results, state: dict) -> None:
     opt.failures.restore(state.get("failures", {}))
     opt.pending.restore(state.get("pending", []))
     if opt.updater is not None:
-        opt.updater.restore(state["updater"], opt._data())
+        opt.updater.restore(state["updater"], loop_data(opt))

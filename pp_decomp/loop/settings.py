@@ -23,6 +23,7 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.components.priors import as_priors
+from pp_decomp.composition.outcome import check_outcome_transform, model_problem
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
@@ -225,13 +226,17 @@ class RunSettings:
     max_retries: int = 0
     beta: object = None
     correlated: bool = False
+    outcome_transform: str = "none"
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
         """Validate every argument against ``problem`` and fill in the defaults."""
+        transform = check_outcome_transform(kw.get("outcome_transform", "none"))
+        problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
         s = get_strategy(strategy)
         inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
+        check_transform(transform, s, inference)
         fixed = inference == "fixed"
         n_init = check_positive_int(kw.get("n_init", 5), "n_init", minimum=0 if fixed else 2)
         dom = problem.domain
@@ -277,6 +282,7 @@ class RunSettings:
             max_retries=check_positive_int(kw.get("max_retries", 0), "max_retries", minimum=0),
             beta=beta,
             correlated=correlated,
+            outcome_transform=transform,
         )
 
     def to_dict(self) -> dict:
@@ -301,6 +307,7 @@ class RunSettings:
             "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
             "max_retries": self.max_retries,
             "correlated": self.correlated,
+            "outcome_transform": self.outcome_transform,
         }
 
     @staticmethod
@@ -343,6 +350,7 @@ class RunSettings:
             beta=beta_from_description(s["beta_schedule"]),
             max_retries=s.get("max_retries", 0),
             correlated=s.get("correlated", False),
+            outcome_transform=s.get("outcome_transform", "none"),
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
@@ -391,6 +399,28 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
         raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
     if kernel not in CORRELATED_KERNELS:
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
+
+
+def check_transform(transform: str, strategy, inference: str) -> None:
+    """Refuse an outcome transform where the run has no component GPs to apply it to."""
+    if transform == "none":
+        return
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"outcome_transform={transform!r} transforms the component GPs of a decomposed "
+            f"strategy; {strategy.name} models the objective (choose a d-* strategy)"
+        )
+    if strategy.needs.linear_g:
+        raise ValueError(
+            f"{strategy.name}'s analytic bound needs a linear g; with outcome_transform="
+            f"{transform!r} the GPs model {transform} y_j and g is composed with the inverse, "
+            "which is not linear: use d-gpucb-mc (the default) or d-gpucb-lipschitz"
+        )
+    if inference == "fixed":
+        raise ValueError(
+            f"outcome_transform={transform!r} needs inference 'map' or 'nuts': known "
+            "kernels describe the components in their own units"
+        )
 
 
 def _known_kernels(problem, inference: str, known) -> KnownKernels | None:

@@ -26,6 +26,7 @@ import numpy as np
 from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.composition import EntireGP
+from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.records import fit_summary
 
 
@@ -45,6 +46,17 @@ class LoopData:
     @property
     def n(self) -> int:
         return self.X.shape[0]
+
+
+def loop_data(opt) -> LoopData:
+    """The optimiser's observations as its models regress them: the components under
+    the outcome transform, or the signed objective for a composed or additive GP."""
+    Y = forward(opt.settings.outcome_transform, opt.Y)
+    if opt.strategy.surrogate == "decomposed":
+        targets = {name: Y[:, j] for j, name in enumerate(opt.problem.component_names)}
+    else:
+        targets = {opt.strategy.surrogate: opt.signed_objective()}
+    return LoopData(opt.X, Y, targets)
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:

@@ -297,3 +297,33 @@ def test_summary_reports_seconds_per_model_based_step():
     row = next(line for line in table.splitlines() if "| d-gpucb-mc |" in line)
     assert row.endswith("| 0.2 (× 2) |")
     assert table.splitlines()[-1].endswith("| 0.1 |")
+
+
+def test_bench_transforms_the_components_of_the_decomposed_strategies_only(tmp_path, capsys):
+    import json
+
+    from pp_decomp.cli import main
+
+    spec = BenchSpec(
+        problems=["flu"],
+        strategies=["d-gpucb", "d-gpucb-mc", "gp-ucb"],
+        trials=1,
+        iterations=7,
+        n_init=5,
+        outcome_transform="log",
+    )
+    tasks = {t.strategy: t.outcome_transform for t in spec.tasks()}
+    assert tasks == {"d-gpucb-mc": "log", "gp-ucb": "none"}
+    (why,) = [w for p, s, w in spec.skipped if s == "d-gpucb"]
+    assert "linear g" in why and "'log'" in why
+    with pytest.raises(ValueError, match="outcome_transform must be one of"):
+        BenchSpec(problems=["flu"], strategies=["d-gpucb-mc"], outcome_transform="sqrt")
+    args = ["bench", "--problems", "flu", "--strategies", "d-gpucb-mc", "--trials", "1"]
+    args += ["--iterations", "7", "--init", "5", "--quiet", "--out", str(tmp_path)]
+    assert main([*args, "--outcome-transform", "log"]) == 0
+    run = xr.load_dataset(next(tmp_path.glob("runs/*/*/trial000.nc")))
+    assert json.loads(run.attrs["settings"])["outcome_transform"] == "log"
+    capsys.readouterr()
+    # the same folder without the transform: refused, naming the setting
+    assert main(args) == 2
+    assert "{'outcome_transform': 'log'}, but" in capsys.readouterr().err

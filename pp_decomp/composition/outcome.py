@@ -1,0 +1,83 @@
+"""Outcome transforms: the component GPs regress ``t(y_j)``, and ``g`` sees ``t⁻¹``.
+
+A component that is positive and spans orders of magnitude (an attack rate
+near 0 where vaccination stops the epidemic and near 0.5 where it does not) is
+far from a stationary GP in its own units and close to one on the log scale.
+With ``outcome_transform="log"`` every component GP models ``log y_j``, and
+the objective is composed as ``g(exp F, x)``: the posterior of each ``y_j`` is
+log-normal per hyperparameter draw (positive, skewed), and the Monte Carlo
+compositions push its draws through ``g`` as they do any others. The modelled
+composition is not linear even where ``g`` is, so the analytic D-GPUCB does not
+apply: ``d-gpucb-mc`` is the default. This is BoTorch's ``Log`` outcome
+transform, for each component of a decomposed model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.problem import Problem
+from pp_decomp.validate import check_choice
+
+OUTCOME_TRANSFORMS = ("none", "log")
+
+
+def check_outcome_transform(name: str) -> str:
+    """``name`` if it is one of :data:`OUTCOME_TRANSFORMS`, else a ValueError naming it."""
+    return check_choice(name, "outcome_transform", OUTCOME_TRANSFORMS)
+
+
+def forward(name: str, Y: np.ndarray, names=None) -> np.ndarray:
+    """``t(Y)``: what the component GPs regress, ``(..., J)``.
+
+    Raises a ValueError naming the first component (by ``names``) and value
+    outside the transform's domain (``y > 0`` for ``"log"``).
+    """
+    Y = np.asarray(Y, dtype=float)
+    if name == "none":
+        return Y
+    bad = np.argwhere(~(Y > 0))
+    if len(bad):
+        j = int(bad[0][-1])
+        label = names[j] if names is not None else f"component {j}"
+        value = float(Y[tuple(bad[0])])
+        raise ValueError(f"outcome_transform='log' needs positive components; {label} = {value!r}")
+    return np.log(Y)
+
+
+def inverse(name: str, F: np.ndarray) -> np.ndarray:
+    """``t⁻¹(F)``: the components in their own units."""
+    return np.asarray(F, dtype=float) if name == "none" else np.exp(F)
+
+
+def model_problem(problem: Problem, name: str) -> Problem:
+    """The problem as the component GPs see it under transform ``name``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The system, its components in their own units.
+    name : {"none", "log"}
+
+    Returns
+    -------
+    ``problem`` itself for ``"none"``; else a Problem on the same domain,
+    components and sign whose ``g`` is ``F ↦ g(t⁻¹(F), x)`` (nonlinear, no
+    weights, Lipschitz constants bounded numerically when asked for), without a
+    ``components`` function: the system is run only through ``problem``.
+    """
+    name = check_outcome_transform(name)
+    if name == "none":
+        return problem
+    g = problem.g
+    return Problem(
+        domain=problem.domain,
+        n_components=problem.n_components,
+        g=lambda F, X: g(inverse(name, F), X),
+        maximize=problem.maximize,
+        optimum=problem.optimum,
+        name=problem.name,
+        component_names=list(problem.component_names),
+        description=problem.description,
+        metadata=dict(problem.metadata),
+    )
