@@ -92,7 +92,7 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
     beta = float(opt.settings.beta(opt.n + 1))
-    bound = ucb_bound(opt, X, h, beta)
+    bound = ucb_bound(opt, X, h, beta, rng)
     return {
         "component": comp,
         "objective": sample_coverage(h, h_true, levels),
@@ -112,19 +112,24 @@ def _component_samples(models: list, X: np.ndarray, n_samples: int, rng) -> np.n
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
 
 
-def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float) -> np.ndarray:
-    """The upper bound of ``h`` at ``X (m, d)`` that GP-UCB (one GP of ``h``) or
-    D-GPUCB (a linear ``g``) maximises, averaged over hyperparameter draws as
-    they do (:class:`~pp_decomp.acquisition.DGPUCB`); for a nonlinear ``g`` the
+def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.ndarray:
+    """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises:
+    ``d-gpucb-mc``'s Monte Carlo quantile (:class:`~pp_decomp.acquisition.MonteCarloUCB`,
+    its ``mc_samples`` drawn from ``rng``); GP-UCB's (one GP of ``h``) or
+    D-GPUCB's (a linear ``g``), averaged over hyperparameter draws as they do
+    (:class:`~pp_decomp.acquisition.DGPUCB`); else, for a nonlinear ``g``, the
     Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
-    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
+    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate, MonteCarloUCB
     from pp_decomp.acquisition.surrogate import decomposed_surrogate
 
     problem = opt.model_problem
     if "composed" in opt.models:
         return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
+    models = [opt.models[n] for n in problem.component_names]
+    if opt.settings.strategy == "d-gpucb-mc":
+        surrogate = decomposed_surrogate(models, problem)
+        return MonteCarloUCB(surrogate, beta, opt.settings.mc_samples, rng)(X)
     if problem.linear is not None:
-        models = [opt.models[n] for n in problem.component_names]
         return DGPUCB(decomposed_surrogate(models, problem), beta)(X)
     return h.mean(0) + np.sqrt(beta) * h.std(0)
 

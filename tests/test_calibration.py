@@ -135,3 +135,25 @@ def test_calibration_command_names_a_bad_prior_before_any_run(tmp_path, capsys):
     assert main([*base, "--prior", "ls_family=gamma"]) == 2
     assert "Priors.ls_family must be one of" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # refused before any run
+
+
+def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
+    """On a linear g the Monte Carlo quantile of Σ w_j f_j is D-GPUCB's Gaussian bound
+    up to sampling error; on a nonlinear g it is the quantile, not mean + √β sd."""
+    from pp_decomp import Optimizer
+    from pp_decomp.acquisition import DGPUCB
+    from pp_decomp.acquisition.surrogate import decomposed_surrogate
+    from pp_decomp.calibration import ucb_bound
+    from pp_decomp.models import get_problem
+
+    p = get_problem("synthetic", seed=1, n_components=3, n_points=120)
+    opt = Optimizer(p, "d-gpucb-mc", n_init=4, seed=0, mc_samples=20000)
+    opt.run(8)
+    opt.ask()
+    X = p.domain.X[:40]
+    comps = [opt.models[n] for n in p.component_names]
+    exact = DGPUCB(decomposed_surrogate(comps, p), 4.0)(X)
+    got = ucb_bound(opt, X, np.zeros((2, 40)), 4.0, np.random.default_rng(0))
+    _, var = decomposed_surrogate(comps, p).linear_per_draw(X)
+    np.testing.assert_allclose(got, exact, atol=float(0.05 * np.sqrt(var).max()))
+    assert not np.allclose(got, ucb_bound(opt, X, np.zeros((2, 40)), 9.0, 0))
