@@ -171,3 +171,40 @@ def test_run_takes_priors_and_refuses_to_resume_with_others(tmp_path, capsys):
     assert main([*base, "--iterations", "5", "--overwrite", "--prior", "eta_alpha=-1"]) == 2
     assert "eta_alpha" in capsys.readouterr().err
     assert xr.load_dataset(out).sizes["iteration"] == 4  # the run is untouched
+
+
+def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsys):
+    import json
+
+    import xarray as xr
+
+    from pp_decomp.cli import main
+
+    out = tmp_path / "run.nc"
+    base = ["run", "--problem", "flu", "--init", "4", "--quiet", "--out", str(out)]
+    assert main([*base, "--iterations", "5", "--outcome-transform", "log"]) == 0
+    settings = json.loads(xr.load_dataset(out).attrs["settings"])
+    assert (settings["outcome_transform"], settings["strategy"]) == ("log", "d-gpucb-mc")
+    capsys.readouterr()
+    again = [*base, "--iterations", "6", "--resume", "--outcome-transform", "none"]
+    assert main(again) == 2
+    assert "--outcome-transform none differs from the run in" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                *base[:-1],
+                str(tmp_path / "b.nc"),
+                "--strategy",
+                "d-gpucb",
+                "--iterations",
+                "5",
+                "--outcome-transform",
+                "log",
+            ]
+        )
+        == 2
+    )
+    assert "analytic bound needs a linear g" in capsys.readouterr().err
+    assert not (tmp_path / "b.nc").exists()
+    assert main([*base, "--iterations", "6", "--resume"]) == 0  # the stored transform
+    assert xr.load_dataset(out).sizes["iteration"] == 6
