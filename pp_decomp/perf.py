@@ -7,7 +7,9 @@ Two cases, each a run of ``steps`` evaluations on the same seed:
 
 For each case: full Bayes on the fast path (the default for ``inference="nuts"``:
 reweighted draws, background refits), MAP, MAP with correlated components
-(``correlated=True``: one coregionalised GP of the J outputs), and, with the optional extra
+(``correlated=True``: one coregionalised GP of the J outputs), on flu ``d-gpucb-mc``
+with the components on the log scale (:data:`LOG_SCALE`), independent and
+correlated, and, with the optional extra
 ``pp-decomp[compare]``, BoTorch's MAP composite loop (strategy ``botorch-composite``:
 a ``ModelListGP`` of ``SingleTaskGP``, refit every step, MC UCB on ``g``). On the
 synthetic case the straightforward full-Bayes path (NUTS for every component at
@@ -93,14 +95,23 @@ def _max(a) -> float:
 
 
 def loop_run(
-    case: str, strategy: str, inference: str, steps: int, seed: int = 0, correlated: bool = False
+    case: str,
+    strategy: str,
+    inference: str,
+    steps: int,
+    seed: int = 0,
+    correlated: bool = False,
+    **settings,
 ) -> dict:
-    """One run of ``steps`` evaluations: wall time, regret, ask latency, refit convergence."""
+    """One run of ``steps`` evaluations: wall time, regret, ask latency, refit convergence
+    (``settings``: further :class:`~pp_decomp.Optimizer` arguments, stored with the run)."""
     from pp_decomp.loop import Optimizer
     from pp_decomp.models import get_problem
 
     problem = get_problem(case, seed=seed)
-    opt = Optimizer(problem, strategy, inference=inference, seed=seed, correlated=correlated)
+    opt = Optimizer(
+        problem, strategy, inference=inference, seed=seed, correlated=correlated, **settings
+    )
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -114,6 +125,7 @@ def loop_run(
         "inference": inference,
         "fast": bool(opt.settings.fast),
         "correlated": bool(correlated),
+        "settings": {k: str(v) for k, v in settings.items()},
         "steps": steps,
         "seconds": wall,
         "cumulative_regret": float(ds["cumulative_regret"][-1]),
@@ -166,6 +178,28 @@ def _describe(r: dict) -> str:
     return text
 
 
+# flu's calibrated configuration (docs/results.md, "Components on the log scale")
+LOG_SCALE = {"outcome_transform": "log", "kernel": "matern32"}
+
+
+def _log_scale_runs(out: dict, steps: int, log) -> None:
+    """Flu's components on the log scale (``d-gpucb-mc``), independent and correlated."""
+    from pp_decomp.components import Priors
+
+    kw = dict(LOG_SCALE, priors=Priors(ls_family="inverse-gamma"))
+    for key, corr in (("map_log", False), ("map_log_correlated", True)):
+        out[key] = loop_run("flu", "d-gpucb-mc", "map", steps, correlated=corr, **kw)
+        log(f"[flu] log scale {_describe(out[key])}")
+    out["ratio_log_vs_map"] = out["map_log"]["seconds"] / out["map"]["seconds"]
+    out["ratio_log_correlated_vs_log"] = (
+        out["map_log_correlated"]["seconds"] / out["map_log"]["seconds"]
+    )
+    log(
+        f"[flu] wall-time ratios: log scale / MAP {out['ratio_log_vs_map']:.2f}, "
+        f"log scale correlated / log scale {out['ratio_log_correlated_vs_log']:.2f}"
+    )
+
+
 def run_case(case: str, steps: int, log=print) -> dict:
     """Full Bayes (fast path), MAP and, when installed, BoTorch's MAP composite loop."""
     from pp_decomp.peers import botorch_available
@@ -179,6 +213,8 @@ def run_case(case: str, steps: int, log=print) -> dict:
     out["map_correlated"] = loop_run(case, strategy, "map", steps, correlated=True)
     log(f"[{case}] {_describe(out['map_correlated'])}")
     out["ratio_correlated_vs_map"] = out["map_correlated"]["seconds"] / out["map"]["seconds"]
+    if case == "flu":
+        _log_scale_runs(out, steps, log)
     if botorch_available():
         out["botorch"] = loop_run(case, "botorch-composite", "map", steps)
         log(f"[{case}] {_describe(out['botorch'])}")
