@@ -87,7 +87,8 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     if "composed" in opt.models:  # one GP of h: no component posteriors
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
     else:
-        draws = _component_samples([opt.models[n] for n in names], X, n_samples, rng)
+        models = [opt.models[n] for n in names]
+        draws = _component_samples(models, X, n_samples, rng, opt.settings.copula)
         h = problem.sign * problem.compose(draws, X)
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
@@ -101,36 +102,55 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     }
 
 
-def _component_samples(models: list, X: np.ndarray, n_samples: int, rng) -> np.ndarray:
+def _component_samples(
+    models: list, X: np.ndarray, n_samples: int, rng, copula: bool = False
+) -> np.ndarray:
     """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
-    correlated across components when they are views of one correlated model."""
+    correlated across components when they are views of one correlated model, or
+    by the copula (:mod:`pp_decomp.composition.copula`)."""
     from pp_decomp.components.coregion_view import shared_joint
+    from pp_decomp.composition.copula import residual_correlation
 
     joint = shared_joint(models)
     if joint is not None:
         return joint.sample(X, n_samples, rng)
+    if copula:  # one joint draw per sample, normals correlated by C
+        chol = np.linalg.cholesky(residual_correlation(models))
+        draw = rng.integers(0, 2**31 - 1, n_samples)
+        z = rng.standard_normal((n_samples, len(X), len(models))) @ chol.T
+        out = np.empty(z.shape)
+        for j, m in enumerate(models):
+            mean_s, var_s = m.predict_per_draw(X)
+            s = draw % mean_s.shape[0]
+            out[..., j] = mean_s[s] + np.sqrt(var_s[s]) * z[..., j]
+        return out
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
 
 
 def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.ndarray:
-    """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises:
-    ``d-gpucb-mc``'s Monte Carlo quantile (:class:`~pp_decomp.acquisition.MonteCarloUCB`,
-    its ``mc_samples`` drawn from ``rng``); GP-UCB's (one GP of ``h``) or
-    D-GPUCB's (a linear ``g``), averaged over hyperparameter draws as they do
-    (:class:`~pp_decomp.acquisition.DGPUCB`); else, for a nonlinear ``g``, the
-    Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
-    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate, MonteCarloUCB
+    """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
+    on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
+    the Lipschitz bounds, ``d-gpucb-mc``'s Monte Carlo quantile of its
+    ``mc_samples`` drawn from ``rng``), each averaged over hyperparameter draws as
+    the strategy does. For another strategy: D-GPUCB's bound for a linear ``g``,
+    else the Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
+    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
     from pp_decomp.acquisition.surrogate import decomposed_surrogate
+    from pp_decomp.rng import as_generator
+    from pp_decomp.strategies import Context, decomposed_bound
 
     problem = opt.model_problem
     if "composed" in opt.models:
         return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     models = [opt.models[n] for n in problem.component_names]
-    if opt.settings.strategy == "d-gpucb-mc":
-        surrogate = decomposed_surrogate(models, problem)
-        return MonteCarloUCB(surrogate, beta, opt.settings.mc_samples, rng)(X)
+    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
+    ctx = Context(problem, opt.n + 1, beta, as_generator(rng), decomposed=surrogate)
+    ctx.mc_samples = opt.settings.mc_samples
+    bound = decomposed_bound(opt.settings.strategy, ctx)
+    if bound is not None:
+        return bound(X)
     if problem.linear is not None:
-        return DGPUCB(decomposed_surrogate(models, problem), beta)(X)
+        return DGPUCB(surrogate, beta)(X)
     return h.mean(0) + np.sqrt(beta) * h.std(0)
 
 

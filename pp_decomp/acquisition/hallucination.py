@@ -106,6 +106,7 @@ def hallucinate(surrogate, P: np.ndarray):
     (the surrogate itself when ``P`` is empty)."""
     from pp_decomp.acquisition.surrogate import (
         ComposedSurrogate,
+        CopulaSurrogate,
         CorrelatedSurrogate,
         DecomposedSurrogate,
     )
@@ -117,6 +118,9 @@ def hallucinate(surrogate, P: np.ndarray):
             f"correlated=True chooses one input at a time after the design: {len(P)} "
             "input(s) are pending; tell their results (or run with workers=1) first"
         )
+    if isinstance(surrogate, CopulaSurrogate):  # C stays that of the observed data
+        comps = [HallucinatedGP(c, P) for c in surrogate.components]
+        return CopulaSurrogate(comps, surrogate.problem, surrogate.correlation)
     if isinstance(surrogate, DecomposedSurrogate):
         comps = [HallucinatedGP(c, P) for c in surrogate.components]
         return DecomposedSurrogate(comps, surrogate.problem)

@@ -183,13 +183,78 @@ class CorrelatedSurrogate(DecomposedSurrogate):
         return self.joint.joint_sample(X, rng)
 
 
-def decomposed_surrogate(components: Sequence, problem) -> DecomposedSurrogate:
+class CopulaSurrogate(DecomposedSurrogate):
+    """:class:`DecomposedSurrogate` of independent component GPs whose posterior
+    errors are correlated by a Gaussian copula (:mod:`pp_decomp.composition.copula`):
+    each component keeps its marginal posterior; samples are
+    ``μ_j + σ_j (L_C z)_j`` and the linear composition's variance is
+    ``Σ_jk w_j w_k C_jk σ_j σ_k`` per joint draw.
+
+    Parameters
+    ----------
+    components, problem : as :class:`DecomposedSurrogate`
+    correlation : (J, J) array, optional
+        ``C``; by default :func:`~pp_decomp.composition.copula.residual_correlation`
+        of ``components``.
+    """
+
+    def __init__(self, components: Sequence, problem, correlation=None):
+        from pp_decomp.composition.copula import residual_correlation
+
+        super().__init__(components, problem)
+        C = residual_correlation(self.components) if correlation is None else correlation
+        self.correlation = np.asarray(C, dtype=float)
+        self.chol = np.linalg.cholesky(self.correlation)
+
+    def thinned(self, k: int) -> CopulaSurrogate:
+        thin = super().thinned(k)
+        if thin is self:
+            return self
+        return CopulaSurrogate(thin.components, self.problem, self.correlation)
+
+    def linear_per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
+        pairs = self.per_draw(X)
+        S = max(m.shape[0] for m, _ in pairs)
+        G = self.sign * self.linear.weights(X)  # (m, J)
+        mean = sum(G[:, j] * np.resize(m, (S, m.shape[1])) for j, (m, _) in enumerate(pairs))
+        sd = np.stack(
+            [G[:, j] * np.sqrt(np.resize(v, (S, v.shape[1]))) for j, (_, v) in enumerate(pairs)], -1
+        )
+        return mean, np.einsum("smj,jk,smk->sm", sd, self.correlation, sd)
+
+    def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
+        return super().marginal_samples(X, draw_idx, z @ self.chol.T)
+
+    def marginal_sample_blocks(self, X, draw_idx: np.ndarray, z: np.ndarray, rows: int):
+        yield from super().marginal_sample_blocks(X, draw_idx, z @ self.chol.T, rows)
+
+    def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
+        """One joint sample over the rows of ``X`` (m, J): each component's joint
+        posterior under one of its draws, their normals correlated by ``C``."""
+        from pp_decomp.components.posterior import joint_samples
+
+        Z = rng.standard_normal((len(X), len(self.components))) @ self.chol.T
+        out = np.empty(Z.shape)
+        for j, c in enumerate(self.components):
+            s = rng.integers(getattr(c, "n_draws", 1))
+            mean, cov = c.joint_predict_per_draw(X, np.array([s]))
+            jitter = 1e-6 * max(float(np.max(np.diagonal(cov[0]))), 1e-12)
+            out[:, j] = joint_samples(mean, cov, [0], Z[None, :, j], jitter)[0]
+        return out
+
+
+def decomposed_surrogate(
+    components: Sequence, problem, copula: bool = False
+) -> DecomposedSurrogate:
     """The surrogate of the components: :class:`CorrelatedSurrogate` when they are
-    views of one correlated model, else :class:`DecomposedSurrogate`."""
+    views of one correlated model, :class:`CopulaSurrogate` with ``copula``, else
+    :class:`DecomposedSurrogate`."""
     from pp_decomp.components.coregion_view import shared_joint
 
     if shared_joint(components) is not None:
         return CorrelatedSurrogate(components, problem)
+    if copula:
+        return CopulaSurrogate(components, problem)
     return DecomposedSurrogate(components, problem)
 
 

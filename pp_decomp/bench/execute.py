@@ -57,6 +57,7 @@ def run_task(task: Task, out) -> str:
         kernel=task.kernel,
         priors=Priors(**dict(task.priors)),
         outcome_transform=task.outcome_transform,
+        copula=task.copula,
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -160,7 +161,8 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
                 want["kernel"] = task.kernel or RunSettings.kernel
             want["priors"] = asdict(Priors(**dict(task.priors)))
             want["outcome_transform"] = task.outcome_transform
-            unset = {"correlated": False, "outcome_transform": "none"}  # older runs
+            want["copula"] = task.copula
+            unset = {"correlated": False, "outcome_transform": "none", "copula": False}
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]
             if differ:

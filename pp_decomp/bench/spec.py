@@ -33,6 +33,7 @@ class Task:
     kernel: str | None = None  # None: the Optimizer's default for the problem
     priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
     outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
+    copula: bool = False  # their errors correlated by a Gaussian copula (decomposed only)
 
     @property
     def seed(self) -> int:
@@ -65,6 +66,8 @@ class BenchSpec:
     priors: dict = field(default_factory=dict)
     # what the component GPs of the decomposed strategies regress (Optimizer(outcome_transform=))
     outcome_transform: str = "none"
+    # their posterior errors correlated by a Gaussian copula (Optimizer(copula=True))
+    copula: bool = False
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -98,6 +101,11 @@ class BenchSpec:
         from pp_decomp.composition.outcome import check_outcome_transform
 
         check_outcome_transform(self.outcome_transform)
+        if self.copula and self.correlated:
+            raise ValueError(
+                "copula=True correlates independent component GPs; correlated=True models "
+                "the correlation in one GP already: choose one"
+            )
         from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
@@ -136,6 +144,7 @@ class BenchSpec:
                         self.kernel,
                         priors,
                         self.outcome_transform if decomposed else "none",
+                        self.copula and decomposed,
                     )
                     for k in range(self.trials)
                 ]
@@ -145,7 +154,7 @@ class BenchSpec:
         """Why the correlated or transformed components cannot run, or ``None``."""
         from pp_decomp.strategies import get_strategy
 
-        if self.correlated and problem.n_components < 2:
+        if (self.correlated or self.copula) and problem.n_components < 2:
             return "correlated components need at least 2 components"
         if self.outcome_transform != "none" and get_strategy(strategy).needs.linear_g:
             return (

@@ -10,6 +10,7 @@ def add_parsers(sub) -> None:
     """The ``bench`` and ``summary`` sub-commands."""
     from pp_decomp.bench.spec import PRESET_NAMES
     from pp_decomp.cli.model_flags import (
+        add_copula_flag,
         add_kernel_flag,
         add_outcome_transform_flag,
         add_prior_flag,
@@ -48,6 +49,7 @@ def add_parsers(sub) -> None:
     add_kernel_flag(b)
     add_prior_flag(b)
     add_outcome_transform_flag(b)
+    add_copula_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -96,6 +98,7 @@ def cmd_bench(args) -> int:
         kernel=args.kernel,
         priors=prior_fields(args.prior) or None,
         outcome_transform=args.outcome_transform,
+        copula=args.copula,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -9,6 +9,7 @@ from pathlib import Path
 def add_parsers(sub) -> None:
     """The ``calibration`` sub-command."""
     from pp_decomp.cli.model_flags import (
+        add_copula_flag,
         add_kernel_flag,
         add_outcome_transform_flag,
         add_prior_flag,
@@ -33,6 +34,7 @@ def add_parsers(sub) -> None:
     add_kernel_flag(c)
     add_prior_flag(c)
     add_outcome_transform_flag(c)
+    add_copula_flag(c)
     c.add_argument(
         "--correlated",
         action="store_true",
@@ -67,6 +69,7 @@ def cmd_calibration(args) -> int:
         **({"correlated": True} if args.correlated else {}),
         **({"kernel": args.kernel} if args.kernel else {}),
         **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
+        **({"copula": True} if args.copula else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)

@@ -1,5 +1,5 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
-``--prior NAME=VALUE`` and ``--outcome-transform``."""
+``--prior NAME=VALUE``, ``--outcome-transform`` and ``--copula``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def add_outcome_transform_flag(parser) -> None:
         choices=list(OUTCOME_TRANSFORMS),
         help="the component GPs regress log y_j and g sees exp (positive components "
         "spanning orders of magnitude; decomposed strategies; default none)",
+    )
+
+
+def add_copula_flag(parser) -> None:
+    """``--copula``: the independent component GPs' errors correlated by a Gaussian copula."""
+    parser.add_argument(
+        "--copula",
+        action="store_true",
+        default=None,
+        help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
+        "to their whitened residuals (decomposed strategies; each keeps its own kernel)",
     )
 
 

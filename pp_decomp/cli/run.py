@@ -17,6 +17,7 @@ _FLAGS = {
     "fast": "--fast",
     "correlated": "--correlated",
     "outcome_transform": "--outcome-transform",
+    "copula": "--copula",
 }
 
 
@@ -106,7 +107,11 @@ def _add_worker_flags(u) -> None:
 
 
 def _add_model_flags(u) -> None:
-    from pp_decomp.cli.model_flags import add_outcome_transform_flag, add_prior_flag
+    from pp_decomp.cli.model_flags import (
+        add_copula_flag,
+        add_outcome_transform_flag,
+        add_prior_flag,
+    )
 
     u.add_argument(
         "--inference",
@@ -138,6 +143,7 @@ def _add_model_flags(u) -> None:
         help="the components as one GP with correlated outputs (decomposed strategies)",
     )
     add_outcome_transform_flag(u)
+    add_copula_flag(u)
 
 
 def _add_plot_parser(sub) -> None:
@@ -163,6 +169,7 @@ def _given(args) -> dict:
         "fast": args.fast,
         "correlated": args.correlated,
         "outcome_transform": args.outcome_transform,
+        "copula": args.copula,
         "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
     }
     return {k: v for k, v in kw.items() if v is not None}

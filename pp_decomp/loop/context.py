@@ -27,7 +27,8 @@ def build_context(
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
-        surrogates["decomposed"] = hallucinate(decomposed_surrogate(comps, problem), P)
+        surrogate = decomposed_surrogate(comps, problem, copula=s.copula)
+        surrogates["decomposed"] = hallucinate(surrogate, P)
     elif kind == "composed":
         surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "additive":

@@ -80,13 +80,12 @@ class Optimizer:
         The components' kernels for ``inference="fixed"``.
     max_retries : int
         How many times an input that failed may be asked again (default 0: never).
-    correlated : bool
-        The components as one GP with correlated outputs
-        (:class:`~pp_decomp.CorrelatedComponents`), not independent GPs.
+    correlated, copula : bool
+        One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
+        independent GPs whose errors a copula correlates (:mod:`~pp_decomp.composition.copula`).
     outcome_transform : {"none", "log"}
-        What the component GPs regress: ``y_j`` (default) or ``log y_j``, with
-        ``g`` composed with ``exp`` (:mod:`pp_decomp.composition.outcome`; positive
-        components, decomposed strategies; default strategy ``d-gpucb-mc``).
+        The component GPs regress ``y_j`` or ``log y_j``, ``g`` composed with ``exp``
+        (:mod:`pp_decomp.composition.outcome`; default strategy then ``d-gpucb-mc``).
     """
 
     def __init__(

@@ -227,6 +227,7 @@ class RunSettings:
     beta: object = None
     correlated: bool = False
     outcome_transform: str = "none"
+    copula: bool = False
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
@@ -283,6 +284,7 @@ class RunSettings:
             beta=beta,
             correlated=correlated,
             outcome_transform=transform,
+            copula=check_copula(kw.get("copula", False), s, problem, correlated),
         )
 
     def to_dict(self) -> dict:
@@ -308,6 +310,7 @@ class RunSettings:
             "max_retries": self.max_retries,
             "correlated": self.correlated,
             "outcome_transform": self.outcome_transform,
+            "copula": self.copula,
         }
 
     @staticmethod
@@ -351,6 +354,7 @@ class RunSettings:
             max_retries=s.get("max_retries", 0),
             correlated=s.get("correlated", False),
             outcome_transform=s.get("outcome_transform", "none"),
+            copula=s.get("copula", False),
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
@@ -399,6 +403,31 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
         raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
     if kernel not in CORRELATED_KERNELS:
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
+
+
+def check_copula(copula, strategy, problem, correlated: bool) -> bool:
+    """``copula``, refused by name where there are no independent component GPs to
+    correlate (:mod:`pp_decomp.composition.copula`)."""
+    if not isinstance(copula, bool):
+        raise TypeError(f"copula must be True or False; got {copula!r}")
+    if not copula:
+        return False
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"copula=True correlates the component GPs of a decomposed strategy; "
+            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if problem.n_components < 2:
+        raise ValueError(
+            f"copula=True needs at least 2 components; problem {problem.name!r} has "
+            f"{problem.n_components}"
+        )
+    if correlated:
+        raise ValueError(
+            "copula=True correlates independent component GPs; correlated=True models "
+            "the correlation in one GP already: choose one"
+        )
+    return True
 
 
 def check_transform(transform: str, strategy, inference: str) -> None:

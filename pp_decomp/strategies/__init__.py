@@ -4,6 +4,7 @@ from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 from pp_decomp.strategies.catalog import STRATEGIES
 from pp_decomp.strategies.compat import (
     check_strategy,
+    decomposed_bound,
     default_strategy,
     get_strategy,
     unsupported,
@@ -16,6 +17,7 @@ __all__ = [
     "Needs",
     "Strategy",
     "check_strategy",
+    "decomposed_bound",
     "default_strategy",
     "get_strategy",
     "unsupported",

@@ -82,3 +82,15 @@ def check_strategy(strategy, problem, **settings) -> Strategy:
     if why is not None:
         raise ValueError(f"strategy {s.name!r} cannot run on problem {problem.name!r}: {why}")
     return s
+
+
+# the decomposed strategies whose acquisition is an upper confidence bound of h
+DECOMPOSED_BOUNDS = ("d-gpucb", "d-gpucb-lipschitz", "d-gpucb-local", "d-gpucb-mc")
+
+
+def decomposed_bound(strategy, ctx):
+    """The upper bound of ``h`` that a decomposed UCB strategy maximises, built on
+    ``ctx`` (its ``decomposed`` surrogate, ``beta``, ``rng``); ``None`` for a
+    strategy that maximises something else (EI, PI, Thompson, ...)."""
+    s = get_strategy(strategy)
+    return s.build(ctx) if s.name in DECOMPOSED_BOUNDS else None

@@ -327,3 +327,12 @@ def test_bench_transforms_the_components_of_the_decomposed_strategies_only(tmp_p
     # the same folder without the transform: refused, naming the setting
     assert main(args) == 2
     assert "{'outcome_transform': 'log'}, but" in capsys.readouterr().err
+
+
+def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
+    spec = BenchSpec(
+        problems=["synthetic"], strategies=["d-gpucb", "gp-ucb"], trials=1, copula=True
+    )
+    assert {t.strategy: t.copula for t in spec.tasks()} == {"d-gpucb": True, "gp-ucb": False}
+    with pytest.raises(ValueError, match="choose one"):
+        BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula=True, correlated=True)
