@@ -27,15 +27,25 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def whitened_residuals(component) -> np.ndarray:
-    """``L⁻¹ (y - m)`` of one fitted component GP, averaged over its draws: (n,)."""
+def whitened_residuals(component) -> tuple[np.ndarray, np.ndarray]:
+    """``L⁻¹ (y - m)`` of one fitted component GP, averaged over its draws (n,), and
+    the (scaled) inputs it was fitted at (n, d).
+
+    With ``K`` factorised in the order of the observations, entry ``i`` is the
+    standardised one-step-ahead prediction error ``(y_i - μ_i|<i) / σ_i|<i``. A
+    fast-path view (:class:`~pp_decomp.loop.fast_view.FastGPView`) reads them
+    from its incremental posterior, which keeps them up to date.
+    """
     post = getattr(component, "posterior", None)
+    inner = getattr(post, "post", None)
+    if inner is not None and hasattr(inner, "z"):  # the fast path's resampled draws
+        return inner.z[post.draw_idx].mean(axis=0), inner.X
     if post is None or not hasattr(post, "L_inv"):
         raise TypeError(
             f"the copula needs component GPs fitted on their own data; got "
             f"{type(component).__name__}"
         )
-    return np.einsum("sij,j->si", post.L_inv, post.y).mean(axis=0)
+    return np.einsum("sij,j->si", post.L_inv, post.y).mean(axis=0), post.X
 
 
 def residual_correlation(components: Sequence) -> np.ndarray:
@@ -44,8 +54,7 @@ def residual_correlation(components: Sequence) -> np.ndarray:
     The components must share their design (every evaluation observes all J,
     as in the loop); a ValueError says so otherwise.
     """
-    E = [whitened_residuals(c) for c in components]
-    X = [c.posterior.X for c in components]
+    E, X = zip(*(whitened_residuals(c) for c in components), strict=True)
     if any(x.shape != X[0].shape or not np.array_equal(x, X[0]) for x in X):
         raise ValueError(
             "the copula needs the components observed at the same inputs (a shared "

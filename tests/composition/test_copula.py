@@ -137,3 +137,18 @@ def test_calibration_scores_the_copula_samples(run):
     np.testing.assert_allclose(np.corrcoef(F[:, 1].T), residual_correlation(comps), atol=0.03)
     F0 = _component_samples(comps, X, 30000, np.random.default_rng(0))
     assert np.abs(np.corrcoef(F0[:, 1].T) - np.eye(3)).max() < 0.03
+
+
+def test_the_fast_full_bayes_path_reads_its_prediction_errors():
+    """Fast-path views keep one-step-ahead errors in their incremental posterior."""
+    from pp_decomp.loop import FastSettings
+
+    p = get_problem("synthetic", seed=5, n_components=2, n_points=80)
+    fs = FastSettings(draws=60, tune=80, chains=2, max_age=3, lag=2, kept_draws=32, prior_draws=0)
+    opt = Optimizer(p, "d-gpucb", n_init=4, seed=0, inference="nuts", fast_settings=fs, copula=True)
+    opt.run(7)
+    opt.ask()
+    comps = [opt.models[n] for n in p.component_names]
+    assert type(comps[0]).__name__ == "FastGPView"
+    C = residual_correlation(comps)
+    assert C.shape == (2, 2) and np.all(np.linalg.eigvalsh(C) > 0)
