@@ -156,10 +156,17 @@ def straightforward_step(T: int, seed: int = 0) -> dict:
     return {"T": T, "seconds": time.perf_counter() - start}
 
 
+def _variant(r: dict) -> str:
+    """`` (corr.)`` or `` (copula)`` after the strategy's name, where it applies."""
+    if r.get("correlated"):
+        return " (corr.)"
+    return " (copula)" if r.get("settings", {}).get("copula") == "True" else ""
+
+
 def _describe(r: dict) -> str:
     a = r["ask_seconds"]
     text = (
-        f"{r['strategy'] + (' (corr.)' if r.get('correlated') else ''):<18} "
+        f"{r['strategy'] + _variant(r):<20} "
         f"{r['inference']:<5} {r['seconds']:7.1f} s  "
         f"regret {r['cumulative_regret']:8.2f}  ask p50/p95/max "
         f"{a['p50']:.2f}/{a['p95']:.2f}/{a['max']:.2f} s"
@@ -192,7 +199,7 @@ def _log_scale_runs(out: dict, steps: int, log) -> None:
     runs["map_log_copula"] = {"copula": True}
     for key, extra in runs.items():
         out[key] = loop_run("flu", "d-gpucb-mc", "map", steps, **kw, **extra)
-        log(f"[flu] log scale{' (copula)' * ('copula' in extra)} {_describe(out[key])}")
+        log(f"[flu] log scale {_describe(out[key])}")
     base = out["map_log"]["seconds"]
     out["ratio_log_vs_map"] = base / out["map"]["seconds"]
     out["ratio_log_correlated_vs_log"] = out["map_log_correlated"]["seconds"] / base
