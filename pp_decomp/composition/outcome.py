@@ -14,6 +14,8 @@ transform, for each component of a decomposed model.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from pp_decomp.problem import Problem
@@ -61,23 +63,19 @@ def model_problem(problem: Problem, name: str) -> Problem:
 
     Returns
     -------
-    ``problem`` itself for ``"none"``; else a Problem on the same domain,
+    ``problem`` itself for ``"none"``; else a copy on the same domain,
     components and sign whose ``g`` is ``F ↦ g(t⁻¹(F), x)`` (nonlinear, no
     weights, Lipschitz constants bounded numerically when asked for), without a
-    ``components`` function: the system is run only through ``problem``.
+    ``components`` function or known kernels: the system is run only through
+    ``problem``.
     """
     name = check_outcome_transform(name)
     if name == "none":
         return problem
-    g = problem.g
-    return Problem(
-        domain=problem.domain,
-        n_components=problem.n_components,
-        g=lambda F, X: g(inverse(name, F), X),
-        maximize=problem.maximize,
-        optimum=problem.optimum,
-        name=problem.name,
-        component_names=list(problem.component_names),
-        description=problem.description,
-        metadata=dict(problem.metadata),
-    )
+    # a copy, not a new Problem: g was checked on the system's outputs, and a new
+    # Problem would check g ∘ t⁻¹ on random values g may not accept
+    g, out = problem.g, copy.copy(problem)
+    out.g = lambda F, X: g(inverse(name, F), X)
+    out.components = out.weights = out.linear = out.lipschitz = out.known_kernels = None
+    out.metadata = dict(problem.metadata)
+    return out

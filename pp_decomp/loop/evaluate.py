@@ -8,14 +8,17 @@ from pp_decomp.loop.records import NOISE_STREAM
 from pp_decomp.validate import check_positive_int
 
 
-def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
+def evaluate_with_policy(problem, x, rng, on_error: str, retries: int, transform: str = "none"):
     """``(y, None)`` for a successful evaluation at ``x``, or ``(None, reason)``.
 
-    A failure is an exception of the simulator or a non-finite component or
-    objective. ``on_error="raise"`` re-raises it (a non-finite output as a
+    A failure is an exception of the simulator, a non-finite component or
+    objective, or a component outside the outcome ``transform``'s domain (a
+    value ≤ 0 under ``"log"``). ``on_error="raise"`` re-raises it (an output as a
     ValueError); ``"record"`` returns its reason; ``"retry"`` evaluates again up
     to ``retries`` times before returning the last reason.
     """
+    from pp_decomp.composition.outcome import forward
+
     attempts = 1 + (retries if on_error == "retry" else 0)
     reason = ""
     for _ in range(attempts):
@@ -27,11 +30,19 @@ def evaluate_with_policy(problem, x, rng, on_error: str, retries: int):
             reason = f"{type(err).__name__}: {err}"
             continue
         h = problem.compose(y[None], x[None])
-        if np.all(np.isfinite(y)) and np.all(np.isfinite(h)):
-            return y, None
-        reason = f"non-finite output: y={y.tolist()}, g(y; x)={float(h[0])}"
-        if on_error == "raise":
-            raise ValueError(f"the system's output at x={x.tolist()} is not finite ({reason})")
+        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(h))):
+            reason = f"non-finite output: y={y.tolist()}, g(y; x)={float(h[0])}"
+            if on_error == "raise":
+                raise ValueError(f"the system's output at x={x.tolist()} is not finite ({reason})")
+            continue
+        try:
+            forward(transform, y[None], problem.component_names)
+        except ValueError as err:
+            reason = f"{err}: y={y.tolist()}"
+            if on_error == "raise":
+                raise ValueError(f"the system's output at x={x.tolist()}: {reason}") from None
+            continue
+        return y, None
     return None, reason
 
 
@@ -109,6 +120,7 @@ def run_loop(
         desc = f"{opt.problem.name}/{opt.strategy.name}"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
     outcomes = Outcomes(opt, bar, max_failures_in_a_row)
+    transform = opt.settings.outcome_transform
     try:
         with bar_context(bar):
             if workers is not None or scheduler is not None:
@@ -120,7 +132,9 @@ def run_loop(
                 x = opt.ask()
                 rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
                 status("evaluating")
-                outcomes.tell(x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries))
+                outcomes.tell(
+                    x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries, transform)
+                )
     finally:  # a stopped run leaves no half-drawn bar behind
         if bar is not None:
             bar.close()

@@ -71,7 +71,10 @@ def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndar
     try:  # refused before it is recorded: every later fit would fail on it
         forward(transform, y, problem.component_names)
     except ValueError as err:
-        raise ValueError(f"{err} at x={x[0].tolist()}; it was not recorded") from None
+        raise ValueError(
+            f"{err} at x={x[0].tolist()}; it was not recorded (tell_failure(x, reason) "
+            "records a failed evaluation)"
+        ) from None
     h = problem.compose(y, x)
     if not np.all(np.isfinite(h)):
         raise ValueError(

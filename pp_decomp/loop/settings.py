@@ -417,6 +417,11 @@ def check_copula(copula, strategy, problem, correlated: bool) -> bool:
             f"copula=True correlates the component GPs of a decomposed strategy; "
             f"strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
+    if not strategy.needs.joint:
+        raise ValueError(
+            f"copula=True correlates the components' samples and linear variance; "
+            f"strategy {strategy.name!r} bounds each component's marginal only"
+        )
     if problem.n_components < 2:
         raise ValueError(
             f"copula=True needs at least 2 components; problem {problem.name!r} has "
@@ -437,7 +442,7 @@ def check_transform(transform: str, strategy, inference: str) -> None:
     if strategy.surrogate != "decomposed":
         raise ValueError(
             f"outcome_transform={transform!r} transforms the component GPs of a decomposed "
-            f"strategy; {strategy.name} models the objective (choose a d-* strategy)"
+            f"strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
     if strategy.needs.linear_g:
         raise ValueError(

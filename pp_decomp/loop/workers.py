@@ -21,11 +21,14 @@ from pp_decomp.loop.evaluate import evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
 
 
-def evaluate_task(problem, x, seed: int, key: int, on_error: str, retries: int):
+def evaluate_task(
+    problem, x, seed: int, key: int, on_error: str, retries: int, transform: str = "none"
+):
     """One evaluation on a worker: ``(y, None)`` or ``(None, reason)``; the noise
     draws from the same stream as the sequential loop's."""
     seq = np.random.SeedSequence(seed, spawn_key=(key, NOISE_STREAM))
-    return evaluate_with_policy(problem, x, np.random.default_rng(seq), on_error, retries)
+    rng = np.random.default_rng(seq)
+    return evaluate_with_policy(problem, x, rng, on_error, retries, transform)
 
 
 def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, outcomes):
@@ -62,6 +65,7 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
                         key,
                         on_error,
                         retries,
+                        opt.settings.outcome_transform,
                         pure=False,
                     )
                     flying[fut] = x

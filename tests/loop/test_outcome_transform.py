@@ -68,7 +68,7 @@ def test_the_gps_regress_log_y_and_the_default_is_monte_carlo():
     "kw,match",
     [
         (dict(strategy="d-gpucb"), "analytic bound needs a linear g"),
-        (dict(strategy="gp-ucb"), "gp-ucb models the objective"),
+        (dict(strategy="gp-ucb"), "strategy 'gp-ucb' models 'composed'"),
         (dict(outcome_transform="sqrt"), r"outcome_transform must be one of \('none', 'log'\)"),
     ],
 )
@@ -114,3 +114,46 @@ def test_calibration_scores_the_components_in_their_own_units():
         np.testing.assert_allclose(got["component"][j], want)
     h = p.compose(np.exp(draws), X)
     np.testing.assert_allclose(got["objective"], sample_coverage(h, p.compose(F, X), LEVELS))
+
+
+def _sometimes_negative() -> Problem:
+    """``_positive``'s components, the second one -1 wherever ``x_0 > 0.8``."""
+    p = _positive()
+
+    def components(X):
+        F = p.components(X)
+        F[:, 1] = np.where(np.asarray(X)[:, 0] > 0.8, -1.0, F[:, 1])
+        return F
+
+    return Problem(domain=p.domain, components=components, n_components=2, g=lambda F: F.sum(-1))
+
+
+def test_the_error_policy_applies_to_a_non_positive_result():
+    from pp_decomp.loop.evaluate import evaluate_with_policy
+
+    p, rng = _sometimes_negative(), np.random.default_rng(0)
+    bad, good = np.array([0.9, 0.5]), np.array([0.2, 0.5])
+    y, reason = evaluate_with_policy(p, bad, rng, "record", 0, "log")
+    assert y is None and "needs positive components; f1 = -1.0" in reason
+    with pytest.raises(ValueError, match=r"the system's output at x=\[0\.9, 0\.5\]: .*f1 = -1\.0"):
+        evaluate_with_policy(p, bad, rng, "raise", 0, "log")
+    assert evaluate_with_policy(p, bad, rng, "raise", 0, "none")[0] is not None
+    assert evaluate_with_policy(p, good, rng, "raise", 0, "log")[0] is not None
+    # in a run, such results are failures under "record", never observations
+    ds = Optimizer(p, n_init=6, seed=1, outcome_transform="log").run(12, on_error="record")
+    assert np.all(ds["y"].values > 0) and ds.sizes["iteration"] == 12
+
+
+def test_a_g_checked_on_the_system_outputs_is_not_checked_again():
+    """``g`` defined only where the components lie: the model problem keeps it as is."""
+    p = _positive()
+    q = Problem(
+        domain=p.domain,
+        components=lambda X: 0.5 * p.components(X) / 1.6,
+        n_components=2,
+        g=lambda F: np.log(1.0 - F).sum(-1),
+    )
+    opt = Optimizer(q, n_init=4, seed=0, outcome_transform="log")
+    X = q.domain.sample(3, seed=0)
+    F = q.components(X)
+    np.testing.assert_allclose(opt.model_problem.compose(np.log(F), X), q.compose(F, X))
