@@ -229,17 +229,19 @@ class CopulaSurrogate(DecomposedSurrogate):
         yield from super().marginal_sample_blocks(X, draw_idx, z @ self.chol.T, rows)
 
     def joint_sample(self, X, rng: np.random.Generator) -> np.ndarray:
-        """One joint sample over the rows of ``X`` (m, J): each component's joint
-        posterior under one of its draws, their normals correlated by ``C``."""
-        from pp_decomp.components.posterior import joint_samples
-
+        """One joint sample over the rows of ``X`` (m, J): ``μ_j + Σ_j^{1/2} u_j`` with
+        each component's joint covariance ``Σ_j`` under one of its draws, its
+        symmetric square root, and normals ``u`` correlated by ``C`` across
+        components. At each input the components' correlation is ``C_jk`` where
+        their posteriors have the same shape, less where they differ; unlike a
+        Cholesky factor, it does not depend on the order of ``X``'s rows."""
         Z = rng.standard_normal((len(X), len(self.components))) @ self.chol.T
         out = np.empty(Z.shape)
         for j, c in enumerate(self.components):
             s = rng.integers(getattr(c, "n_draws", 1))
             mean, cov = c.joint_predict_per_draw(X, np.array([s]))
-            jitter = 1e-6 * max(float(np.max(np.diagonal(cov[0]))), 1e-12)
-            out[:, j] = joint_samples(mean, cov, [0], Z[None, :, j], jitter)[0]
+            lam, V = np.linalg.eigh(cov[0])
+            out[:, j] = mean[0] + V @ (np.sqrt(np.maximum(lam, 0.0)) * (V.T @ Z[:, j]))
         return out
 
 

@@ -101,6 +101,13 @@ class BenchSpec:
         from pp_decomp.composition.outcome import check_outcome_transform
 
         check_outcome_transform(self.outcome_transform)
+        if self.outcome_transform != "none" and self.inference == "fixed":
+            raise ValueError(
+                f"outcome_transform={self.outcome_transform!r} needs inference 'map' or "
+                "'nuts'; got 'fixed'"
+            )
+        if not isinstance(self.copula, bool):
+            raise TypeError(f"copula must be True or False; got {self.copula!r}")
         if self.copula and self.correlated:
             raise ValueError(
                 "copula=True correlates independent component GPs; correlated=True models "
@@ -155,7 +162,10 @@ class BenchSpec:
         from pp_decomp.strategies import get_strategy
 
         if (self.correlated or self.copula) and problem.n_components < 2:
-            return "correlated components need at least 2 components"
+            what = "the copula needs" if self.copula else "correlated components need"
+            return f"{what} at least 2 components"
+        if self.copula and not get_strategy(strategy).needs.joint:
+            return "its bound uses each component's marginal only: the copula changes nothing"
         if self.outcome_transform != "none" and get_strategy(strategy).needs.linear_g:
             return (
                 f"its analytic bound needs a linear g, and under outcome_transform="

@@ -63,4 +63,6 @@ def residual_correlation(components: Sequence) -> np.ndarray:
     E = np.stack(E, axis=1)
     rms = np.sqrt(np.mean(E**2, axis=0))
     E = E / np.where(rms > 0, rms, 1.0)
-    return (np.eye(E.shape[1]) + E.T @ E) / (len(E) + 1)
+    S = np.eye(E.shape[1]) + E.T @ E  # ∝ the inverse-Wishart posterior mean
+    d = np.sqrt(np.diag(S))  # n + 1, or 1 for a component with no residual at all
+    return S / np.outer(d, d)

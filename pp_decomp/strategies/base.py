@@ -62,6 +62,9 @@ class Needs:
     peer : the optional package a peer strategy needs (``"botorch"``)
     batch : it can choose with other inputs pending (``ask(q > 1)``, asynchronous
         runs): the strategies whose surrogates hallucinate pending inputs
+    joint : its acquisition uses the components' joint posterior (samples, or the
+        linear composition's variance), which a copula changes; the Lipschitz
+        bounds use each component's marginal only
     """
 
     linear_g: bool = False
@@ -72,6 +75,7 @@ class Needs:
     known_kernels: bool = True
     peer: str | None = None
     batch: bool = True
+    joint: bool = True
 
 
 @dataclass(frozen=True)

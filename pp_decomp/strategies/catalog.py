@@ -114,12 +114,14 @@ STRATEGIES: dict[str, Strategy] = {
             build=lambda c: acq.LipschitzUCB(
                 c.decomposed, c.beta, c.problem.lipschitz, _lipschitz_range(c)
             ),
+            needs=Needs(joint=False),
         ),
         Strategy(
             "d-gpucb-local",
             "decomposed",
             "generalized D-GPUCB, local Lipschitz bound over the credible box around μ(x)",
             build=lambda c: acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng),
+            needs=Needs(joint=False),
         ),
         Strategy(
             "d-gpucb-mc",

@@ -336,3 +336,11 @@ def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
     assert {t.strategy: t.copula for t in spec.tasks()} == {"d-gpucb": True, "gp-ucb": False}
     with pytest.raises(ValueError, match="choose one"):
         BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula=True, correlated=True)
+    with pytest.raises(TypeError, match="copula must be True or False"):
+        BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula="false")
+    with pytest.raises(ValueError, match="needs inference 'map' or 'nuts'; got 'fixed'"):
+        BenchSpec(
+            problems=["flu"], strategies=["d-gpucb-mc"], inference="fixed", outcome_transform="log"
+        )
+    lip = BenchSpec(problems=["synthetic"], strategies=["d-gpucb-lipschitz"], copula=True)
+    assert not lip.tasks() and "marginal only" in lip.skipped[0][2]
