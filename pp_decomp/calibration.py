@@ -71,18 +71,16 @@ def sample_coverage(samples: np.ndarray, truth: np.ndarray, levels=LEVELS) -> np
 def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=0) -> dict:
     """Coverage of the truth at ``X (m, d)`` by the posterior the optimiser's last
     choice used (``opt.models``): per component and for the signed objective
-    ``h = sign · g`` (components sampled pointwise, independently, pushed through
-    ``g``), plus the coverage of the UCB bound (:func:`ucb_bound`) and its
-    nominal level ``Φ(√β_t)``."""
-    from pp_decomp.composition.outcome import forward
+    ``h = sign · g`` (components sampled pointwise, jointly across components where
+    they are correlated or under the copula, pushed through ``g``), plus the
+    coverage of the UCB bound (:func:`ucb_bound`) and its nominal level ``Φ(√β_t)``."""
+    from pp_decomp.composition.outcome import inverse
 
     problem = opt.model_problem  # the components as modelled: under the outcome transform
     rng = np.random.default_rng(seed)
     names = problem.component_names
     F_true = np.asarray(opt.problem.components(X), dtype=float)
     h_true = opt.problem.sign * opt.problem.compose(F_true, X)
-    # coverage of y_j by quantiles of t(y_j) is that of t(y_j): t is increasing
-    F_true = forward(opt.settings.outcome_transform, F_true, names)
     comp = np.full((len(names), len(levels), 2), np.nan)
     if "composed" in opt.models:  # one GP of h: no component posteriors
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
@@ -90,6 +88,7 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         models = [opt.models[n] for n in names]
         draws = _component_samples(models, X, n_samples, rng, opt.settings.copula)
         h = problem.sign * problem.compose(draws, X)
+        draws = inverse(opt.settings.outcome_transform, draws)  # in the system's units
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
     beta = float(opt.settings.beta(opt.n + 1))
@@ -144,8 +143,14 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
         return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     models = [opt.models[n] for n in problem.component_names]
     surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
-    ctx = Context(problem, opt.n + 1, beta, as_generator(rng), decomposed=surrogate)
-    ctx.mc_samples = opt.settings.mc_samples
+    ctx = Context(
+        problem,
+        opt.n + 1,
+        beta,
+        as_generator(rng),
+        decomposed=surrogate,
+        mc_samples=opt.settings.mc_samples,
+    )
     bound = decomposed_bound(opt.settings.strategy, ctx)
     if bound is not None:
         return bound(X)
