@@ -67,6 +67,11 @@ class AdditiveSettings:
         dimension and an amplitude per group (``D + M + 1`` hyperparameters,
         which the data of a learnt decomposition cannot pin down). Rolland's
         Gibbs sampler always samples one lengthscale per dimension.
+    reweight : bool
+        Under full Bayes, weigh the NUTS draws of the last relearning by every
+        observation since, and refit them by NUTS when the weights fail their
+        checks (:mod:`pp_decomp.loop.update_additive`); ``False`` uses them
+        unweighed until the next relearning.
     """
 
     max_group_size: int | None = None
@@ -80,6 +85,7 @@ class AdditiveSettings:
     sigma_grid: tuple = (0.01, 0.03, 0.1, 0.3)
     shared_hyperparameters: bool = True
     decomposition_search: str = "swap"
+    reweight: bool = True
 
     def __post_init__(self):
         check_positive_int(self.n_cyc, "n_cyc")
@@ -95,6 +101,9 @@ class AdditiveSettings:
                 f"shared_hyperparameters must be True or False; got {self.shared_hyperparameters!r}"
             )
         object.__setattr__(self, "shared_hyperparameters", bool(self.shared_hyperparameters))
+        if not isinstance(self.reweight, bool | np.bool_):
+            raise ValueError(f"reweight must be True or False; got {self.reweight!r}")
+        object.__setattr__(self, "reweight", bool(self.reweight))
         check_choice(self.decomposition_search, "decomposition_search", DECOMPOSITION_SEARCHES)
         for name in ("ls_grid", "sigma_grid"):
             values = np.asarray(getattr(self, name), dtype=float)

@@ -54,6 +54,26 @@ def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     return L_inv, alpha, log_ml
 
 
+def log_likelihood_after(L_inv: np.ndarray, r: np.ndarray, n0: int) -> np.ndarray:
+    """``log p(r[n0:] | r[:n0])`` per draw from the factor of all ``n`` rows: (S,).
+
+    ``L⁻¹`` is lower triangular and its leading ``n0 × n0`` block is the inverse
+    factor of the first ``n0`` rows, so with ``z = L⁻¹ r`` the first ``n0``
+    entries of ``z`` and of ``diag L⁻¹`` make ``log p(r[:n0])``, and the rest
+
+    ``log p(r[n0:] | r[:n0]) = -½ Σ_{i≥n0} z_i² + Σ_{i≥n0} log (L⁻¹)_ii - (n - n0)/2 log 2π``.
+
+    These are the importance weights that move draws of ``θ | r[:n0]`` to
+    ``θ | r`` (no second factorisation). ``L_inv (S, n, n)``, ``r (n,)``.
+    """
+    n = L_inv.shape[-1]
+    if not 0 <= n0 <= n:
+        raise ValueError(f"n0 must lie in 0..{n}; got {n0!r}")
+    z = L_inv[:, n0:, :] @ r  # (S, n - n0)
+    log_diag = np.log(np.diagonal(L_inv, axis1=-2, axis2=-1)[:, n0:])
+    return -0.5 * np.einsum("si,si->s", z, z) + log_diag.sum(1) - 0.5 * (n - n0) * np.log(2 * np.pi)
+
+
 def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray):
     """``log N(r; 0, K)`` for one ``(n, n)`` matrix (a float) or a batch ``(S, n, n)``
     ((S,)), ``-inf`` where ``K`` is not positive definite.

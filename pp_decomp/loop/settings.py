@@ -346,9 +346,14 @@ class RunSettings:
                     **s.get("fast_settings", {}),
                 }
             ),
-            # checkpoints written before the setting existed fitted untied hyperparameters
+            # checkpoints written before these settings existed fitted untied
+            # hyperparameters and used a relearning's draws unweighed
             additive_settings=AdditiveSettings(
-                **{"shared_hyperparameters": False, **s.get("additive_settings", {})}
+                **{
+                    "shared_hyperparameters": False,
+                    "reweight": False,
+                    **s.get("additive_settings", {}),
+                }
             ),
             beta=beta_from_description(s["beta_schedule"]),
             max_retries=s.get("max_retries", 0),

@@ -7,6 +7,20 @@ structure (and hyperparameters) is relearnt every ``n_cyc`` steps.
 * Rolland et al. (``g-add-gp-ucb*``): dependency graph, lengthscales and noise
   together by Gibbs sampling; ``-oracle`` samples only lengthscales and noise
   on the known graph, ``-disjoint`` restricts graphs to disjoint cliques.
+
+Under full Bayes (``inference="nuts"``, Kandasamy's strategies) the NUTS draws of
+``θ | y_1..n0`` made at a relearning are not used as they are for the next
+``n_cyc`` steps: every step weighs them by the observations since,
+``log w_s = log p(y_{n0+1..n} | y_1..n0, θ_s)`` (read off the step's own
+factorisation, :func:`~pp_decomp.components.posterior.log_likelihood_after`),
+and uses a systematic resample of them, the posterior ``θ | y_1..n`` by
+sampling importance resampling (the fast path of the component GPs, applied to
+the group kernels). When the weights fail the fast path's checks (ESS below
+``ess_refit · S`` or Pareto ``k̂`` above its threshold,
+:class:`~pp_decomp.loop.settings.FastSettings`) the hyperparameters are refit
+by NUTS on the current groups, warm-started at the draws, and the weights
+start again from that fit. ``AdditiveSettings(reweight=False)`` keeps the
+relearning's draws unweighed (before 2026-11-25, the only behaviour).
 """
 
 from __future__ import annotations
@@ -20,10 +34,13 @@ from pp_decomp._progress import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.gp import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
+from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.components.posterior import log_likelihood_after
 from pp_decomp.components.scaling import to_model_scale
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
 from pp_decomp.loop.updaters import Updater
+from pp_decomp.rng import as_generator
 
 
 class AdditiveUpdater(Updater):
@@ -42,8 +59,12 @@ class AdditiveUpdater(Updater):
     def update(self, data, t, rng, rec):
         st, y = self.structure, data.targets["additive"]
         if st is not None and data.n - st["learned_at"] < self.settings.additive_settings.n_cyc:
+            draws = AdditiveDraws(**st["draws"])
             gp = self._gp(st["groups"])  # conditioning on given draws: tying is irrelevant
-            return {"additive": gp.condition(data.X, y, AdditiveDraws(**st["draws"]))}
+            gp.condition(data.X, y, draws)
+            if self._reweights(draws):
+                gp = self._reweighted(gp, draws, data, y, as_generator(rng), rec)
+            return {"additive": gp}
         start = time.perf_counter()
         status("learning the additive structure")
         if self.spec.method == "kandasamy":
@@ -60,6 +81,40 @@ class AdditiveUpdater(Updater):
         rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
         rec["structure"] = json.dumps([list(g) for g in gp.groups])
         return {"additive": gp}
+
+    def _reweights(self, draws: AdditiveDraws) -> bool:
+        s = self.settings
+        return (
+            s.inference == "nuts"
+            and s.additive_settings.reweight
+            and self.spec.method == "kandasamy"
+            and draws.n_draws > 1
+        )
+
+    def _reweighted(self, gp, draws, data, y, rng, rec) -> AdditiveGP:
+        """``gp`` on a resample of ``draws`` weighted by the observations since
+        their fit, or refit by NUTS on its groups when the weights fail."""
+        st, fast = self.structure, self.settings.fast_settings
+        n0 = st.get("fit_n", st["learned_at"])
+        logw = log_likelihood_after(gp.posterior.L_inv, gp.posterior.y, n0)
+        S, e, k = len(logw), ess(logw), pareto_k(logw)
+        rec["ess"], rec["pareto_k"] = {"additive": e}, {"additive": k}
+        if e >= fast.ess_refit * S and k <= fast.k_threshold(S):
+            return gp.condition(data.X, y, draws.subset(resample(logw, rng)))
+        start = time.perf_counter()
+        status("refitting the additive GP's hyperparameters")
+        gp = self._fit(st["groups"], data, y, rng, init=draws)
+        st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
+        rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
+        return gp
+
+    def _fit(self, groups, data, y, rng, init) -> AdditiveGP:
+        """The hyperparameters on ``groups`` by the run's inference (MAP or NUTS)."""
+        s = self.settings
+        shared = s.additive_settings.shared_hyperparameters
+        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
+        kw = vars(s.nuts) if s.inference == "nuts" else {}
+        return gp.fit(data.X, y, s.inference, seed=rng, init=init, **kw)
 
     def _kandasamy(self, data, y, rng) -> AdditiveGP:
         s, st, p = self.settings, self.structure, self.problem
@@ -84,10 +139,7 @@ class AdditiveUpdater(Updater):
         init = None
         if st is not None and len(st["groups"]) == len(groups):
             init = AdditiveDraws(**st["draws"])
-        shared = s.additive_settings.shared_hyperparameters
-        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
-        kw = vars(s.nuts) if s.inference == "nuts" else {}
-        return gp.fit(data.X, y, s.inference, seed=rng, init=init, **kw)
+        return self._fit(groups, data, y, rng, init)
 
     def _rolland(self, data, y, rng) -> tuple[AdditiveGP, list]:
         a, st, p = self.settings.additive_settings, self.structure, self.problem

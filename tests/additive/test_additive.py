@@ -336,3 +336,39 @@ def test_additive_strategies_reject_constrained_or_unknown_structure():
         Optimizer(flu, "add-gp-ucb")
     with pytest.raises(ValueError, match=r"metadata\['edges'\]"):
         Optimizer(get_problem("kandasamy-10-3-3"), "g-add-gp-ucb-oracle")
+
+
+@pytest.mark.slow
+def test_full_bayes_weighs_a_relearning_s_draws_by_the_observations_since(tmp_path):
+    """Under NUTS the draws of the last relearning are resampled by the likelihood
+    of every observation since (ESS and Pareto k recorded each step) or refit when
+    the weights fail; the run resumes with the same choices; reweight=False keeps
+    them unweighed."""
+    from pp_decomp.models.additive import kandasamy
+
+    pr = kandasamy(0, D=2, d=1, M=2)  # the model of test_nuts_fit_tiny_shared: one compile
+    kw = dict(
+        seed=3,
+        n_init=8,
+        inference="nuts",
+        nuts_kwargs=dict(draws=60, tune=60, repairs=0),
+        additive_settings=AdditiveSettings(n_cyc=6, levels=9),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = Optimizer(pr, "add-gp-ucb-oracle", **kw).run(16)
+        path = tmp_path / "run.nc"
+        Optimizer(pr, "add-gp-ucb-oracle", checkpoint=path, **kw).run(12)
+        resumed = Optimizer.resume(path, pr).run(16)
+        plain = Optimizer(
+            pr,
+            "add-gp-ucb-oracle",
+            **{**kw, "additive_settings": AdditiveSettings(n_cyc=6, levels=9, reweight=False)},
+        ).run(16)
+    ess = full["ess"].values[:, 0]
+    between = ~full["refit"].values[:, 0] & (np.arange(16) > 8)  # steps between fits
+    assert np.all(np.isfinite(ess[between])) and np.all(ess[between] <= 240)
+    assert np.any(ess[between] < 240)  # weighed by new data, not equal weights
+    np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
+    assert "ess" not in plain
+    assert not np.array_equal(plain["x"].values[9:], full["x"].values[9:])

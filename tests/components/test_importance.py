@@ -69,3 +69,24 @@ def test_a_draw_whose_covariance_is_not_positive_definite_weighs_nothing():
     assert values[1] == -np.inf
     assert values[0] == pytest.approx(gaussian_log_likelihood(good, y), rel=1e-12)
     assert values[2] == pytest.approx(multivariate_normal(np.zeros(4), 2.0 * good).logpdf(y))
+
+
+def test_log_likelihood_after_is_the_conditional_likelihood(rng):
+    """``log p(y[n0:] | y[:n0])`` from one factor of all rows equals the difference
+    of the two marginal likelihoods, per draw."""
+    from pp_decomp.components.posterior import (
+        factorise,
+        gaussian_log_likelihood,
+        log_likelihood_after,
+    )
+
+    X = rng.uniform(size=(9, 2))
+    y = np.sin(3 * X[:, 0]) + rng.normal(0, 0.1, 9)
+    d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.stack([np.exp(-0.5 * d2 / ls**2) + 0.01 * np.eye(9) for ls in (0.2, 0.5, 1.3)])
+    L_inv, _, log_ml = factorise(K, y)
+    for n0 in (0, 4, 9):
+        want = log_ml - gaussian_log_likelihood(K[:, :n0, :n0], y[:n0]) if n0 else log_ml
+        np.testing.assert_allclose(log_likelihood_after(L_inv, y, n0), want, rtol=1e-10, atol=1e-9)
+    with pytest.raises(ValueError, match="n0 must lie in 0..9; got 10"):
+        log_likelihood_after(L_inv, y, 10)
