@@ -269,6 +269,13 @@ class AdditiveGP(MarginalGP):
 
         return objective, starts, bounds, to_draws
 
+    def keep_draws(self, idx) -> AdditiveGP:
+        """Keep the draws at positions ``idx`` (repeats allowed: a resample), on the
+        same data, without factorising again."""
+        self.draws = self.draws.subset(np.asarray(idx, dtype=int))
+        self._posterior = self.posterior.subset(idx)
+        return self
+
     def predict_groups(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance of each group ``f_j`` at ``Xnew (m, D)``: ``(M', m)`` each.
 

@@ -74,6 +74,15 @@ class AdditivePosterior(DrawPosterior):
         K[:, idx, idx] += (self.sigma**2)[:, None] + jitter
         self.L_inv, self.alpha, self.log_marginal_likelihood = factorise(K, self.y)
 
+    def subset(self, idx) -> AdditivePosterior:
+        """The posterior of draws ``idx`` (repeats allowed), from this one's factors."""
+        idx = np.asarray(idx, dtype=int)
+        out = object.__new__(AdditivePosterior)
+        out.__dict__.update(self.__dict__)
+        for name in ("ls", "eta", "sigma", "L_inv", "alpha", "log_marginal_likelihood"):
+            setattr(out, name, getattr(self, name)[idx])
+        return out
+
     @property
     def n_groups(self) -> int:
         return self.W.shape[0]

@@ -100,7 +100,7 @@ class AdditiveUpdater(Updater):
         S, e, k = len(logw), ess(logw), pareto_k(logw)
         rec["ess"], rec["pareto_k"] = {"additive": e}, {"additive": k}
         if e >= fast.ess_refit * S and k <= fast.k_threshold(S):
-            return gp.condition(data.X, y, draws.subset(resample(logw, rng)))
+            return gp.keep_draws(resample(logw, rng))
         start = time.perf_counter()
         status("refitting the additive GP's hyperparameters")
         gp = self._fit(st["groups"], data, y, rng, init=draws)

@@ -372,3 +372,20 @@ def test_full_bayes_weighs_a_relearning_s_draws_by_the_observations_since(tmp_pa
     np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
     assert "ess" not in plain
     assert not np.array_equal(plain["x"].values[9:], full["x"].values[9:])
+
+
+def test_keep_draws_equals_conditioning_on_the_resampled_draws(rng):
+    X, y = rng.uniform(size=(12, 3)), rng.normal(size=12)
+    draws = AdditiveDraws(
+        rng.uniform(0.2, 1.0, (5, 3)), rng.uniform(0.5, 1.5, (5, 2)), rng.uniform(0.05, 0.2, 5)
+    )
+    idx = np.array([4, 0, 0, 2])
+    kept = AdditiveGP([(0, 1), (2,)], 3).condition(X, y, draws).keep_draws(idx)
+    direct = AdditiveGP([(0, 1), (2,)], 3).condition(X, y, draws.subset(idx))
+    Xnew = rng.uniform(size=(6, 3))
+    for a, b in zip(kept.predict_groups(Xnew), direct.predict_groups(Xnew), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    np.testing.assert_array_equal(kept.draws.ls, draws.ls[idx])
+    np.testing.assert_allclose(
+        kept.posterior.log_marginal_likelihood, direct.posterior.log_marginal_likelihood
+    )
