@@ -9,6 +9,7 @@ swapped as data (:mod:`pp_decomp.additive.model`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -29,6 +30,16 @@ ADDITIVE_PRIORS = Priors(
 )
 # an additive GP splits its amplitude over M groups: amplitudes may be smaller
 ADDITIVE_SEARCH_BOX = {**SEARCH_BOX, "eta_log__": (-9.0, 5.0)}
+
+
+def unpack_rows(Z, D: int, M: int, shared: bool):
+    """``ℓ (S, D)``, ``η (S, M)``, ``σ (S,)`` from log-scale rows ``Z (S, k)``: ``k = D + M + 1``,
+    or 3 with ``shared`` (one lengthscale and one amplitude, repeated)."""
+    v = np.exp(np.atleast_2d(np.asarray(Z, dtype=float)))
+    if shared:
+        S = len(v)
+        return np.repeat(v[:, :1], D, 1), np.repeat(v[:, 1:2], M, 1), v[:, 2].reshape(S)
+    return v[:, :D], v[:, D : D + M], v[:, -1]
 
 
 class MapObjective:
@@ -61,21 +72,25 @@ class MapObjective:
 
     def unpack(self, z) -> tuple[np.ndarray, np.ndarray, float]:
         """``ℓ (D,)``, ``η (M,)``, ``σ`` from the log-scale vector ``z``."""
-        v = np.exp(np.asarray(z, dtype=float))
-        if self.shared:
-            return np.full(self.D, v[0]), np.full(self.M, v[1]), float(v[2])
-        return v[: self.D], v[self.D : self.D + self.M], float(v[-1])
+        ls, eta, sigma = unpack_rows(z, self.D, self.M, self.shared)
+        return ls[0], eta[0], float(sigma[0])
+
+    def log_prior_value(self, ls, eta, sigma):
+        """Log prior (up to a constant) of the free lengthscales ``ls (..., n_ls)``,
+        amplitudes ``eta (..., n_eta)`` and noise ``sigma (...)``: (...)."""
+        p, rate_eta = self.p, self.p.eta_beta * np.sqrt(self.M)
+        return (
+            np.sum(-(p.ls_alpha + 1) * np.log(ls) - p.ls_beta / ls, axis=-1)
+            + np.sum((p.eta_alpha - 1) * np.log(eta) - rate_eta * eta, axis=-1)
+            + (p.sigma_alpha - 1) * np.log(sigma)
+            - p.sigma_beta * sigma
+        )
 
     def _log_prior(self, ls, eta, sigma, g_ls, g_eta, g_sigma):
         """Log prior, and the gradient of log likelihood plus log prior from the
         likelihood's ``g_*``."""
         p, rate_eta = self.p, self.p.eta_beta * np.sqrt(self.M)
-        value = (
-            np.sum(-(p.ls_alpha + 1) * np.log(ls) - p.ls_beta / ls)
-            + np.sum((p.eta_alpha - 1) * np.log(eta) - rate_eta * eta)
-            + (p.sigma_alpha - 1) * np.log(sigma)
-            - p.sigma_beta * sigma
-        )
+        value = self.log_prior_value(ls, eta, sigma)
         grad = np.concatenate(
             [
                 g_ls - (p.ls_alpha + 1) + p.ls_beta / ls,
@@ -84,6 +99,38 @@ class MapObjective:
             ]
         )
         return value, grad
+
+    @cached_property
+    def _group_d2(self) -> np.ndarray:
+        """``Σ_d W_jd Δ²_abd``, each group's unscaled squared distances: (M, n, n)."""
+        return np.einsum("abd,jd->jab", self.d2, self.W)
+
+    def log_density(self, Z: np.ndarray, chunk: int = 32) -> np.ndarray:
+        """The log density NUTS samples at the rows of ``Z (M, k)``: the log
+        posterior of the constrained parameters plus the log transform's Jacobian
+        ``Σ z`` (up to a constant), batched over rows in chunks of ``chunk``
+        (``(chunk, M, n, n)`` group distances at a time): (M,)."""
+        from pp_decomp.components.posterior import gaussian_log_likelihood
+
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        n_ls = 1 if self.shared else self.D
+        n_eta = 1 if self.shared else self.M
+        out = np.empty(len(Z))
+        idx = np.arange(len(self.y))
+        for i in range(0, len(Z), chunk):
+            z = Z[i : i + chunk]
+            v = np.exp(z)
+            ls, eta, sigma = v[:, :n_ls], v[:, n_ls : n_ls + n_eta], v[:, -1]
+            ls_full, eta_full, _ = unpack_rows(z, self.D, self.M, self.shared)
+            if self.shared:  # one ℓ: r² = (Σ_d W_jd Δ²_abd) / ℓ², the sum made once
+                r2 = self._group_d2[None] / ls[:, :, None, None] ** 2
+            else:  # contracted over d first: no (c, n, n, D) array
+                r2 = np.einsum("abd,cd,jd->cjab", self.d2, ls_full**-2.0, self.W, optimize=True)
+            K = np.einsum("cj,cjab->cab", eta_full**2, np.exp(-0.5 * r2))
+            K[:, idx, idx] += (sigma**2)[:, None] + JITTER
+            loglik = gaussian_log_likelihood(K, self.y)
+            out[i : i + chunk] = loglik + self.log_prior_value(ls, eta, sigma) + z.sum(1)
+        return out
 
     def __call__(self, z):
         n = len(self.y)
@@ -225,6 +272,19 @@ class AdditiveGP(MarginalGP):
 
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys, "W": self.W}
+
+    def _density(self):
+        """The sampler's density in numpy (:meth:`MapObjective.log_density`), for
+        the importance-sampling refreshes of :mod:`pp_decomp.components.refresh`."""
+        shared = self.shared
+
+        def log_posterior(Z, Xs, ys):
+            return MapObjective(Xs, ys, self.W, self.priors, shared=shared).log_density(Z)
+
+        def to_draws(Z):
+            return AdditiveDraws(*unpack_rows(Z, self.input_dim, self.n_groups, shared))
+
+        return log_posterior, to_draws
 
     def _check_draws(self, draws: AdditiveDraws) -> None:
         if draws.ls.shape[1] != self.input_dim or draws.eta.shape[1] != self.n_groups:

@@ -100,14 +100,15 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     from pp_decomp.components.nuts import CONVERGENCE
 
     start = time.perf_counter()
-    cm = gp._compiled()
-    if not hasattr(cm, "log_posterior"):
+    density = gp._density()
+    if density is None:
         return False
+    log_posterior, to_draws = density
     Xs, ys = gp._set_data(X, y)
-    Z = gp._unconstrained(previous, cm)
+    Z = gp._unconstrained(previous, gp._compiled())
     for _ in range(STAGES):
         Zq, log_q = draws_proposal(Z, N_PROPOSAL, rng)
-        logw, ess_, k = importance_weights(cm.log_posterior(Zq, Xs, ys), log_q)
+        logw, ess_, k = importance_weights(log_posterior(Zq, Xs, ys), log_q)
         if reliable(ess_, k, CONVERGENCE.ess_min):
             break
         if ess_ < ADAPT_ESS:
@@ -115,9 +116,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
         Z = Zq[resample(logw, rng, len(Z))]  # the next proposal's centres
     else:
         return False
-    parts = cm.unflatten(Zq[resample(logw, rng, n_keep)])
-    draws = gp.draws_type(**{n.removesuffix("_log__"): np.exp(v) for n, v in parts.items()})
-    gp.condition(X, y, draws)
+    gp.condition(X, y, to_draws(Zq[resample(logw, rng, n_keep)]))
     gp.diagnostics = FitDiagnostics(
         "importance",
         n_keep,

@@ -18,9 +18,13 @@ sampling importance resampling (the fast path of the component GPs, applied to
 the group kernels). When the weights fail the fast path's checks (ESS below
 ``ess_refit · S`` or Pareto ``k̂`` above its threshold,
 :class:`~pp_decomp.loop.settings.FastSettings`) the hyperparameters are refit
-by NUTS on the current groups, warm-started at the draws, and the weights
-start again from that fit; those refits are sized as the fast path's
-(``FastSettings.min_draws`` per chain after ``tune``). The acquisition is
+on the current groups as the fast path refits a component: by importance
+sampling from a proposal around the reweighted draws
+(:mod:`pp_decomp.components.refresh`, on the numpy density
+:meth:`~pp_decomp.additive.gp.MapObjective.log_density`) where its weights pass
+their checks, at most ``max_refreshes`` times in a row, else by NUTS
+warm-started at them (``FastSettings.min_draws`` per chain after ``tune``);
+the weights start again from that fit. The acquisition is
 integrated over a systematic resample of :data:`ACQUISITION_DRAWS` of them:
 maximising Add-GP-UCB group by group costs in proportion to the draws, and
 with all 256 a step took 3-5 s at 40 observations on Kandasamy's D = 24
@@ -41,6 +45,7 @@ from pp_decomp.additive.gp import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
 from pp_decomp.components.incremental import ess, pareto_k, resample
 from pp_decomp.components.posterior import log_likelihood_after
+from pp_decomp.components.refresh import refresh_fit
 from pp_decomp.components.scaling import to_model_scale
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
@@ -110,14 +115,30 @@ class AdditiveUpdater(Updater):
         S, e, k = len(logw), ess(logw), pareto_k(logw)
         rec["ess"], rec["pareto_k"] = {"additive": e}, {"additive": k}
         if e < fast.ess_refit * S or k > fast.k_threshold(S):
-            start = time.perf_counter()
-            status("refitting the additive GP's hyperparameters")
-            sizes = dict(draws=fast.min_draws, tune=fast.tune)
-            gp = self._fit(st["groups"], data, y, rng, init=draws, **sizes)
-            st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
-            rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
+            gp = self._refit(draws.subset(resample(logw, rng)), data, y, rng, rec)
             logw = np.zeros(gp.draws.n_draws)
         return gp.keep_draws(resample(logw, rng, ACQUISITION_DRAWS))
+
+    def _refit(self, current: AdditiveDraws, data, y, rng, rec) -> AdditiveGP:
+        """The hyperparameters on the current groups refit from ``current`` (draws
+        of the posterior so far): by importance sampling from a proposal around
+        them where its weights pass their checks (:func:`refresh_fit`, at most
+        ``max_refreshes`` in a row), else by NUTS, warm-started at them."""
+        st, fast, s = self.structure, self.settings.fast_settings, self.settings
+        start = time.perf_counter()
+        status("refitting the additive GP's hyperparameters")
+        shared = s.additive_settings.shared_hyperparameters
+        gp = self._gp(st["groups"], max_draws=s.max_draws, shared=shared)
+        refreshes = st.get("refreshes", 0)
+        if refreshes < fast.max_refreshes and refresh_fit(gp, data.X, y, current, s.max_draws, rng):
+            st["refreshes"] = refreshes + 1
+        else:
+            sizes = dict(draws=fast.min_draws, tune=fast.tune)
+            gp = self._fit(st["groups"], data, y, rng, init=current, **sizes)
+            st["refreshes"] = 0
+        st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
+        rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
+        return gp
 
     def _fit(self, groups, data, y, rng, init, **sizes) -> AdditiveGP:
         """The hyperparameters on ``groups`` by the run's inference (MAP or NUTS;
