@@ -347,11 +347,12 @@ class RunSettings:
                 }
             ),
             # checkpoints written before these settings existed fitted untied
-            # hyperparameters and used a relearning's draws unweighed
+            # hyperparameters and, under NUTS, used a relearning's draws unweighed
+            # (reweight changes nothing else: such a MAP run resumes with the default)
             additive_settings=AdditiveSettings(
                 **{
                     "shared_hyperparameters": False,
-                    "reweight": False,
+                    "reweight": s.get("inference") != "nuts",
                     **s.get("additive_settings", {}),
                 }
             ),

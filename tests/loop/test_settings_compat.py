@@ -38,3 +38,15 @@ def test_fast_checkpoints_from_before_lag_prior_and_draw_sizing_keep_them_off():
     )
     assert fresh["fast_settings"].lag_fraction > 0 and fresh["fast_settings"].prior_draws > 0
     assert fresh["fast_settings"].ess_collapse > 0
+
+
+def test_checkpoints_from_before_reweight_keep_their_behaviour_and_resume():
+    """A NUTS run stored before ``reweight`` existed used a relearning's draws
+    unweighed and keeps doing so; a MAP run, which reweighting never touches,
+    resumes under the default (so a bench of it can be extended)."""
+    stored = _stored(n_cyc=25, shared_hyperparameters=True)  # inference "map"
+    assert RunSettings.kwargs_from_dict(stored)["additive_settings"].reweight is True
+    stored["inference"] = "nuts"
+    assert RunSettings.kwargs_from_dict(stored)["additive_settings"].reweight is False
+    stored["additive_settings"]["reweight"] = True
+    assert RunSettings.kwargs_from_dict(stored)["additive_settings"].reweight is True
