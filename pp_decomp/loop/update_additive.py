@@ -24,7 +24,9 @@ sampling from a proposal around the reweighted draws
 :meth:`~pp_decomp.additive.gp.MapObjective.log_density`) where its weights pass
 their checks, at most ``max_refreshes`` times in a row, else by NUTS
 warm-started at them (``FastSettings.min_draws`` per chain after ``tune``);
-the weights start again from that fit. The acquisition is
+the weights start again from that fit. A relearning refits the same way from
+the previous draws on the new groups (NUTS runs from scratch only for the
+first fit). The acquisition is
 integrated over a systematic resample of :data:`ACQUISITION_DRAWS` of them:
 maximising Add-GP-UCB group by group costs in proportion to the draws, and
 with all 256 a step took 3-5 s at 40 observations on Kandasamy's D = 24
@@ -80,8 +82,9 @@ class AdditiveUpdater(Updater):
         rng = as_generator(rng)
         start = time.perf_counter()
         status("learning the additive structure")
+        refreshes = 0
         if self.spec.method == "kandasamy":
-            gp, edges = self._kandasamy(data, y, rng), []
+            (gp, refreshes), edges = self._kandasamy(data, y, rng), []
         else:
             gp, edges = self._rolland(data, y, rng)
         self.structure = {
@@ -89,6 +92,7 @@ class AdditiveUpdater(Updater):
             "edges": edges,
             "draws": gp.draws.as_dict(),
             "learned_at": data.n,
+            "refreshes": refreshes,
         }
         # structure learning included in the fit time
         rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
@@ -115,30 +119,29 @@ class AdditiveUpdater(Updater):
         S, e, k = len(logw), ess(logw), pareto_k(logw)
         rec["ess"], rec["pareto_k"] = {"additive": e}, {"additive": k}
         if e < fast.ess_refit * S or k > fast.k_threshold(S):
-            gp = self._refit(draws.subset(resample(logw, rng)), data, y, rng, rec)
+            start = time.perf_counter()
+            status("refitting the additive GP's hyperparameters")
+            current = draws.subset(resample(logw, rng))
+            gp, st["refreshes"] = self._refit(st["groups"], current, data, y, rng)
+            st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
+            rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
             logw = np.zeros(gp.draws.n_draws)
         return gp.keep_draws(resample(logw, rng, ACQUISITION_DRAWS))
 
-    def _refit(self, current: AdditiveDraws, data, y, rng, rec) -> AdditiveGP:
-        """The hyperparameters on the current groups refit from ``current`` (draws
-        of the posterior so far): by importance sampling from a proposal around
-        them where its weights pass their checks (:func:`refresh_fit`, at most
-        ``max_refreshes`` in a row), else by NUTS, warm-started at them."""
-        st, fast, s = self.structure, self.settings.fast_settings, self.settings
-        start = time.perf_counter()
-        status("refitting the additive GP's hyperparameters")
+    def _refit(self, groups, current: AdditiveDraws, data, y, rng) -> tuple[AdditiveGP, int]:
+        """The hyperparameters on ``groups`` refit from ``current`` (draws of the
+        posterior so far), and the refreshes in a row since NUTS last ran: by
+        importance sampling from a proposal around them where its weights pass
+        their checks (:func:`refresh_fit`, at most ``max_refreshes`` in a row),
+        else by NUTS warm-started at them."""
+        fast, s = self.settings.fast_settings, self.settings
+        refreshes = (self.structure or {}).get("refreshes", 0)
         shared = s.additive_settings.shared_hyperparameters
-        gp = self._gp(st["groups"], max_draws=s.max_draws, shared=shared)
-        refreshes = st.get("refreshes", 0)
+        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
         if refreshes < fast.max_refreshes and refresh_fit(gp, data.X, y, current, s.max_draws, rng):
-            st["refreshes"] = refreshes + 1
-        else:
-            sizes = dict(draws=fast.min_draws, tune=fast.tune)
-            gp = self._fit(st["groups"], data, y, rng, init=current, **sizes)
-            st["refreshes"] = 0
-        st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
-        rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
-        return gp
+            return gp, refreshes + 1
+        sizes = dict(draws=fast.min_draws, tune=fast.tune)
+        return self._fit(groups, data, y, rng, init=current, **sizes), 0
 
     def _fit(self, groups, data, y, rng, init, **sizes) -> AdditiveGP:
         """The hyperparameters on ``groups`` by the run's inference (MAP or NUTS;
@@ -149,7 +152,9 @@ class AdditiveUpdater(Updater):
         kw = {**vars(s.nuts), **sizes} if s.inference == "nuts" else {}
         return gp.fit(data.X, y, s.inference, seed=rng, init=init, **kw)
 
-    def _kandasamy(self, data, y, rng) -> AdditiveGP:
+    def _kandasamy(self, data, y, rng) -> tuple[AdditiveGP, int]:
+        """The relearnt groups and hyperparameters, and the refreshes in a row: a
+        full-Bayes relearning starts as a refit from the previous draws."""
         s, st, p = self.settings, self.structure, self.problem
         if self.spec.structure == "oracle":
             groups = [tuple(int(v) for v in g) for g in p.metadata["groups"]]
@@ -172,7 +177,9 @@ class AdditiveUpdater(Updater):
         init = None
         if st is not None and len(st["groups"]) == len(groups):
             init = AdditiveDraws(**st["draws"])
-        return self._fit(groups, data, y, rng, init)
+        if init is not None and self._reweights(init):
+            return self._refit(groups, init, data, y, rng)
+        return self._fit(groups, data, y, rng, init), 0
 
     def _rolland(self, data, y, rng) -> tuple[AdditiveGP, list]:
         a, st, p = self.settings.additive_settings, self.structure, self.problem
