@@ -68,10 +68,12 @@ class AdditiveSettings:
         which the data of a learnt decomposition cannot pin down). Rolland's
         Gibbs sampler always samples one lengthscale per dimension.
     reweight : bool
-        Under full Bayes, weigh the NUTS draws of the last relearning by every
-        observation since, and refit them by NUTS when the weights fail their
-        checks (:mod:`pp_decomp.loop.update_additive`); ``False`` uses them
-        unweighed until the next relearning.
+        Under full Bayes (Add-GP-UCB), weigh the hyperparameter draws of the last
+        fit by every observation since, refit them (by importance sampling
+        around them, else NUTS) when the weights fail their checks, and
+        integrate the acquisition over a resample of 32
+        (:mod:`pp_decomp.loop.update_additive`); ``False`` uses a relearning's
+        NUTS draws, all and unweighed, until the next relearning.
     """
 
     max_group_size: int | None = None
