@@ -273,7 +273,7 @@ class AdditiveGP(MarginalGP):
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys, "W": self.W}
 
-    def _density(self):
+    def numpy_density(self):
         """The sampler's density in numpy (:meth:`MapObjective.log_density`), for
         the importance-sampling refreshes of :mod:`pp_decomp.components.refresh`."""
         shared = self.shared

@@ -167,21 +167,6 @@ class MarginalGP:
         self._posterior = self._make_posterior(Xs, ys, draws)
         return self
 
-    def _density(self):
-        """``(log_posterior, to_draws)`` in the sampler's unconstrained space, or
-        ``None`` where the structure has no numpy density: ``log_posterior(Z, Xs,
-        ys)`` is the log density NUTS samples at the rows of ``Z (M, k)`` on scaled
-        data, ``to_draws(Z)`` the draws those rows are."""
-        cm = self._compiled()
-        if not hasattr(cm, "log_posterior"):
-            return None
-
-        def to_draws(Z):
-            parts = cm.unflatten(Z).items()
-            return self.draws_type(**{n.removesuffix("_log__"): np.exp(v) for n, v in parts})
-
-        return cm.log_posterior, to_draws
-
     def _unconstrained(self, init: Draws, cm) -> np.ndarray:
         """``init``'s draws in the unconstrained (log) space, one flat row per draw: (S, k)."""
         return cm.flatten_rows({f"{n}_log__": np.log(getattr(init, n)) for n in self.hyper_names()})

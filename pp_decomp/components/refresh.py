@@ -87,6 +87,25 @@ def draws_proposal(
     return Zq, np.logaddexp(log_pooled, log_kde) - math.log(2.0)
 
 
+def sampler_density(gp):
+    """``(log_posterior, to_draws)`` of ``gp``'s sampler in its unconstrained space,
+    or ``None`` where its structure has no numpy density: ``log_posterior(Z, Xs,
+    ys)`` is the log density NUTS samples at the rows of ``Z (M, k)`` on scaled
+    data, ``to_draws(Z)`` the draws those rows are. A GP class with a density of
+    its own gives it as ``numpy_density()`` (the additive GP)."""
+    if hasattr(gp, "numpy_density"):
+        return gp.numpy_density()
+    cm = gp._compiled()
+    if not hasattr(cm, "log_posterior"):
+        return None
+
+    def to_draws(Z):
+        parts = cm.unflatten(Z).items()
+        return gp.draws_type(**{n.removesuffix("_log__"): np.exp(v) for n, v in parts})
+
+    return cm.log_posterior, to_draws
+
+
 def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bool:
     """Condition ``gp`` on ``n_keep`` draws of its posterior on ``(X, y)`` by
     importance sampling from a proposal around ``previous`` (draws of an earlier
@@ -100,7 +119,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     from pp_decomp.components.nuts import CONVERGENCE
 
     start = time.perf_counter()
-    density = gp._density()
+    density = sampler_density(gp)
     if density is None:
         return False
     log_posterior, to_draws = density
