@@ -119,9 +119,8 @@ class MapObjective:
         idx = np.arange(len(self.y))
         for i in range(0, len(Z), chunk):
             z = Z[i : i + chunk]
-            v = np.exp(z)
-            ls, eta, sigma = v[:, :n_ls], v[:, n_ls : n_ls + n_eta], v[:, -1]
-            ls_full, eta_full, _ = unpack_rows(z, self.D, self.M, self.shared)
+            ls_full, eta_full, sigma = unpack_rows(z, self.D, self.M, self.shared)
+            ls, eta = ls_full[:, :n_ls], eta_full[:, :n_eta]  # the free ones: priors once
             if self.shared:  # one ℓ: r² = (Σ_d W_jd Δ²_abd) / ℓ², the sum made once
                 r2 = self._group_d2[None] / ls[:, :, None, None] ** 2
             else:  # contracted over d first: no (c, n, n, D) array

@@ -112,7 +112,7 @@ class AdditiveUpdater(Updater):
 
     def _reweighted(self, gp, draws, data, y, rng, rec) -> AdditiveGP:
         """``gp`` on a resample of ``draws`` weighted by the observations since
-        their fit, or refit by NUTS on its groups when the weights fail."""
+        their fit, or refit on its groups (:meth:`_refit`) when the weights fail."""
         st, fast = self.structure, self.settings.fast_settings
         n0 = st.get("fit_n", st["learned_at"])
         logw = log_likelihood_after(gp.posterior.L_inv, gp.posterior.y, n0)
@@ -136,8 +136,7 @@ class AdditiveUpdater(Updater):
         else by NUTS warm-started at them."""
         fast, s = self.settings.fast_settings, self.settings
         refreshes = (self.structure or {}).get("refreshes", 0)
-        shared = s.additive_settings.shared_hyperparameters
-        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
+        gp = self._fitted_gp(groups)
         if refreshes < fast.max_refreshes and refresh_fit(gp, data.X, y, current, s.max_draws, rng):
             return gp, refreshes + 1
         sizes = dict(draws=fast.min_draws, tune=fast.tune)
@@ -147,10 +146,15 @@ class AdditiveUpdater(Updater):
         """The hyperparameters on ``groups`` by the run's inference (MAP or NUTS;
         ``sizes`` override the run's NUTS settings)."""
         s = self.settings
-        shared = s.additive_settings.shared_hyperparameters
-        gp = self._gp(groups, max_draws=s.max_draws, shared=shared)
         kw = {**vars(s.nuts), **sizes} if s.inference == "nuts" else {}
-        return gp.fit(data.X, y, s.inference, seed=rng, init=init, **kw)
+        return self._fitted_gp(groups).fit(data.X, y, s.inference, seed=rng, init=init, **kw)
+
+    def _fitted_gp(self, groups) -> AdditiveGP:
+        """An additive GP on ``groups`` to fit: the run's draws kept and tying."""
+        s = self.settings
+        return self._gp(
+            groups, max_draws=s.max_draws, shared=s.additive_settings.shared_hyperparameters
+        )
 
     def _kandasamy(self, data, y, rng) -> tuple[AdditiveGP, int]:
         """The relearnt groups and hyperparameters, and the refreshes in a row: a
