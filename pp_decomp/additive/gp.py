@@ -1,9 +1,11 @@
 """``AdditiveGP``: a PyMC marginal GP with an additive SE kernel over groups of inputs.
 
 It shares the fitting and prediction skeleton of every GP model
-(:class:`pp_decomp.components.base.MarginalGP`): MAP by multi-start L-BFGS-B,
-NUTS by nutpie on one compiled model per ``(M, D, priors)`` with the group mask
-swapped as data (:mod:`pp_decomp.additive.model`).
+(:class:`pp_decomp.components.base.MarginalGP`): MAP by multi-start L-BFGS-B
+and NUTS by nutpie, both on the numpy density of :class:`MapObjective` (one
+nutpie model per ``(M, D, priors, shared)`` with the group mask swapped as
+data, :mod:`pp_decomp.additive.sampler`), which the PyMC model
+(:mod:`pp_decomp.additive.model`) defines.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
 from pp_decomp.components.base import MarginalGP
-from pp_decomp.components.compiled import SEARCH_BOX, CompiledModel, compiled, penalty
+from pp_decomp.components.compiled import SEARCH_BOX, compiled, penalty
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
@@ -132,6 +134,15 @@ class MapObjective:
         return out
 
     def __call__(self, z):
+        """``(-log posterior, its gradient)`` at ``z``; a steep finite wall
+        (:func:`~pp_decomp.components.compiled.penalty`) where ``K`` is not
+        numerically positive definite, for L-BFGS-B's line search."""
+        out = self.evaluate(z)
+        return penalty(z) if out is None else out
+
+    def evaluate(self, z) -> tuple[float, np.ndarray] | None:
+        """``(-log posterior, its gradient)`` at ``z``, or ``None`` where ``K`` is
+        not numerically positive definite."""
         n = len(self.y)
         ls, eta, sigma = self.unpack(z)
         scaled = self.d2 / ls**2  # (n, n, D)
@@ -141,7 +152,7 @@ class MapObjective:
         try:
             L = np.linalg.cholesky(K)
         except np.linalg.LinAlgError:
-            return penalty(z)
+            return None
         # the gradient needs K⁻¹ itself, so it is formed once here
         L_inv = np.linalg.solve(L, np.eye(n))
         K_inv = L_inv.T @ L_inv
@@ -247,14 +258,12 @@ class AdditiveGP(MarginalGP):
         return ["ls", "eta", "sigma"]
 
     def _compiled(self):
-        from pp_decomp.additive.model import build_additive_model
+        """The structure's NUTS model: :class:`MapObjective`'s density, sampled
+        by nutpie (:mod:`pp_decomp.additive.sampler`)."""
+        from pp_decomp.additive.sampler import AdditiveModel
 
         M, D, p, shared = self.n_groups, self.input_dim, self.priors, self.shared
-        label = f"additive GP model ({M} groups, D={D}{', shared' if shared else ''})"
-        key = ("additive", M, D, p, shared)
-        return compiled(
-            key, lambda: CompiledModel(lambda: build_additive_model(M, D, p, shared=shared), label)
-        )
+        return compiled(("additive", M, D, p, shared), lambda: AdditiveModel(M, D, p, shared))
 
     def _unconstrained(self, init: AdditiveDraws, cm) -> np.ndarray:
         if not self.shared:

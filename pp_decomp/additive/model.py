@@ -1,8 +1,10 @@
-"""The PyMC model of an additive GP; imported only when a model is compiled.
+"""The PyMC model of an additive GP: the model's definition and the tests' reference.
 
-The group mask ``W (M, D)`` is data next to ``X`` and ``y``, so one compiled
-model (nutpie) serves every decomposition with the same number of groups ``M``
-and dimension ``D``: structure learning swaps ``W`` like data instead of recompiling.
+NUTS samples the same density written in numpy
+(:class:`~pp_decomp.additive.gp.MapObjective`, :mod:`pp_decomp.additive.sampler`),
+which the tests check against this model's. The group mask ``W (M, D)`` is
+data next to ``X`` and ``y``, as in the sampler's model, so one model serves
+every decomposition with the same number of groups ``M`` and dimension ``D``.
 """
 
 from __future__ import annotations

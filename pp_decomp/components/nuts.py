@@ -176,11 +176,12 @@ class StartAtDraws:
 REWEIGHTED = "reweighted_posterior"  # the InferenceData group of a reweighted fit's draws
 
 
-def reweighted(cm, idata, Xs, ys, diag, rng):
+def reweighted(cm, density, idata, Xs, ys, diag, rng):
     """``idata`` with its chains weighed by importance sampling
     (:mod:`~pp_decomp.components.reweight`) and its diagnostics, or ``None``
-    where the weights fail their checks. ``cm``: the compiled model (its
-    ``log_posterior``).
+    where the weights fail their checks. ``cm``: the compiled model (its value
+    names); ``density``: ``(log_posterior, to_draws)`` of the GP's sampler
+    (:func:`~pp_decomp.components.refresh.sampler_density`).
 
     The chains stay in ``posterior`` as NUTS ran them; the group
     ``reweighted_posterior`` holds the equal-weight resample (one chain of as
@@ -189,18 +190,18 @@ def reweighted(cm, idata, Xs, ys, diag, rng):
     from pp_decomp._quiet import arviz
     from pp_decomp.components.reweight import reweight_chains
 
+    log_posterior, to_draws = density
     post = idata.posterior
     C, D = post.sizes["chain"], post.sizes["draw"]
     flat = {n: post[n].values.reshape(C * D, -1) for n in cm.value_names}
     Z = cm.flatten_rows(flat).reshape(C, D, -1)
-    out = reweight_chains(
-        Z, lambda Zq: cm.log_posterior(Zq, Xs, ys), C * D, rng, CONVERGENCE.ess_min
-    )
+    out = reweight_chains(Z, lambda Zq: log_posterior(Zq, Xs, ys), C * D, rng, CONVERGENCE.ess_min)
     if out is None:
         return None
-    draws, ess, k = out
-    parts = cm.unflatten(draws)
-    parts.update({n.removesuffix("_log__"): np.exp(v) for n, v in list(parts.items())})
+    rows, ess, k = out
+    draws = to_draws(rows)
+    parts = cm.unflatten(rows)
+    parts.update({n: getattr(draws, n) for n in draws.NDIM if getattr(draws, n) is not None})
     weighed = arviz().from_dict(posterior={n: v[None] for n, v in parts.items()}).posterior
     weighed.attrs.update(ess=ess, pareto_k=k, method="importance sampling from the chains")
     idata = idata.copy()
@@ -234,10 +235,11 @@ def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     InferenceData in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
     (``attempts``, ``first_ok``, ``converged`` filled in).
     """
+    from pp_decomp.components.refresh import sampler_density
     from pp_decomp.diagnostics import summarize_nuts
     from pp_decomp.rng import int_seed
 
-    names, cm = gp.hyper_names(), gp._compiled()
+    names, cm, density = gp.hyper_names(), gp._compiled(), sampler_density(gp)
     s, start, idata, pool = settings, time.perf_counter(), None, False
     starts = None if init is None else gp._unconstrained(init, cm)
     for attempt in range(settings.repairs + 1):
@@ -249,8 +251,8 @@ def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
             first_ok = ok
         last = attempt == settings.repairs
         # weighing the chains is the first repair: none with repairs=0
-        if not ok and settings.repairs and hasattr(cm, "log_posterior"):
-            weighed = reweighted(cm, idata, Xs, ys, diag, rng)
+        if not ok and settings.repairs and density is not None:
+            weighed = reweighted(cm, density, idata, Xs, ys, diag, rng)
             if weighed is not None:
                 idata, diag = weighed
                 ok = True

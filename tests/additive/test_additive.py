@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from functools import partial
 
 import numpy as np
 import pymc as pm
@@ -174,6 +175,24 @@ def test_nuts_fit_tiny_shared(rng):
     # warm start from the previous draws goes through the shared parameterisation
     gp.fit(X, y, "nuts", draws=60, tune=60, seed=1, repairs=0, init=gp.draws)
     assert gp.diagnostics.inference == "nuts"
+
+
+@pytest.mark.slow
+def test_nuts_chains_that_fail_their_checks_are_weighed_by_the_additive_density(rng):
+    """Chains far too short to meet the ESS threshold are weighed by importance
+    sampling from a mixture fitted to them (the component GPs' first repair),
+    on the additive model's own density; the weighed draws keep the shared
+    parameterisation."""
+    from pp_decomp.components.nuts import REWEIGHTED
+
+    gp = AdditiveGP([(0,), (1,)], 2, shared=True)
+    gp, X, y = _tiny_nuts_fit(gp, rng, seed=0, chains=4, repairs=1)
+    d = gp.diagnostics
+    assert d.reweighted and d.converged and d.attempts == 1
+    assert d.ess_bulk_min >= 400 and d.pareto_k <= 0.7
+    assert REWEIGHTED in gp.idata.groups()
+    assert np.all(gp.draws.ls[:, 0] == gp.draws.ls[:, 1])
+    assert np.unique(gp.draws.ls[:, 0]).size > 10
 
 
 def test_validation():
@@ -425,3 +444,35 @@ def test_log_density_is_the_sampler_s_density(rng, shared):
 
     ref = np.array([logp(point(z)) for z in Z])
     np.testing.assert_allclose(got - got[0], ref - ref[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_nuts_model_samples_the_model_s_density(rng, shared):
+    """nutpie's model of the additive GP (numba density): its log density is
+    ``MapObjective.log_density`` (checked against PyMC's above), its gradient
+    that density's, its stored variables the draws' names and shapes; a point
+    where ``K`` is not positive definite is rejected, not penalised."""
+    from pp_decomp.additive.sampler import AdditiveModel
+
+    X, y = rng.uniform(size=(20, D)), rng.standard_normal(20)
+    W, p = group_masks(GROUPS, D), Priors(ls_family="inverse-gamma", sigma_family="gamma")
+    cm = AdditiveModel(len(GROUPS), D, p, shared)
+    model = cm.nutpie_model.with_data(X=X, y=y, W=W)
+    logp = partial(model._make_logp_func(), **model._shared_data)
+    obj = MapObjective(X, y, W, p, shared=shared)
+    k = 3 if shared else D + len(GROUPS) + 1
+    Z = rng.normal(-1, 0.4, (4, k))
+    for z in Z:
+        value, grad = logp(z)
+        assert value == pytest.approx(obj.log_density(z)[0], abs=1e-9)
+        h = 1e-6 * np.eye(k)
+        numeric = (obj.log_density(z + h) - obj.log_density(z - h)) / 2e-6
+        np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+    expanded = model._make_expand_func(0, 0, 0)(Z[0], **model._shared_data)
+    assert expanded["ls"].shape == (D,) and expanded["eta"].shape == (len(GROUPS),)
+    assert expanded["sigma"].shape == ()
+    np.testing.assert_allclose(expanded["sigma"], np.exp(Z[0, -1]))
+    np.testing.assert_allclose(cm.flatten_rows(cm.unflatten(Z)), Z)
+    bad = np.r_[np.full(k - 1, 400.0), -12.0]  # the amplitude overflows: K is not finite
+    value, grad = logp(bad)
+    assert value == -np.inf and np.all(grad == 0)
