@@ -14,6 +14,7 @@ from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurroga
 from pp_decomp.acquisition.ucb import (
     DGPUCB,
     UCB,
+    CredibleBoxUCB,
     LipschitzUCB,
     LocalLipschitzUCB,
     MonteCarloUCB,
@@ -29,6 +30,7 @@ __all__ = [
     "BetaDiscrete",
     "BetaKandasamy",
     "BetaRolland",
+    "CredibleBoxUCB",
     "ComposedSurrogate",
     "DecomposedSurrogate",
     "ExpectedImprovement",

@@ -124,6 +124,13 @@ STRATEGIES: dict[str, Strategy] = {
             needs=Needs(joint=False),
         ),
         Strategy(
+            "d-gpucb-box",
+            "decomposed",
+            "generalized D-GPUCB, largest g over the credible box around μ(x)",
+            build=lambda c: acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng),
+            needs=Needs(joint=False),
+        ),
+        Strategy(
             "d-gpucb-mc",
             "decomposed",
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",

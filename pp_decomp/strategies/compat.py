@@ -85,7 +85,13 @@ def check_strategy(strategy, problem, **settings) -> Strategy:
 
 
 # the decomposed strategies whose acquisition is an upper confidence bound of h
-DECOMPOSED_BOUNDS = ("d-gpucb", "d-gpucb-lipschitz", "d-gpucb-local", "d-gpucb-mc")
+DECOMPOSED_BOUNDS = (
+    "d-gpucb",
+    "d-gpucb-lipschitz",
+    "d-gpucb-local",
+    "d-gpucb-box",
+    "d-gpucb-mc",
+)
 
 
 def decomposed_bound(strategy, ctx):

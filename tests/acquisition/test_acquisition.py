@@ -1,3 +1,4 @@
+import itertools
 import warnings
 
 import numpy as np
@@ -120,6 +121,35 @@ def test_local_lipschitz_bound_of_a_linear_g_uses_its_weights(rng):
     mu, var = model.moments(X)
     expected = mu @ w + np.sqrt(4.0 * var) @ np.abs(w)
     np.testing.assert_allclose(acq.LocalLipschitzUCB(model, 4.0)(X), expected, rtol=1e-6)
+
+
+def test_credible_box_bound_holds_on_its_box_and_is_never_above_the_local_lipschitz_one(rng):
+    def product(F, X):  # monotone in each component over these boxes: max at a corner
+        return F[..., 0] * (2.0 + np.tanh(F[..., 1])) + np.exp(0.3 * F[..., 2])
+
+    problem = _grid_problem(g=product)
+    X = problem.domain.X
+    model = _fitted(problem, rng.uniform(size=(5, 1)), rng, 4)
+    beta = 4.0
+    box = acq.CredibleBoxUCB(model, beta, seed=0)(X)
+    mu, var = model.moments(X)
+    r = np.sqrt(beta * var)
+    F = mu + rng.uniform(-1, 1, size=(4000, *mu.shape)) * r
+    inside = model.h(F, X).max(axis=0)
+    assert np.all(inside <= box + 1e-9)
+    corners = [mu + np.array(c) * r for c in itertools.product([-1.0, 1.0], repeat=3)]
+    np.testing.assert_allclose(box, np.max([model.h(c, X) for c in corners], axis=0))
+    local = acq.LocalLipschitzUCB(model, beta, seed=0)(X)
+    assert np.all(box <= local + 1e-9) and np.mean(box < local - 1e-6) > 0.9
+
+
+def test_credible_box_bound_of_a_linear_g_is_the_local_lipschitz_one(rng):
+    problem = _grid_problem(weights=[1.0, -0.5, 2.0])
+    model = _fitted(problem, rng.uniform(size=(6, 1)), rng)
+    X = problem.domain.X
+    np.testing.assert_allclose(
+        acq.CredibleBoxUCB(model, 4.0)(X), acq.LocalLipschitzUCB(model, 4.0)(X), rtol=1e-6
+    )
 
 
 def test_numeric_lipschitz_recovers_linear_weights(rng):
