@@ -85,13 +85,11 @@ def _prior(ls, eta, sigma, prm):
 
 
 @numba.njit(nogil=True, cache=True)
-def shared_log_posterior(z, G, y, prm):
-    """Log posterior (no Jacobian) and its gradient at ``z = (log ℓ, log η, log σ)``;
-    ``G (M, n, n)`` the groups' squared distances. ``-inf`` where ``K`` fails."""
-    ls, eta, sigma = np.exp(z[0]), np.exp(z[1]), np.exp(z[2])
+def _shared_kernel(ls, eta, G):
+    """``(K, S)``: the noise-free kernel ``Σ_j η² exp(-G_j / 2ℓ²)`` and ``Σ_j K_j ∘ G_j``."""
     M, n = G.shape[0], G.shape[1]
     inv2 = 1.0 / ls**2
-    K, S = np.zeros((n, n)), np.zeros((n, n))  # S = Σ_j K_j ∘ G_j
+    K, S = np.zeros((n, n)), np.zeros((n, n))
     for j in range(M):
         for a in range(n):
             for b in range(a + 1):
@@ -101,6 +99,16 @@ def shared_log_posterior(z, G, y, prm):
     for a in range(n):
         for b in range(a):
             K[b, a], S[b, a] = K[a, b], S[a, b]
+    return K, S
+
+
+@numba.njit(nogil=True, cache=True)
+def shared_log_posterior(z, G, y, prm):
+    """Log posterior (no Jacobian) and its gradient at ``z = (log ℓ, log η, log σ)``;
+    ``G (M, n, n)`` the groups' squared distances. ``-inf`` where ``K`` fails."""
+    ls, eta, sigma = np.exp(z[0]), np.exp(z[1]), np.exp(z[2])
+    n = len(y)
+    K, S = _shared_kernel(ls, eta, G)
     loglik, B = _likelihood_terms_noisy(K, y, sigma**2 + prm[6])
     grad = np.zeros(3)
     if not np.isfinite(loglik):
@@ -112,19 +120,17 @@ def shared_log_posterior(z, G, y, prm):
             g_ls += B[a, b] * S[a, b]
             g_eta += B[a, b] * K[a, b]
     value, p_ls, p_eta, p_sigma = _prior(np.array([ls]), np.array([eta]), sigma, prm)
-    grad[0] = 0.5 * g_ls * inv2 + p_ls[0]
+    grad[0] = 0.5 * g_ls / ls**2 + p_ls[0]
     grad[1] = g_eta + p_eta[0]
     grad[2] = sigma**2 * tr + p_sigma
     return loglik + value, grad
 
 
 @numba.njit(nogil=True, cache=True)
-def ard_log_posterior(z, d2, W, y, prm):
-    """Log posterior (no Jacobian) and its gradient at ``z = (log ℓ (D), log η (M),
-    log σ)``; ``d2 (n, n, D)`` squared differences, ``W (M, D)`` the group masks."""
+def _ard_kernel(ls, eta, d2, W):
+    """``(K, K_j)``: the noise-free kernel ``Σ_j K_j`` and each group's ``(M, n, n)``."""
     M, D = W.shape
-    n = len(y)
-    ls, eta, sigma = np.exp(z[:D]), np.exp(z[D : D + M]), np.exp(z[-1])
+    n = d2.shape[0]
     inv2 = 1.0 / ls**2
     Kj = np.zeros((M, n, n))
     K = np.zeros((n, n))
@@ -139,6 +145,18 @@ def ard_log_posterior(z, d2, W, y, prm):
                 Kj[j, a, b] = Kj[j, b, a] = e
                 K[a, b] += e
             K[b, a] = K[a, b]
+    return K, Kj
+
+
+@numba.njit(nogil=True, cache=True)
+def ard_log_posterior(z, d2, W, y, prm):
+    """Log posterior (no Jacobian) and its gradient at ``z = (log ℓ (D), log η (M),
+    log σ)``; ``d2 (n, n, D)`` squared differences, ``W (M, D)`` the group masks."""
+    M, D = W.shape
+    n = len(y)
+    ls, eta, sigma = np.exp(z[:D]), np.exp(z[D : D + M]), np.exp(z[-1])
+    inv2 = 1.0 / ls**2
+    K, Kj = _ard_kernel(ls, eta, d2, W)
     loglik, B = _likelihood_terms_noisy(K, y, sigma**2 + prm[6])
     grad = np.zeros(D + M + 1)
     if not np.isfinite(loglik):
@@ -170,3 +188,57 @@ def _likelihood_terms_noisy(K, y, noise):
     for a in range(len(y)):
         Kn[a, a] += noise
     return _likelihood_terms(Kn, y)
+
+
+@numba.njit(nogil=True, cache=True)
+def _log_normal(K, y, noise):
+    """``log N(y; 0, K + noise I)`` by one Cholesky factor and one forward solve,
+    ``-inf`` where the matrix is not positive definite or not finite."""
+    n = len(y)
+    Kn = K.copy()
+    for a in range(n):
+        Kn[a, a] += noise
+        for b in range(n):
+            if not np.isfinite(Kn[a, b]):
+                return -np.inf
+    try:
+        L = np.linalg.cholesky(Kn)
+    except Exception:  # noqa: BLE001 (numba raises a generic error for a non-PD matrix)
+        return -np.inf
+    v = np.empty(n)
+    value = -0.5 * n * _LOG_2PI
+    for a in range(n):
+        t = y[a]
+        for b in range(a):
+            t -= L[a, b] * v[b]
+        v[a] = t / L[a, a]
+        value -= np.log(L[a, a]) + 0.5 * v[a] ** 2
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def shared_log_density_rows(Z, G, y, prm):
+    """The density NUTS samples (log posterior plus the Jacobian ``Σ z``) at the rows
+    of ``Z (S, 3)``, value only: (S,)."""
+    out = np.empty(len(Z))
+    for s in range(len(Z)):
+        z = Z[s]
+        ls, eta, sigma = np.exp(z[0]), np.exp(z[1]), np.exp(z[2])
+        K, _ = _shared_kernel(ls, eta, G)
+        prior = _prior(np.array([ls]), np.array([eta]), sigma, prm)[0]
+        out[s] = _log_normal(K, y, sigma**2 + prm[6]) + prior + z.sum()
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def ard_log_density_rows(Z, d2, W, y, prm):
+    """The density NUTS samples at the rows of ``Z (S, D + M + 1)``, value only: (S,)."""
+    M, D = W.shape
+    out = np.empty(len(Z))
+    for s in range(len(Z)):
+        z = Z[s]
+        ls, eta, sigma = np.exp(z[:D]), np.exp(z[D : D + M]), np.exp(z[-1])
+        K, _ = _ard_kernel(ls, eta, d2, W)
+        prior = _prior(ls, eta, sigma, prm)[0]
+        out[s] = _log_normal(K, y, sigma**2 + prm[6]) + prior + z.sum()
+    return out

@@ -105,33 +105,29 @@ class MapObjective:
     @cached_property
     def _group_d2(self) -> np.ndarray:
         """``Σ_d W_jd Δ²_abd``, each group's unscaled squared distances: (M, n, n)."""
-        return np.einsum("abd,jd->jab", self.d2, self.W)
+        return np.ascontiguousarray(np.einsum("abd,jd->jab", self.d2, self.W))
 
-    def log_density(self, Z: np.ndarray, chunk: int = 32) -> np.ndarray:
-        """The log density NUTS samples at the rows of ``Z (M, k)``: the log
+    def density_args(self) -> tuple:
+        """The data arguments of the numba density (:mod:`pp_decomp.additive.density`)
+        after ``z``: ``(G, y, prm)`` with the groups' squared distances ``G (M, n, n)``
+        when shared, else ``(Δ² (n, n, D), W, y, prm)``; ``prm`` the prior constants."""
+        from pp_decomp.additive.density import prior_constants
+
+        y, prm = np.ascontiguousarray(self.y), prior_constants(self.p, self.M)
+        if self.shared:
+            return self._group_d2, y, prm
+        return np.ascontiguousarray(self.d2), np.ascontiguousarray(self.W), y, prm
+
+    def log_density(self, Z: np.ndarray) -> np.ndarray:
+        """The log density NUTS samples at the rows of ``Z (S, k)``: the log
         posterior of the constrained parameters plus the log transform's Jacobian
-        ``Σ z`` (up to a constant), batched over rows in chunks of ``chunk``
-        (``(chunk, M, n, n)`` group distances at a time): (M,)."""
-        from pp_decomp.components.posterior import gaussian_log_likelihood
+        ``Σ z``, by the numba density one row at a time, ``-inf`` where ``K`` is
+        not positive definite: (S,)."""
+        from pp_decomp.additive.density import ard_log_density_rows, shared_log_density_rows
 
-        Z = np.atleast_2d(np.asarray(Z, dtype=float))
-        n_ls = 1 if self.shared else self.D
-        n_eta = 1 if self.shared else self.M
-        out = np.empty(len(Z))
-        idx = np.arange(len(self.y))
-        for i in range(0, len(Z), chunk):
-            z = Z[i : i + chunk]
-            ls_full, eta_full, sigma = unpack_rows(z, self.D, self.M, self.shared)
-            ls, eta = ls_full[:, :n_ls], eta_full[:, :n_eta]  # the free ones: priors once
-            if self.shared:  # one ℓ: r² = (Σ_d W_jd Δ²_abd) / ℓ², the sum made once
-                r2 = self._group_d2[None] / ls[:, :, None, None] ** 2
-            else:  # contracted over d first: no (c, n, n, D) array
-                r2 = np.einsum("abd,cd,jd->cjab", self.d2, ls_full**-2.0, self.W, optimize=True)
-            K = np.einsum("cj,cjab->cab", eta_full**2, np.exp(-0.5 * r2))
-            K[:, idx, idx] += (sigma**2)[:, None] + JITTER
-            loglik = gaussian_log_likelihood(K, self.y)
-            out[i : i + chunk] = loglik + self.log_prior_value(ls, eta, sigma) + z.sum(1)
-        return out
+        Z = np.ascontiguousarray(np.atleast_2d(np.asarray(Z, dtype=float)))
+        rows = shared_log_density_rows if self.shared else ard_log_density_rows
+        return rows(Z, *self.density_args())
 
     def __call__(self, z):
         """``(-log posterior, its gradient)`` at ``z``; a steep finite wall

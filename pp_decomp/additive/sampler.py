@@ -29,11 +29,7 @@ from functools import cached_property
 import numpy as np
 from nutpie.compiled_pyfunc import PyFuncModel, from_pyfunc
 
-from pp_decomp.additive.density import (
-    ard_log_posterior,
-    prior_constants,
-    shared_log_posterior,
-)
+from pp_decomp.additive.density import ard_log_posterior, shared_log_posterior
 from pp_decomp.components.compiled import CompiledModel
 from pp_decomp.components.model import JitteredCenter
 from pp_decomp.components.priors import Priors
@@ -111,8 +107,9 @@ class AdditiveModel(CompiledModel):
 
     @cached_property
     def nutpie_model(self) -> StartableModel:
+        from pp_decomp.additive.gp import MapObjective
+
         priors, shared, D, M = self.priors, self.shared, self.D, self.M
-        prm = prior_constants(priors, M)
         density = shared_log_posterior if shared else ard_log_posterior
         names, shapes = self._expanded()
         sizes = self.sizes
@@ -122,7 +119,7 @@ class AdditiveModel(CompiledModel):
 
             def logp(z, X, y, W):
                 if not built:
-                    built.append(_data_terms(X, y, W, prm, shared))
+                    built.append(MapObjective(X, y, W, priors, shared=shared).density_args())
                 value, grad = density(z, *built[0])
                 if not (np.isfinite(value) and np.all(np.isfinite(grad))):
                     return -np.inf, np.zeros_like(z)  # K not positive definite: rejected
@@ -156,14 +153,3 @@ class AdditiveModel(CompiledModel):
         )
         fields = {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
         return StartableModel(**fields)
-
-
-def _data_terms(X, y, W, prm: np.ndarray, shared: bool) -> tuple:
-    """The density's arguments after ``z`` on data ``(X, y)`` and masks ``W``:
-    ``(G, y, prm)`` with the groups' squared distances ``G (M, n, n)`` when
-    ``shared``, else ``(Δ² (n, n, D), W, y, prm)``."""
-    X, y, W = (np.ascontiguousarray(a, dtype=float) for a in (X, y, W))
-    d2 = (X[:, None, :] - X[None, :, :]) ** 2
-    if shared:
-        return np.ascontiguousarray(np.einsum("abd,jd->jab", d2, W)), y, prm
-    return d2, W, y, prm

@@ -428,7 +428,7 @@ def test_log_density_is_the_sampler_s_density(rng, shared):
     obj = MapObjective(X, y, W, p, shared=shared)
     k = 3 if shared else D + len(GROUPS) + 1
     Z = rng.normal(-1, 0.4, (5, k))
-    got = obj.log_density(Z, chunk=2)
+    got = obj.log_density(Z)
     want = np.array([-obj(z)[0] + z.sum() for z in Z])
     np.testing.assert_allclose(got - got[0], want - want[0], atol=1e-8)
     model = build_additive_model(len(GROUPS), D, p, n=20, shared=shared)
