@@ -105,8 +105,10 @@ class AdditivePosterior(DrawPosterior):
         idx = np.arange(self.n_groups) if groups is None else np.asarray(groups)
         Kx = group_cov(Xnew, self.X, self.ls, self.eta[:, idx], self.W[idx])  # (S, M', m, n)
         mean = np.einsum("sjmn,sn->sjm", Kx, self.alpha)
-        V = np.einsum("sab,sjmb->sjma", self.L_inv, Kx)
-        var = (self.eta[:, idx] ** 2)[:, :, None] - np.einsum("sjma,sjma->sjm", V, V)
+        # L⁻¹ k_j(X, x) for every draw and group by one batched matrix product (BLAS),
+        # not einsum's loops: (S, M', n, m)
+        V = self.L_inv[:, None] @ Kx.transpose(0, 1, 3, 2)
+        var = (self.eta[:, idx] ** 2)[:, :, None] - np.einsum("sjam,sjam->sjm", V, V)
         return mean, np.maximum(var, 1e-12)
 
     def group_moments(self, Xnew, groups=None) -> tuple[np.ndarray, np.ndarray]:
@@ -119,9 +121,9 @@ class AdditivePosterior(DrawPosterior):
         Xnew = np.asarray(Xnew, dtype=float)
         Kx = group_cov(Xnew, self.X, self.ls, self.eta, self.W).sum(1)  # (S, m, n)
         mean = np.einsum("smn,sn->sm", Kx, self.alpha)
-        V = np.einsum("sab,smb->sma", self.L_inv, Kx)
+        V = self.L_inv @ Kx.transpose(0, 2, 1)  # (S, n, m)
         prior = (self.eta**2).sum(1)[:, None]
-        return mean, np.maximum(prior - np.einsum("sma,sma->sm", V, V), 1e-12)
+        return mean, np.maximum(prior - np.einsum("sam,sam->sm", V, V), 1e-12)
 
     def joint_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw joint mean (S', m) and covariance (S', m, m) of the full ``f`` at ``Xnew``."""
