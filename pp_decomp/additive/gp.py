@@ -2,10 +2,11 @@
 
 It shares the fitting and prediction skeleton of every GP model
 (:class:`pp_decomp.components.base.MarginalGP`): MAP by multi-start L-BFGS-B
-and NUTS by nutpie, both on the numpy density of :class:`MapObjective` (one
-nutpie model per ``(M, D, priors, shared)`` with the group mask swapped as
-data, :mod:`pp_decomp.additive.sampler`), which the PyMC model
-(:mod:`pp_decomp.additive.model`) defines.
+on :class:`MapObjective` (numpy), NUTS by nutpie on the same density compiled
+by numba (:mod:`pp_decomp.additive.density`; one nutpie model per ``(M, D,
+priors, shared)`` with the group mask swapped as data,
+:mod:`pp_decomp.additive.sampler`). The PyMC model
+(:mod:`pp_decomp.additive.model`) defines both and the tests check them against it.
 """
 
 from __future__ import annotations
@@ -254,8 +255,8 @@ class AdditiveGP(MarginalGP):
         return ["ls", "eta", "sigma"]
 
     def _compiled(self):
-        """The structure's NUTS model: :class:`MapObjective`'s density, sampled
-        by nutpie (:mod:`pp_decomp.additive.sampler`)."""
+        """The structure's NUTS model: the numba density, sampled by nutpie
+        (:mod:`pp_decomp.additive.sampler`)."""
         from pp_decomp.additive.sampler import AdditiveModel
 
         M, D, p, shared = self.n_groups, self.input_dim, self.priors, self.shared
