@@ -28,19 +28,25 @@ import numpy as np  # noqa: E402
 
 def _pymc_gp():
     """``AdditiveGP`` sampling the PyMC model compiled by nutpie (the old path)."""
+    from functools import cached_property
+
+    import nutpie
+
     from pp_decomp.additive.gp import AdditiveGP
     from pp_decomp.additive.model import build_additive_model
-    from pp_decomp.components.compiled import CompiledModel, compiled
+    from pp_decomp.additive.sampler import AdditiveModel
+    from pp_decomp.components.compiled import compiled
+
+    class PyMCModel(AdditiveModel):
+        @cached_property
+        def nutpie_model(self):
+            model = build_additive_model(self.M, self.D, self.priors, shared=self.shared)
+            return nutpie.compile_pymc_model(model, backend="numba")
 
     class PyMCAdditiveGP(AdditiveGP):
         def _compiled(self):
             M, D, p, shared = self.n_groups, self.input_dim, self.priors, self.shared
-            return compiled(
-                ("additive-pymc", M, D, p, shared),
-                lambda: CompiledModel(
-                    lambda: build_additive_model(M, D, p, shared=shared), "PyMC additive model"
-                ),
-            )
+            return compiled(("additive-pymc", M, D, p, shared), lambda: PyMCModel(M, D, p, shared))
 
     return PyMCAdditiveGP
 

@@ -3,11 +3,12 @@ GP model.
 
 A structure is a key such as ``("component", kernel, input_dim, priors)``; its
 model holds the data apart, so every GP and every refit with that structure
-shares one nutpie model (for NUTS) and only the data are swapped. A component
-GP's is its compiled density (:class:`pp_decomp.components.model.ComponentModel`,
-no compiling beyond numba's one-off); the additive GP's is its PyMC model
-compiled by nutpie (:class:`CompiledModel`, ~15-40 s once per process). MAP fits
-use objectives without PyTensor (:mod:`pp_decomp.components.map_objective`,
+shares one nutpie model (for NUTS) and only the data are swapped. Both kinds
+sample a density compiled by numba, not a PyMC model compiled by PyTensor
+(15-40 s per structure): a component GP's
+(:class:`pp_decomp.components.model.ComponentModel`) and the additive GP's
+(:class:`pp_decomp.additive.sampler.AdditiveModel`). MAP fits use objectives
+without PyTensor (:mod:`pp_decomp.components.map_objective`,
 :class:`pp_decomp.additive.gp.MapObjective`).
 """
 
@@ -15,13 +16,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import cached_property
 
 import numpy as np
 from scipy import optimize
-
-from pp_decomp._progress import one_off
-from pp_decomp._quiet import quiet_third_party
 
 _CACHE: dict[tuple, CompiledModel] = {}
 _LOCK = threading.Lock()
@@ -61,34 +58,23 @@ def map_search(f: Callable, starts, bounds, name: str):
 
 
 class CompiledModel:
-    """One PyMC model structure with its nutpie model, compiled by nutpie (lazy).
+    """One model structure for NUTS: its unconstrained parameters (``value_names``,
+    PyMC's ``*_log__`` names, in the order of a flat row) and its nutpie model
+    (``nutpie_model``, with ``with_data``), built once per structure by a
+    subclass (:class:`~pp_decomp.components.model.ComponentModel`,
+    :class:`~pp_decomp.additive.sampler.AdditiveModel`)."""
 
-    Parameters
-    ----------
-    builder : callable returning a ``pm.Model`` with ``pm.Data`` placeholders
-    """
-
-    def __init__(self, builder: Callable, label: str = "model"):
-        self.model = builder()
-        self.label = label
+    label = "model"
 
     @property
     def value_names(self) -> list[str]:
-        return [v.name for v in self.model.value_vars]
+        raise NotImplementedError
 
     def flatten_rows(self, parts: dict) -> np.ndarray:
         """One flat row per draw from one ``(S, ...)`` array per value name: (S, k)."""
         rows = [np.asarray(parts[n], dtype=float) for n in self.value_names]
         S = len(rows[0])
         return np.column_stack([r.reshape(S, -1) for r in rows])
-
-    @cached_property
-    def nutpie_model(self):
-        import nutpie
-
-        what = f"compiling the {self.label} for NUTS with nutpie (once per process, ~15-40 s)"
-        with quiet_third_party(), one_off(what):
-            return nutpie.compile_pymc_model(self.model, backend="numba")
 
 
 def compiled(key: tuple, make: Callable[[], CompiledModel]) -> CompiledModel:
