@@ -43,22 +43,36 @@ def prior_constants(priors: Priors, n_groups: int) -> np.ndarray:
 
 
 @numba.njit(nogil=True, cache=True)
-def _likelihood_terms(K, y):
-    """``(log N(y; 0, K), B = ααᵀ - K⁻¹)``, or ``(-inf, B)`` where ``K`` is not
-    positive definite or not finite."""
+def _noisy_cholesky(K, noise):
+    """``(K + noise I, its Cholesky factor, True)`` for the noise-free kernel ``K``
+    (left as it is), or ``(.., .., False)`` where that matrix is not finite or not
+    positive definite."""
+    n = K.shape[0]
+    Kn = K.copy()
+    for a in range(n):
+        Kn[a, a] += noise
+        for b in range(n):
+            if not np.isfinite(Kn[a, b]):
+                return Kn, Kn, False
+    try:
+        L = np.linalg.cholesky(Kn)
+    except Exception:  # noqa: BLE001 (numba raises a generic error for a non-PD matrix)
+        return Kn, Kn, False
+    return Kn, L, True
+
+
+@numba.njit(nogil=True, cache=True)
+def _likelihood_terms(K, y, noise):
+    """``(log N(y; 0, K + noise I), B = ααᵀ - (K + noise I)⁻¹)``, or ``(-inf, B)``
+    where that matrix is not positive definite or not finite."""
     n = len(y)
     B = np.zeros((n, n))
-    for a in range(n):
-        for b in range(n):
-            if not np.isfinite(K[a, b]):
-                return -np.inf, B
-    try:
-        L = np.linalg.cholesky(K)
-    except Exception:  # noqa: BLE001 (numba raises a generic error for a non-PD matrix)
+    Kn, L, ok = _noisy_cholesky(K, noise)
+    if not ok:
         return -np.inf, B
     # LAPACK's inverse (LU) is 1.7x the speed of inverting L by a solve and
     # multiplying out (n = 190); the Cholesky factor gives the determinant
-    K_inv = np.linalg.inv(K)
+    K_inv = np.linalg.inv(Kn)
     alpha = K_inv @ y
     value = -0.5 * (y @ alpha) - 0.5 * n * _LOG_2PI
     for a in range(n):
@@ -110,7 +124,7 @@ def shared_log_posterior(z, G, y, prm):
     ls, eta, sigma = np.exp(z[0]), np.exp(z[1]), np.exp(z[2])
     n = len(y)
     K, S = _shared_kernel(ls, eta, G)
-    loglik, B = _likelihood_terms_noisy(K, y, sigma**2 + prm[6])
+    loglik, B = _likelihood_terms(K, y, sigma**2 + prm[6])
     grad = np.zeros(3)
     if not np.isfinite(loglik):
         return -np.inf, grad
@@ -158,7 +172,7 @@ def ard_log_posterior(z, d2, W, y, prm):
     ls, eta, sigma = np.exp(z[:D]), np.exp(z[D : D + M]), np.exp(z[-1])
     inv2 = 1.0 / ls**2
     K, Kj = _ard_kernel(ls, eta, d2, W)
-    loglik, B = _likelihood_terms_noisy(K, y, sigma**2 + prm[6])
+    loglik, B = _likelihood_terms(K, y, sigma**2 + prm[6])
     grad = np.zeros(D + M + 1)
     if not np.isfinite(loglik):
         return -np.inf, grad
@@ -183,28 +197,12 @@ def ard_log_posterior(z, d2, W, y, prm):
 
 
 @numba.njit(nogil=True, cache=True)
-def _likelihood_terms_noisy(K, y, noise):
-    """:func:`_likelihood_terms` of ``K + noise I``, ``K`` the noise-free kernel (left as it is)."""
-    Kn = K.copy()
-    for a in range(len(y)):
-        Kn[a, a] += noise
-    return _likelihood_terms(Kn, y)
-
-
-@numba.njit(nogil=True, cache=True)
 def _log_normal(K, y, noise):
     """``log N(y; 0, K + noise I)`` by one Cholesky factor and one forward solve,
     ``-inf`` where the matrix is not positive definite or not finite."""
     n = len(y)
-    Kn = K.copy()
-    for a in range(n):
-        Kn[a, a] += noise
-        for b in range(n):
-            if not np.isfinite(Kn[a, b]):
-                return -np.inf
-    try:
-        L = np.linalg.cholesky(Kn)
-    except Exception:  # noqa: BLE001 (numba raises a generic error for a non-PD matrix)
+    _, L, ok = _noisy_cholesky(K, noise)
+    if not ok:
         return -np.inf
     v = np.empty(n)
     value = -0.5 * n * _LOG_2PI

@@ -45,6 +45,18 @@ def unpack_rows(Z, D: int, M: int, shared: bool):
     return v[:, :D], v[:, D : D + M], v[:, -1]
 
 
+def prior_center(priors: Priors, n_groups: int, n_ls: int, n_eta: int) -> np.ndarray:
+    """The priors' centre in ``z = (log ℓ (n_ls), log η (n_eta), log σ)``: the log of
+    each prior's mean (the amplitude's rate scaled by ``sqrt(M)``), PyMC's initial
+    point for these distributions; MAP's first start and a cold NUTS chain's centre."""
+    p = priors
+    ls = np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))
+    eta = np.log(p.eta_alpha / (p.eta_beta * np.sqrt(n_groups)))
+    return np.concatenate(
+        [np.full(n_ls, ls), np.full(n_eta, eta), [np.log(p.sigma_alpha / p.sigma_beta)]]
+    )
+
+
 class MapObjective:
     """Negative log posterior of the additive model and its gradient, in numpy.
 
@@ -307,13 +319,7 @@ class AdditiveGP(MarginalGP):
         p, M = self.priors, self.n_groups
         n_ls = 1 if self.shared else self.input_dim
         n_eta = 1 if self.shared else M
-        center = np.concatenate(
-            [
-                np.full(n_ls, np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))),
-                np.full(n_eta, np.log(p.eta_alpha / (p.eta_beta * np.sqrt(M)))),
-                [np.log(p.sigma_alpha / p.sigma_beta)],
-            ]
-        )
+        center = prior_center(p, M, n_ls, n_eta)
         if init is not None:
             axis = None if self.shared else 0
             center = np.concatenate(

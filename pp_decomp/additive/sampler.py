@@ -85,17 +85,6 @@ class AdditiveModel(CompiledModel):
             for n, p in zip(self.value_names, parts, strict=True)
         }
 
-    def center(self) -> np.ndarray:
-        """The priors' centre in ``z``: the log of each prior's mean (the amplitude's
-        rate scaled by ``sqrt(M)``), PyMC's initial point for these distributions."""
-        p = self.priors
-        ls = np.log(p.ls_beta / max(p.ls_alpha - 1.0, 1.0))
-        eta = np.log(p.eta_alpha / (p.eta_beta * np.sqrt(self.M)))
-        sizes = self.sizes
-        return np.concatenate(
-            [np.full(sizes[0], ls), np.full(sizes[1], eta), [np.log(p.sigma_alpha / p.sigma_beta)]]
-        )
-
     def _expanded(self) -> tuple[list[str], list[tuple[int, ...]]]:
         free = [
             (s,) if n in ("ls_log__", "eta_log__") else ()
@@ -107,7 +96,7 @@ class AdditiveModel(CompiledModel):
 
     @cached_property
     def nutpie_model(self) -> StartableModel:
-        from pp_decomp.additive.gp import MapObjective
+        from pp_decomp.additive.gp import MapObjective, prior_center, unpack_rows
 
         priors, shared, D, M = self.priors, self.shared, self.D, self.M
         density = shared_log_posterior if shared else ard_log_posterior
@@ -129,11 +118,8 @@ class AdditiveModel(CompiledModel):
 
         def make_expand_fn(seed1, seed2, chain):
             def expand(z, X, y, W):
-                free = np.split(z, np.cumsum(sizes)[:-1])
-                v = np.exp(z)
-                ls = np.full(D, v[0]) if shared else v[:D]
-                eta = np.full(M, v[1]) if shared else v[D : D + M]
-                values = [*free, ls, eta, v[-1]]
+                ls, eta, sigma = unpack_rows(z, D, M, shared)
+                values = [*np.split(z, np.cumsum(sizes)[:-1]), ls[0], eta[0], sigma[0]]
                 return {
                     n: np.asarray(a, dtype=float).reshape(s)
                     for n, a, s in zip(names, values, shapes, strict=True)
@@ -149,7 +135,7 @@ class AdditiveModel(CompiledModel):
             expanded_shapes=shapes,
             expanded_names=names,
             shared_data={"X": np.zeros((3, D)), "y": np.zeros(3), "W": np.ones((M, D))},
-            make_initial_point_fn=JitteredCenter(self.center()),
+            make_initial_point_fn=JitteredCenter(prior_center(priors, M, *sizes[:2])),
         )
         fields = {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
         return StartableModel(**fields)
