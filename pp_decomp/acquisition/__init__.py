@@ -18,6 +18,7 @@ from pp_decomp.acquisition.ucb import (
     LipschitzUCB,
     LocalLipschitzUCB,
     MonteCarloUCB,
+    SmallerUCB,
     numeric_lipschitz,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "LocalLipschitzUCB",
     "MonteCarloUCB",
     "ProbabilityOfImprovement",
+    "SmallerUCB",
     "beta_from_description",
     "numeric_lipschitz",
 ]

@@ -29,6 +29,8 @@ def build_context(
         comps = [models[n] for n in problem.component_names]
         surrogate = decomposed_surrogate(comps, problem, copula=s.copula)
         surrogates["decomposed"] = hallucinate(surrogate, P)
+        if opt.strategy.with_composed:
+            surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "composed":
         surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "additive":

@@ -400,6 +400,11 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
             f"correlated=True correlates the component GPs of a decomposed strategy; "
             f"strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
+    if strategy.with_composed:
+        raise ValueError(
+            f"correlated=True models the components only; strategy {strategy.name!r} "
+            "also fits one GP of g, which the correlated model does not update"
+        )
     if problem.n_components < 2:
         raise ValueError(
             f"correlated=True needs at least 2 components; problem {problem.name!r} has "

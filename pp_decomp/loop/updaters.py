@@ -36,7 +36,7 @@ class LoopData:
 
     ``X (n, d)``, ``Y (n, J)``; ``targets`` maps a model name to its outputs
     ``(n,)``: each component's ``y_j``, or ``"composed"`` / ``"additive"`` to the
-    signed objective ``sign · g(y; x)``.
+    signed objective ``sign · g(y; x)`` (both for a strategy ``with_composed``).
     """
 
     X: np.ndarray
@@ -54,6 +54,8 @@ def loop_data(opt) -> LoopData:
     Y = forward(opt.settings.outcome_transform, opt.Y)
     if opt.strategy.surrogate == "decomposed":
         targets = {name: Y[:, j] for j, name in enumerate(opt.problem.component_names)}
+        if opt.strategy.with_composed:
+            targets["composed"] = opt.signed_objective()
     else:
         targets = {opt.strategy.surrogate: opt.signed_objective()}
     return LoopData(opt.X, Y, targets)
@@ -123,8 +125,9 @@ class KnownKernelsUpdater(Updater):
     """GPs conditioned on known kernels: the components, the known composed GP of
     ``sign · g``, or the entire GP of the signed linear composition."""
 
-    def __init__(self, settings, problem, composed: bool):
+    def __init__(self, settings, problem, composed: bool, with_composed: bool = False):
         self.known, self.problem, self.composed = settings.known_kernels, problem, composed
+        self.with_composed = with_composed
 
     def _conditioned(self, name, X, y, draws, mean) -> ComponentGP:
         p = self.problem
@@ -136,16 +139,24 @@ class KnownKernelsUpdater(Updater):
     def update(self, data, t, rng, rec):
         known, p = self.known, self.problem
         if self.composed and known.composed is not None:
-            h = data.targets["composed"]
-            mean = p.sign * known.composed_mean
-            return {"composed": self._conditioned("composed", data.X, h, known.composed, mean)}
+            return {"composed": self._composed(data)}
         comps = [
             self._conditioned(name, data.X, data.Y[:, j], known.draws[j], known.mean[j])
             for j, name in enumerate(p.component_names)
         ]
-        if not self.composed:
-            return dict(zip(p.component_names, comps, strict=True))
-        return {"composed": EntireGP(comps, p.linear.scaled(p.sign)).condition(data.X, data.Y)}
+        if self.composed:
+            entire = EntireGP(comps, p.linear.scaled(p.sign))
+            return {"composed": entire.condition(data.X, data.Y)}
+        gps = dict(zip(p.component_names, comps, strict=True))
+        if self.with_composed:
+            gps["composed"] = self._composed(data)
+        return gps
+
+    def _composed(self, data) -> ComponentGP:
+        """The GP of ``sign · g`` on its known kernel."""
+        known, h = self.known, data.targets["composed"]
+        mean = self.problem.sign * known.composed_mean
+        return self._conditioned("composed", data.X, h, known.composed, mean)
 
     def state(self) -> dict:
         return {}
@@ -165,7 +176,9 @@ def make_updater(settings, strategy, problem) -> Updater | None:
     if strategy.surrogate == "additive":
         return AdditiveUpdater(settings, strategy, problem)
     if settings.inference == "fixed":
-        return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
+        return KnownKernelsUpdater(
+            settings, problem, strategy.surrogate == "composed", strategy.with_composed
+        )
     if settings.correlated:
         return CorrelatedUpdater(settings, problem)
     if settings.fast:

@@ -24,7 +24,8 @@ SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
 class Context:
     """Everything a strategy may use at one step (built by the loop).
 
-    ``decomposed`` / ``composed`` are the surrogates of the strategy's kind,
+    ``decomposed`` / ``composed`` are the surrogates of the strategy's kind (both
+    for a decomposed strategy ``with_composed``),
     ``additive`` a fitted additive GP; ``best`` is the incumbent of the signed
     objective ``h = sign·f`` among the observations, ``gamma`` GP-MI's state.
     """
@@ -101,7 +102,9 @@ class Strategy:
     ``build(ctx)`` returns an acquisition ``X (m, d) -> (m,)`` maximised over the
     domain; ``choose_fn(ctx)`` chooses directly (Thompson, random, additive).
     ``after_choice(ctx, x)``, if given, returns the strategy's state after
-    choosing ``x`` (GP-MI's ``γ̂``).
+    choosing ``x`` (GP-MI's ``γ̂``). ``with_composed``: a decomposed strategy that
+    also fits one GP of the composed output, given as ``ctx.composed``
+    (:class:`~pp_decomp.acquisition.SmallerUCB`).
     """
 
     name: str
@@ -112,6 +115,7 @@ class Strategy:
     needs: Needs = field(default_factory=Needs)
     additive: AdditiveSpec | None = None
     after_choice: Callable | None = None
+    with_composed: bool = False
 
     def choose(self, ctx: Context) -> tuple[np.ndarray, float]:
         """The next input and its acquisition value."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pp_decomp import acquisition as acq
@@ -91,6 +93,8 @@ def _gpmi_gamma(ctx: Context, x) -> float:
     return acq.GPMI(ctx.composed, ctx.gamma).updated_gamma(x)
 
 
+# the fast path updates component GPs only
+_WITH_COMPOSED = Needs(fast_path=False)
 _PEER = Needs(fast_path=False, known_kernels=False, peer="botorch", batch=False)
 _ADDITIVE = dict(
     surrogate="additive",
@@ -135,6 +139,26 @@ STRATEGIES: dict[str, Strategy] = {
             "decomposed",
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",
             build=lambda c: acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng),
+        ),
+        Strategy(
+            "d-gpucb-mc-min",
+            "decomposed",
+            "the smaller of d-gpucb-mc's bound and GP-UCB's on one GP of g",
+            build=lambda c: acq.SmallerUCB(
+                acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng), c.composed, c.beta
+            ),
+            needs=_WITH_COMPOSED,
+            with_composed=True,
+        ),
+        Strategy(
+            "d-gpucb-box-min",
+            "decomposed",
+            "the smaller of d-gpucb-box's bound and GP-UCB's on one GP of g",
+            build=lambda c: acq.SmallerUCB(
+                acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng), c.composed, c.beta
+            ),
+            needs=replace(_WITH_COMPOSED, joint=False),
+            with_composed=True,
         ),
         Strategy(
             "d-ei",

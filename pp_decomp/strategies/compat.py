@@ -72,6 +72,8 @@ def _fixed_unsupported(s: Strategy, problem, known_kernels) -> str | None:
             "g is not linear, so its composed GP needs a known kernel of its own "
             "(KnownKernels(composed=...))"
         )
+    if s.with_composed and known.composed is None:
+        return "its GP of g needs a known kernel of its own (KnownKernels(composed=...))"
     return None
 
 

@@ -354,3 +354,25 @@ def test_a_screen_scores_the_raw_points_and_searches_and_the_acquisition_decides
     assert calls["screen"][0] == 64 and 64 not in calls["acq"]
     # the acquisition scores the searches' ends with the starts once, then polishes
     assert calls["acq"][0] == 5 and set(calls["acq"][1:-1]) == {3}
+
+
+def test_smaller_ucb_is_the_smaller_of_the_decomposed_and_the_composed_bound(rng):
+    def heat(F, X):  # convex in the components, as the heat index
+        return F[..., 0] + 0.5 * F[..., 1] ** 2 + np.exp(0.5 * F[..., 2])
+
+    problem = _grid_problem(g=heat)
+    Xobs = rng.uniform(size=(6, 1))
+    model = _fitted(problem, Xobs, rng)
+    h = problem.compose(problem.evaluate(Xobs, seed=rng), Xobs)
+    draws = HyperDraws(ls=np.array([[0.05]]), eta=np.array([1.0]), sigma=np.array([0.05]))
+    composed = acq.ComposedSurrogate(
+        ComponentGP("se", 1, name="composed").condition(Xobs, h, draws)
+    )
+    X, beta = problem.domain.X, 4.0
+    mc = acq.MonteCarloUCB(model, beta, seed=3)(X)
+    gp = acq.UCB(composed, beta)(X)
+    both = acq.SmallerUCB(acq.MonteCarloUCB(model, beta, seed=3), composed, beta)(X)
+    np.testing.assert_array_equal(both, np.minimum(mc, gp))
+    # a short GP of g is the tighter bound at its observations and the wider away
+    # from them: the minimum is neither bound alone
+    assert np.any(mc < gp) and np.any(gp < mc)

@@ -1,0 +1,43 @@
+"""The decomposed bounds capped by GP-UCB's on one GP of g (``d-gpucb-*-min``)."""
+
+import numpy as np
+import pytest
+
+from pp_decomp import Box, Optimizer, Problem
+from pp_decomp.strategies import unsupported
+
+
+def _problem():
+    return Problem(
+        Box([0, 0], [1, 1]),
+        lambda X: np.c_[np.sin(3 * X[:, 0]), (X[:, 1] - 0.3) ** 2],
+        2,
+        g=lambda F: F[..., 0] * np.exp(-F[..., 1]),
+        noise_sd=0.01,
+        name="two-outputs",
+    )
+
+
+@pytest.mark.parametrize("strategy", ["d-gpucb-mc-min", "d-gpucb-box-min"])
+def test_a_min_strategy_refits_a_gp_of_g_beside_the_components(strategy):
+    ds = Optimizer(_problem(), strategy, seed=0, n_init=3).run(5)
+    assert list(ds["model"].values) == ["f0", "f1", "composed"]
+    steps = ds["phase"].values == "acquisition"
+    assert ds["refit"].values[steps].all()
+    assert np.isfinite(ds["acq_value"].values[steps]).all()
+
+
+def test_a_min_strategy_asks_a_batch_with_both_models_hallucinated():
+    opt = Optimizer(_problem(), "d-gpucb-mc-min", seed=1, n_init=3)
+    opt.run(3)
+    X = opt.ask(2)
+    assert X.shape == (2, 2) and not np.allclose(X[0], X[1])
+
+
+def test_a_min_strategy_is_refused_where_its_gp_of_g_cannot_be_built():
+    with pytest.raises(ValueError, match="d-gpucb-mc-min.*also fits one GP of g"):
+        Optimizer(_problem(), "d-gpucb-mc-min", seed=0, correlated=True)
+    with pytest.raises(ValueError, match="fast path"):
+        Optimizer(_problem(), "d-gpucb-box-min", seed=0, inference="nuts", fast=True)
+    why = unsupported("d-gpucb-box-min", _problem(), inference="fixed", known_kernels=None)
+    assert why is not None and "known" in why
