@@ -41,3 +41,13 @@ def test_a_min_strategy_is_refused_where_its_gp_of_g_cannot_be_built():
         Optimizer(_problem(), "d-gpucb-box-min", seed=0, inference="nuts", fast=True)
     why = unsupported("d-gpucb-box-min", _problem(), inference="fixed", known_kernels=None)
     assert why is not None and "known" in why
+
+
+def test_a_resumed_min_run_makes_the_choices_of_an_uninterrupted_one(tmp_path):
+    # refit every second step: the GP of g's draws in between come from the checkpoint
+    kw = dict(seed=2, n_init=3, refit_every=2)
+    full = Optimizer(_problem(), "d-gpucb-box-min", **kw).run(8)
+    path = tmp_path / "ck.nc"
+    Optimizer(_problem(), "d-gpucb-box-min", checkpoint=path, **kw).run(6)
+    resumed = Optimizer.resume(path, _problem()).run(8)
+    np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
