@@ -151,6 +151,16 @@ STRATEGIES: dict[str, Strategy] = {
             with_composed=True,
         ),
         Strategy(
+            "d-gpucb-local-min",
+            "decomposed",
+            "the smaller of d-gpucb-local's bound and GP-UCB's on one GP of g",
+            build=lambda c: acq.SmallerUCB(
+                acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng), c.composed, c.beta
+            ),
+            needs=replace(_WITH_COMPOSED, joint=False),
+            with_composed=True,
+        ),
+        Strategy(
             "d-gpucb-box-min",
             "decomposed",
             "the smaller of d-gpucb-box's bound and GP-UCB's on one GP of g",

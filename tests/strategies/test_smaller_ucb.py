@@ -18,7 +18,7 @@ def _problem():
     )
 
 
-@pytest.mark.parametrize("strategy", ["d-gpucb-mc-min", "d-gpucb-box-min"])
+@pytest.mark.parametrize("strategy", ["d-gpucb-mc-min", "d-gpucb-local-min", "d-gpucb-box-min"])
 def test_a_min_strategy_refits_a_gp_of_g_beside_the_components(strategy):
     ds = Optimizer(_problem(), strategy, seed=0, n_init=3).run(5)
     assert list(ds["model"].values) == ["f0", "f1", "composed"]
