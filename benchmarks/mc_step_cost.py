@@ -1,15 +1,13 @@
-"""Per-step cost of ``d-gpucb-mc`` against ``gp-ucb`` (MAP), and the Monte Carlo
-bound in blocks against one block, in one process.
+"""Per-step cost of decomposed strategies against ``gp-ucb`` (MAP), in one process.
 
 Usage: python benchmarks/mc_step_cost.py [--problem perceived-temperature]
        [--iterations 30] [--reps 3]
+       [--strategies gp-ucb,d-gpucb-mc,d-gpucb-box-min,d-gpucb-mc-min]
 
-Runs alternate (gp-ucb; d-gpucb-mc with ``MC_BLOCK_BYTES`` at its default; the
-same with one block of every input, the layout before blocks), ``--reps``
-times after a warm-up run, each on the same instance and seed. Prints the
-median over acquisition steps of the ask time and its parts (fit, the rest),
-averaged over the repetitions, the ratios to gp-ucb, and whether the two
-layouts chose the same inputs.
+Runs of the strategies alternate (forward, then backward), ``--reps`` times
+after a warm-up run, each on the same instance and seed. Prints the median
+over acquisition steps of the ask time and its parts (fit, the rest), averaged
+over the repetitions, and the ratios to gp-ucb (the first strategy).
 """
 
 from __future__ import annotations
@@ -33,42 +31,29 @@ def one_run(problem, strategy: str, iterations: int) -> tuple[np.ndarray, np.nda
 
 
 def main(argv=None) -> None:
-    from pp_decomp.acquisition import ucb
     from pp_decomp.models import get_problem
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--problem", default="perceived-temperature")
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--strategies", default="gp-ucb,d-gpucb-mc,d-gpucb-box-min,d-gpucb-mc-min")
     args = p.parse_args(argv)
     problem = get_problem(args.problem, seed=0)
     one_run(problem, "gp-ucb", 8)  # warm-up: first fits, imports
-    default = ucb.MC_BLOCK_BYTES
-    variants = {
-        "gp-ucb": ("gp-ucb", default),
-        "d-gpucb-mc": ("d-gpucb-mc", default),
-        "d-gpucb-mc, one block": ("d-gpucb-mc", 1 << 62),
-    }
-    times = {k: [] for k in variants}
-    chosen = {}
+    names = args.strategies.split(",")
+    times = {k: [] for k in names}
     for r in range(args.reps):
-        for name in list(variants)[:: 1 if r % 2 == 0 else -1]:
-            strategy, block = variants[name]
-            ucb.MC_BLOCK_BYTES = block
-            t, x = one_run(problem, strategy, args.iterations)
-            times[name].append(t)
-            chosen.setdefault(name, x)
-    ucb.MC_BLOCK_BYTES = default
-    base = np.mean(times["gp-ucb"], axis=0)[0]
+        for name in names[:: 1 if r % 2 == 0 else -1]:
+            times[name].append(one_run(problem, name, args.iterations)[0])
+    base = np.mean(times[names[0]], axis=0)[0]
     print(f"{args.problem}, {args.iterations} evaluations, {args.reps} repetitions, MAP")
     for name, rows in times.items():
         ask, fit, rest = 1e3 * np.mean(rows, axis=0)
         print(
             f"{name:<22} ask {ask:6.1f} ms (fit {fit:5.1f}, acquisition {rest:5.1f})  "
-            f"x gp-ucb {ask / 1e3 / base:5.2f}"
+            f"x {names[0]} {ask / 1e3 / base:5.2f}"
         )
-    same = np.array_equal(chosen["d-gpucb-mc"], chosen["d-gpucb-mc, one block"])
-    print(f"blocks and one block chose the same inputs: {same}")
 
 
 if __name__ == "__main__":
