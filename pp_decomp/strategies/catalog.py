@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from pp_decomp import acquisition as acq
@@ -93,8 +91,20 @@ def _gpmi_gamma(ctx: Context, x) -> float:
     return acq.GPMI(ctx.composed, ctx.gamma).updated_gamma(x)
 
 
-# the fast path updates component GPs only
-_WITH_COMPOSED = Needs(fast_path=False)
+def _capped(name: str, bound, joint: bool = False) -> Strategy:
+    """``name-min``: the decomposed ``bound(ctx)`` capped by GP-UCB's on one GP of g
+    (:class:`~pp_decomp.acquisition.SmallerUCB`). The fast path updates component GPs
+    only; ``joint``: the bound uses the components' joint posterior."""
+    return Strategy(
+        f"{name}-min",
+        "decomposed",
+        f"the smaller of {name}'s bound and GP-UCB's on one GP of g",
+        build=lambda c: acq.SmallerUCB(bound(c), c.composed, c.beta),
+        needs=Needs(fast_path=False, joint=joint),
+        with_composed=True,
+    )
+
+
 _PEER = Needs(fast_path=False, known_kernels=False, peer="botorch", batch=False)
 _ADDITIVE = dict(
     surrogate="additive",
@@ -140,36 +150,13 @@ STRATEGIES: dict[str, Strategy] = {
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",
             build=lambda c: acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng),
         ),
-        Strategy(
-            "d-gpucb-mc-min",
-            "decomposed",
-            "the smaller of d-gpucb-mc's bound and GP-UCB's on one GP of g",
-            build=lambda c: acq.SmallerUCB(
-                acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng), c.composed, c.beta
-            ),
-            needs=_WITH_COMPOSED,
-            with_composed=True,
+        _capped(
+            "d-gpucb-mc",
+            lambda c: acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng),
+            joint=True,
         ),
-        Strategy(
-            "d-gpucb-local-min",
-            "decomposed",
-            "the smaller of d-gpucb-local's bound and GP-UCB's on one GP of g",
-            build=lambda c: acq.SmallerUCB(
-                acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng), c.composed, c.beta
-            ),
-            needs=replace(_WITH_COMPOSED, joint=False),
-            with_composed=True,
-        ),
-        Strategy(
-            "d-gpucb-box-min",
-            "decomposed",
-            "the smaller of d-gpucb-box's bound and GP-UCB's on one GP of g",
-            build=lambda c: acq.SmallerUCB(
-                acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng), c.composed, c.beta
-            ),
-            needs=replace(_WITH_COMPOSED, joint=False),
-            with_composed=True,
-        ),
+        _capped("d-gpucb-local", lambda c: acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng)),
+        _capped("d-gpucb-box", lambda c: acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng)),
         Strategy(
             "d-ei",
             "decomposed",
