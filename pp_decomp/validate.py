@@ -108,6 +108,19 @@ def check_positive(value, name: str) -> float:
     return v
 
 
+def check_nonnegative(value, name: str) -> float:
+    """Return ``value`` as a finite float ``>= 0`` or raise naming ``name``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a number >= 0; got {value!r}") from err
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0; got {value!r}")
+    return v
+
+
 def check_choice(value, name: str, choices: Iterable[str]) -> str:
     """Raise unless ``value`` is one of ``choices``."""
     choices = tuple(choices)

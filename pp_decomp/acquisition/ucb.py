@@ -9,6 +9,7 @@ from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.rng import SeedLike, as_generator
+from pp_decomp.validate import check_nonnegative
 
 
 class DGPUCB:
@@ -35,7 +36,7 @@ class DGPUCB:
     def __init__(self, model: DecomposedSurrogate, beta: float):
         if model.linear is None:
             raise ValueError("d-gpucb needs a linear decomposition (problem.weights)")
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
 
     def __call__(self, X) -> np.ndarray:
         return integrated_ucb(*self.model.linear_per_draw(X), self.beta)
@@ -89,7 +90,7 @@ class LipschitzUCB:
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, lipschitz, X_range):
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
         if lipschitz is None:
             lipschitz = numeric_lipschitz(model, X_range)
         self.B = np.asarray(lipschitz, dtype=float)
@@ -140,7 +141,7 @@ class LocalLipschitzUCB:
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, seed: SeedLike = None):
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
         self.offsets = box_points(len(model.components), seed)
 
     def lipschitz(self, mu: np.ndarray, r: np.ndarray, X) -> np.ndarray:
@@ -185,7 +186,7 @@ class CredibleBoxUCB:
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, seed: SeedLike = None):
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
         self.offsets = box_points(len(model.components), seed)
 
     def __call__(self, X) -> np.ndarray:
@@ -264,7 +265,7 @@ class MonteCarloUCB:
     def __init__(self, model: DecomposedSurrogate, beta: float, n_samples: int = 512, seed=None):
         rng = as_generator(seed)
         J = len(model.components)
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
         self.q = float(norm.cdf(np.sqrt(self.beta)))
         self.draw_idx = rng.integers(0, 2**31 - 1, size=(n_samples, J))
         self.z = rng.standard_normal((n_samples, J))
@@ -299,7 +300,7 @@ class UCB:
     hyperparameter posterior as :class:`DGPUCB`: ``(1/S) Σ_s (μ_s(x) + sqrt(β_t) σ_s(x))``."""
 
     def __init__(self, model: ComposedSurrogate, beta: float):
-        self.model, self.beta = model, float(beta)
+        self.model, self.beta = model, check_nonnegative(beta, "beta")
 
     def __call__(self, X) -> np.ndarray:
         return integrated_ucb(*self.model.per_draw(X), self.beta)

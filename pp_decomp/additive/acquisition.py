@@ -23,7 +23,7 @@ from pp_decomp.maxsum import maximize_factors
 from pp_decomp.optim import maximize_box
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box
-from pp_decomp.validate import check_choice, check_finite, check_positive_int
+from pp_decomp.validate import check_choice, check_nonnegative, check_positive_int
 
 _MAX_TABLE = 2_000_000  # grid points of one clique's table
 
@@ -125,13 +125,6 @@ def _check_box(domain) -> Box:
     return domain
 
 
-def _check_beta(beta) -> float:
-    b = float(check_finite(np.asarray(beta, dtype=float), "beta"))
-    if b < 0:
-        raise ValueError(f"beta must be >= 0; got {beta!r}")
-    return b
-
-
 def _embed(Z: np.ndarray, dims, D: int, fill: np.ndarray) -> np.ndarray:
     X = np.broadcast_to(fill, (len(Z), D)).copy()
     X[:, list(dims)] = Z
@@ -156,7 +149,7 @@ def add_gp_ucb_maximize(model, beta: float, domain, seed: SeedLike = None, metho
         ``Σ_j max φ_j``.
     """
     box = _check_box(domain)
-    beta = _check_beta(beta)
+    beta = check_nonnegative(beta, "beta")
     rng = as_generator(seed)
     D = box.dim
     seen = [v for g in model.groups for v in g]
@@ -191,7 +184,7 @@ def g_add_gp_ucb_maximize(model, beta: float, domain, levels: int = 25):
     x : (D,) array on the grid, value : float (the maximum of the summed acquisition)
     """
     box = _check_box(domain)
-    beta = _check_beta(beta)
+    beta = check_nonnegative(beta, "beta")
     L = check_positive_int(levels, "levels", minimum=2)
     D = box.dim
     grids = [np.linspace(lo, hi, L) for lo, hi in zip(box.lower, box.upper, strict=True)]

@@ -376,3 +376,21 @@ def test_smaller_ucb_is_the_smaller_of_the_decomposed_and_the_composed_bound(rng
     # a short GP of g is the tighter bound at its observations and the wider away
     # from them: the minimum is neither bound alone
     assert np.any(mc < gp) and np.any(gp < mc)
+
+
+@pytest.mark.parametrize("beta", [-1.0, np.nan, np.inf, "wide"])
+def test_every_ucb_refuses_a_bad_beta_by_name(rng, beta):
+    problem = _grid_problem(g=lambda F, X: F.sum(-1), weights=[1.0, 1.0, 1.0])
+    model = _fitted(problem, rng.uniform(size=(4, 1)), rng)
+    X = problem.domain.X
+    builds = [
+        lambda b: acq.DGPUCB(model, b),
+        lambda b: acq.LipschitzUCB(model, b, None, X),
+        lambda b: acq.LocalLipschitzUCB(model, b),
+        lambda b: acq.CredibleBoxUCB(model, b),
+        lambda b: acq.MonteCarloUCB(model, b),
+        lambda b: acq.UCB(acq.ComposedSurrogate(model.components[0]), b),
+    ]
+    for build in builds:
+        with pytest.raises((ValueError, TypeError), match="beta must be"):
+            build(beta)
