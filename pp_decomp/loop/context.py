@@ -29,12 +29,10 @@ def build_context(
         comps = [models[n] for n in problem.component_names]
         surrogate = decomposed_surrogate(comps, problem, copula=s.copula)
         surrogates["decomposed"] = hallucinate(surrogate, P)
-        if opt.strategy.with_composed:
-            surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
-    elif kind == "composed":
-        surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
+    if kind == "composed" or opt.strategy.with_composed:
+        surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
     best = float(np.max(opt.signed_objective())) if opt.n else -np.inf
     if len(P) and kind in ("decomposed", "composed"):
         best = max(best, _believed_best(surrogates[kind], P))

@@ -122,12 +122,12 @@ class RefitUpdater(Updater):
 
 
 class KnownKernelsUpdater(Updater):
-    """GPs conditioned on known kernels: the components, the known composed GP of
-    ``sign · g``, or the entire GP of the signed linear composition."""
+    """GPs conditioned on known kernels: the components (with the known composed GP
+    of ``sign · g`` where the data carry that target too), the known composed GP, or
+    the entire GP of the signed linear composition."""
 
-    def __init__(self, settings, problem, composed: bool, with_composed: bool = False):
+    def __init__(self, settings, problem, composed: bool):
         self.known, self.problem, self.composed = settings.known_kernels, problem, composed
-        self.with_composed = with_composed
 
     def _conditioned(self, name, X, y, draws, mean) -> ComponentGP:
         p = self.problem
@@ -148,7 +148,7 @@ class KnownKernelsUpdater(Updater):
             entire = EntireGP(comps, p.linear.scaled(p.sign))
             return {"composed": entire.condition(data.X, data.Y)}
         gps = dict(zip(p.component_names, comps, strict=True))
-        if self.with_composed:
+        if "composed" in data.targets:
             gps["composed"] = self._composed(data)
         return gps
 
@@ -176,9 +176,7 @@ def make_updater(settings, strategy, problem) -> Updater | None:
     if strategy.surrogate == "additive":
         return AdditiveUpdater(settings, strategy, problem)
     if settings.inference == "fixed":
-        return KnownKernelsUpdater(
-            settings, problem, strategy.surrogate == "composed", strategy.with_composed
-        )
+        return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
     if settings.correlated:
         return CorrelatedUpdater(settings, problem)
     if settings.fast:

@@ -313,3 +313,21 @@ def test_known_kernels_fit_checks_every_argument_before_fitting():
         KnownKernels.fit(X, Y, bounds, kernel="linear")
     with pytest.raises(ValueError, match="c must be finite"):
         LinearComposition.ones(2).scaled(np.nan)
+
+
+def test_known_kernels_give_a_min_strategy_the_components_and_the_known_gp_of_g():
+    pt = get_problem("perceived-temperature", split="run", seed=1)
+    comp = HyperDraws([[0.1, 0.08]], [15.0], [3.0])
+    known = KnownKernels(
+        "se",
+        (HyperDraws([[0.1, 0.07]], [14.0], [2.0]),) * 3,
+        mean=(12.0, 57.0, 4.0),
+        composed=comp,
+        composed_mean=11.0,
+    )
+    opt = Optimizer(pt, "d-gpucb-box-min", inference="fixed", n_init=6, seed=0, known_kernels=known)
+    opt.run(7)
+    gps = _models(opt)
+    assert list(gps) == [*pt.component_names, "composed"]
+    np.testing.assert_array_equal(gps["composed"].draws.eta, comp.eta)
+    np.testing.assert_array_equal(gps[pt.component_names[0]].draws.eta, [14.0])
