@@ -115,14 +115,18 @@ def wind_chill_f(t_f, v_mph):
 def perceived_nws(F, X=None):
     """NWS perceived temperature (°C) from ``F (..., 3)`` = (T °C, RH %, wind m/s)."""
     F = np.asarray(F, dtype=float)
-    t_f = np.asarray(_c_to_f(F[..., 0]))  # 0-d for one reading: still maskable
+    return _nws(F[..., 0], F[..., 1], F[..., 2])
+
+
+def _nws(t_c, rh, wind_ms):
+    t_f = np.asarray(_c_to_f(t_c))  # 0-d for one reading: still maskable
     out = t_f.copy()
     # each formula only where it applies: the Monte Carlo acquisition calls this
     # on (samples x candidates) arrays every step
     hot = t_f >= 80.0
     if hot.any():
-        out[hot] = heat_index_f(t_f[hot], np.clip(F[..., 1][hot], 0.0, 100.0))
-    v_mph = np.maximum(F[..., 2], 0.0) * 2.236936
+        out[hot] = heat_index_f(t_f[hot], np.clip(rh[hot], 0.0, 100.0))
+    v_mph = np.maximum(wind_ms, 0.0) * 2.236936
     cold = (t_f <= 50.0) & (v_mph >= 3.0)
     if cold.any():
         out[cold] = wind_chill_f(t_f[cold], v_mph[cold])
@@ -132,21 +136,28 @@ def perceived_nws(F, X=None):
 def apparent_steadman(F, X=None):
     """Steadman (1994) apparent temperature (°C), smooth in all three components."""
     F = np.asarray(F, dtype=float)
-    t, rh, ws = F[..., 0], F[..., 1], F[..., 2]
+    return _steadman(F[..., 0], F[..., 1], F[..., 2])
+
+
+def _steadman(t, rh, ws):
     e = rh / 100.0 * 6.105 * np.exp(17.27 * t / (237.7 + t))
     return t + 0.33 * e - 0.70 * ws - 4.00
 
 
 VARIANTS = {"nws": perceived_nws, "steadman": apparent_steadman}
+# each variant of (T, RH, wind) as separate arrays: g of (T, dew point, wind) passes
+# the derived humidity without stacking the three again (a copy of every sample)
+_READINGS = {"nws": _nws, "steadman": _steadman}
 
 
-def _from_dewpoint(g):
+def _from_dewpoint(variant: str):
     """``g`` of (T, dew point, wind): the relative humidity by the Magnus formula, then ``g``."""
+    g = _READINGS[variant]
 
     def composed(F, X=None):
         F = np.asarray(F, dtype=float)
-        rh = relative_humidity(F[..., 0], F[..., 1])
-        return g(np.stack([F[..., 0], rh, F[..., 2]], axis=-1))
+        t = F[..., 0]
+        return g(t, relative_humidity(t, F[..., 1]), F[..., 2])
 
     return composed
 
@@ -237,7 +248,7 @@ def perceived_temperature(
     learn, run = split_stations(seed, len(X_all))
     idx = np.arange(len(X_all)) if split == "all" else run
     X, Y = X_all[idx], Y_all[idx]
-    g = VARIANTS[variant] if humidity == "rh" else _from_dewpoint(VARIANTS[variant])
+    g = VARIANTS[variant] if humidity == "rh" else _from_dewpoint(variant)
     domain = CandidateSet(X, labels=names[idx])
     kernels = None
     if known_kernels:
