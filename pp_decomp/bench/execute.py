@@ -58,6 +58,7 @@ def run_task(task: Task, out) -> str:
         priors=Priors(**dict(task.priors)),
         outcome_transform=task.outcome_transform,
         copula=task.copula,
+        warm_start=task.warm_start,
     )
     opt.run(task.iterations)
     os.replace(partial, final)
@@ -162,7 +163,13 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want["priors"] = asdict(Priors(**dict(task.priors)))
             want["outcome_transform"] = task.outcome_transform
             want["copula"] = task.copula
-            unset = {"correlated": False, "outcome_transform": "none", "copula": False}
+            want["warm_start"] = task.warm_start
+            unset = {
+                "correlated": False,
+                "outcome_transform": "none",
+                "copula": False,
+                "warm_start": False,
+            }
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]
             if differ:

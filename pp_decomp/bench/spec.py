@@ -34,6 +34,7 @@ class Task:
     priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
     outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
     copula: bool = False  # their errors correlated by a Gaussian copula (decomposed only)
+    warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
 
     @property
     def seed(self) -> int:
@@ -68,6 +69,8 @@ class BenchSpec:
     outcome_transform: str = "none"
     # their posterior errors correlated by a Gaussian copula (Optimizer(copula=True))
     copula: bool = False
+    # MAP refits of the component and composed GPs from the last mode (Optimizer(warm_start=True))
+    warm_start: bool = False
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -113,6 +116,10 @@ class BenchSpec:
                 "copula=True correlates independent component GPs; correlated=True models "
                 "the correlation in one GP already: choose one"
             )
+        if not isinstance(self.warm_start, bool):
+            raise TypeError(f"warm_start must be True or False; got {self.warm_start!r}")
+        if self.warm_start and self.inference != "map":
+            raise ValueError(f"warm_start=True needs inference 'map'; got {self.inference!r}")
         from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
@@ -129,7 +136,8 @@ class BenchSpec:
         for p in self.problems:
             problem = get_problem(p, seed=0)
             for s in self.strategies:
-                decomposed = get_strategy(s).surrogate == "decomposed"
+                surrogate = get_strategy(s).surrogate
+                decomposed = surrogate == "decomposed"
                 why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
                 if why is None and decomposed:
                     why = self._decomposed_unsupported(s, problem)
@@ -152,6 +160,7 @@ class BenchSpec:
                         priors,
                         self.outcome_transform if decomposed else "none",
                         self.copula and decomposed,
+                        self.warm_start and surrogate in ("decomposed", "composed"),
                     )
                     for k in range(self.trials)
                 ]

@@ -14,6 +14,7 @@ def add_parsers(sub) -> None:
         add_kernel_flag,
         add_outcome_transform_flag,
         add_prior_flag,
+        add_warm_start_flag,
     )
 
     b = sub.add_parser(
@@ -50,6 +51,7 @@ def add_parsers(sub) -> None:
     add_prior_flag(b)
     add_outcome_transform_flag(b)
     add_copula_flag(b)
+    add_warm_start_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
@@ -99,6 +101,7 @@ def cmd_bench(args) -> int:
         priors=prior_fields(args.prior) or None,
         outcome_transform=args.outcome_transform,
         copula=args.copula,
+        warm_start=args.warm_start,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -1,5 +1,5 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
-``--prior NAME=VALUE``, ``--outcome-transform`` and ``--copula``."""
+``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula`` and ``--warm-start``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,17 @@ def add_copula_flag(parser) -> None:
         default=None,
         help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
         "to their whitened residuals (decomposed strategies; each keeps its own kernel)",
+    )
+
+
+def add_warm_start_flag(parser) -> None:
+    """``--warm-start``: MAP refits from the last fit's mode, one start."""
+    parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        default=None,
+        help="start each MAP refit at the last fit's mode, one L-BFGS-B search instead "
+        "of three afresh (about 5x faster fits; component and composed GPs)",
     )
 
 

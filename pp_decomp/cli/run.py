@@ -11,6 +11,7 @@ _FLAGS = {
     "n_init": "--init",
     "inference": "--inference",
     "refit_every": "--refit-every",
+    "warm_start": "--warm-start",
     "kernel": "--kernel",
     "priors": "--prior",
     "seed": "--seed",
@@ -111,6 +112,7 @@ def _add_model_flags(u) -> None:
         add_copula_flag,
         add_outcome_transform_flag,
         add_prior_flag,
+        add_warm_start_flag,
     )
 
     u.add_argument(
@@ -133,6 +135,7 @@ def _add_model_flags(u) -> None:
         default=None,
         help="refit hyperparameters every N steps (default 1)",
     )
+    add_warm_start_flag(u)
     u.add_argument("--kernel", default=None, help="se (default), matern52, matern32 or rq")
     add_prior_flag(u)
     u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
@@ -164,6 +167,7 @@ def _given(args) -> dict:
         "n_init": args.init,
         "inference": args.inference,
         "refit_every": args.refit_every,
+        "warm_start": args.warm_start,
         "kernel": args.kernel,
         "seed": args.seed,
         "fast": args.fast,

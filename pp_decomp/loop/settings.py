@@ -33,6 +33,13 @@ INFERENCE = ("map", "nuts", "fixed")
 # NUTS sizes the fast path's refits take from FastSettings, not from nuts_kwargs
 FAST_OWNED = ("draws", "tune", "chains", "repairs")
 ACQ_METHODS = ("auto", "lbfgs", "direct")
+# the keyword arguments of RunSettings.build (and so of Optimizer) besides the strategy
+KEYWORDS = (
+    "n_init", "inference", "refit_every", "kernel", "priors", "seed", "nuts_kwargs",
+    "max_draws", "mc_samples", "acq_method", "fast", "fast_settings", "additive_settings",
+    "known_kernels", "max_retries", "beta", "correlated", "outcome_transform", "copula",
+    "warm_start",
+)  # fmt: skip
 
 
 def nuts_from_kwargs(kwargs: dict | None) -> NutsSettings:
@@ -228,10 +235,14 @@ class RunSettings:
     correlated: bool = False
     outcome_transform: str = "none"
     copula: bool = False
+    warm_start: bool = False
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
         """Validate every argument against ``problem`` and fill in the defaults."""
+        unknown = sorted(set(kw) - set(KEYWORDS))
+        if unknown:  # a misspelt setting would otherwise be dropped without a word
+            raise TypeError(f"unknown setting(s) {unknown}; the settings are {list(KEYWORDS)}")
         transform = check_outcome_transform(kw.get("outcome_transform", "none"))
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
@@ -285,6 +296,7 @@ class RunSettings:
             correlated=correlated,
             outcome_transform=transform,
             copula=check_copula(kw.get("copula", False), s, problem, correlated),
+            warm_start=check_warm_start(kw.get("warm_start", False), s, inference),
         )
 
     def to_dict(self) -> dict:
@@ -311,6 +323,7 @@ class RunSettings:
             "correlated": self.correlated,
             "outcome_transform": self.outcome_transform,
             "copula": self.copula,
+            "warm_start": self.warm_start,
         }
 
     @staticmethod
@@ -361,6 +374,7 @@ class RunSettings:
             correlated=s.get("correlated", False),
             outcome_transform=s.get("outcome_transform", "none"),
             copula=s.get("copula", False),
+            warm_start=s.get("warm_start", False),
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
@@ -514,3 +528,22 @@ def max_group_size(spec, problem, additive: AdditiveSettings) -> int:
     if spec.structure == "oracle":
         return max(len(g) for g in problem.metadata["groups"])
     return additive.max_group_size or min(problem.dim, 3)
+
+
+def check_warm_start(warm_start, strategy, inference: str) -> bool:
+    """``warm_start``, refused by name where no MAP refit of the loop's GPs would use it."""
+    if not isinstance(warm_start, bool):
+        raise TypeError(f"warm_start must be True or False; got {warm_start!r}")
+    if not warm_start:
+        return False
+    if inference != "map":
+        raise ValueError(
+            f"warm_start=True starts each MAP refit at the last fit's mode; it needs "
+            f"inference='map', got {inference!r}"
+        )
+    if strategy.surrogate == "additive":
+        raise ValueError(
+            f"warm_start=True applies to the component and composed GPs' refits; strategy "
+            f"{strategy.name!r} learns an additive structure, which it refits its own way"
+        )
+    return True

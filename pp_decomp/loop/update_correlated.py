@@ -69,7 +69,8 @@ class CorrelatedUpdater(Updater):
         status(f"fitting correlated components ({s.inference.upper()})")
         # the sampler calls Python per gradient: two chains, one per core
         kw = {"draws": s.nuts.draws, "tune": s.nuts.tune, "chains": min(s.nuts.chains, 2)}
-        joint.fit(data.X, data.Y, s.inference, seed=rng, init=init, **kw)
+        restarts = {"restarts": 1} if s.warm_start and init is not None else {}
+        joint.fit(data.X, data.Y, s.inference, seed=rng, init=init, **kw, **restarts)
         for j, name in enumerate(joint.names):
             rec["refit"][name] = correlated_summary(joint, j)
 
