@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/mc_step_cost.py [--problem perceived-temperature]
        [--iterations 30] [--reps 3]
-       [--strategies gp-ucb,d-gpucb-mc,d-gpucb-box-min,d-gpucb-mc-min]
+       [--strategies gp-ucb,d-gpucb-mc,d-gpucb-box-min,d-gpucb-mc-min] [--warm-start]
 
 Runs of the strategies alternate (forward, then backward), ``--reps`` times
 after a warm-up run, each on the same instance and seed. Prints the median
@@ -21,10 +21,14 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 
-def one_run(problem, strategy: str, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+def one_run(
+    problem, strategy: str, iterations: int, warm_start: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     from pp_decomp import Optimizer
 
-    ds = Optimizer(problem, strategy, inference="map", seed=0).run(iterations)
+    ds = Optimizer(problem, strategy, inference="map", seed=0, warm_start=warm_start).run(
+        iterations
+    )
     step = ds["phase"].values == "acquisition"
     ask, fit = ds["ask_seconds"].values[step], ds["fit_seconds"].values[step]
     return np.array([np.median(ask), np.median(fit), np.median(ask - fit)]), ds["x"].values
@@ -38,6 +42,7 @@ def main(argv=None) -> None:
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--strategies", default="gp-ucb,d-gpucb-mc,d-gpucb-box-min,d-gpucb-mc-min")
+    p.add_argument("--warm-start", action="store_true", help="MAP refits from the last mode")
     args = p.parse_args(argv)
     problem = get_problem(args.problem, seed=0)
     one_run(problem, "gp-ucb", 8)  # warm-up: first fits, imports
@@ -45,9 +50,10 @@ def main(argv=None) -> None:
     times = {k: [] for k in names}
     for r in range(args.reps):
         for name in names[:: 1 if r % 2 == 0 else -1]:
-            times[name].append(one_run(problem, name, args.iterations)[0])
+            times[name].append(one_run(problem, name, args.iterations, args.warm_start)[0])
     base = np.mean(times[names[0]], axis=0)[0]
-    print(f"{args.problem}, {args.iterations} evaluations, {args.reps} repetitions, MAP")
+    warm = ", warm-started" if args.warm_start else ""
+    print(f"{args.problem}, {args.iterations} evaluations, {args.reps} repetitions, MAP{warm}")
     for name, rows in times.items():
         ask, fit, rest = 1e3 * np.mean(rows, axis=0)
         print(

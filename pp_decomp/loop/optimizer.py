@@ -61,9 +61,8 @@ class Optimizer:
     refit_every : int
         Refit every this many new observations (the last draws conditioned in between).
     warm_start : bool
-        MAP refits search from the last fit's mode, one start (Ax's
-        ``warm_start_refit``), instead of three starts afresh: a fit takes about a
-        fifth of the time (``docs/results.md``). The first fit searches from three.
+        MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``),
+        not from three starts afresh: about a fifth of the fit time (``docs/results.md``).
     kernel, priors, beta :
         Kernel family (default ``"se"``), hyperparameter :class:`~pp_decomp.Priors`,
         schedule ``t -> β_t`` (default :func:`~pp_decomp.loop.settings.default_beta`).
