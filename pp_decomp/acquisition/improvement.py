@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import erfcx, log_expit, log_ndtr, logsumexp
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.acquisition.ucb import mc_block_rows
 from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.rng import as_generator
 
@@ -97,14 +98,23 @@ class _Improvement:
             return self.model.per_draw(X)
         return self.model.linear_per_draw(X)
 
-    def _samples(self, X) -> np.ndarray:
-        return self.model.h(self.model.marginal_samples(X, self.draw_idx, self.z), X)
+    def _sample_blocks(self, X):
+        """``(slice of X's rows, samples (n, rows') of h there)``, in blocks of about
+        1 MB (:func:`~pp_decomp.acquisition.ucb.mc_block_rows`): the values are per
+        input, and the temporaries of a block stay in cache (d-ei's acquisition on
+        1494 stations: 159 ms in one block, 118 ms in blocks, same values)."""
+        X = np.asarray(X, dtype=float)
+        blocks = self.model.marginal_sample_blocks(X, self.draw_idx, self.z, mc_block_rows(self.z))
+        for sl, F in blocks:
+            yield sl, self.model.h(F, X[sl])
 
     def __call__(self, X) -> np.ndarray:
         if self.monte_carlo:
-            u = (self._samples(X) - self.best - self.xi) / self.tau
-            per = self._log_smoothed(u)
-            return logsumexp(per, axis=0) - np.log(len(per))
+            out = np.empty(len(X))
+            for sl, h in self._sample_blocks(X):
+                per = self._log_smoothed((h - self.best - self.xi) / self.tau)
+                out[sl] = logsumexp(per, axis=0) - np.log(len(per))
+            return out
         mean, var = self._per_draw(X)
         sd = np.sqrt(np.maximum(var, 1e-300))
         per = self._log_gaussian((mean - self.best - self.xi) / sd, sd)
@@ -121,8 +131,10 @@ class _Improvement:
     def tie_break(self, X) -> np.ndarray:
         """``E[h] + sd[h]``: which of equally improving inputs to prefer (never random)."""
         if self.monte_carlo:
-            H = self._samples(X)
-            return H.mean(0) + H.std(0)
+            out = np.empty(len(X))
+            for sl, h in self._sample_blocks(X):
+                out[sl] = h.mean(0) + h.std(0)
+            return out
         mean, var = mixture_moments(*self._per_draw(X))
         return mean + np.sqrt(var)
 

@@ -239,6 +239,11 @@ MC_BLOCK_BYTES = 1 << 20
 MC_BLOCK_MIN_ROWS = 16  # with very many samples, blocks of fewer inputs only add per-call overhead
 
 
+def mc_block_rows(z: np.ndarray) -> int:
+    """Inputs per block of a Monte Carlo acquisition with standard normals ``z (n, J)``."""
+    return max(MC_BLOCK_MIN_ROWS, MC_BLOCK_BYTES // (8 * z.size))
+
+
 class MonteCarloUCB:
     """Generalized D-GPUCB by Monte Carlo (Bayesian UCB over the composition),
     integrated over the hyperparameter posterior.
@@ -281,9 +286,9 @@ class MonteCarloUCB:
 
     def __call__(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=float)
-        rows = max(MC_BLOCK_MIN_ROWS, MC_BLOCK_BYTES // (8 * self.z.size))
         out = np.empty(len(X))
-        for sl, F in self.model.marginal_sample_blocks(X, self.draw_idx, self.z, rows):
+        blocks = self.model.marginal_sample_blocks(X, self.draw_idx, self.z, mc_block_rows(self.z))
+        for sl, F in blocks:
             out[sl] = self._bound(self.model.h(F, X[sl]))  # F: (n, rows, J)
         return out
 

@@ -55,7 +55,8 @@ def test_mc_ucb_agrees_with_dgpucb_for_linear_g(rng, draws_per, tol):
 
 
 @pytest.mark.parametrize("draws_per", [1, 4])
-def test_mc_ucb_in_blocks_is_the_mc_ucb_in_one(rng, draws_per, monkeypatch):
+@pytest.mark.parametrize("kind", ["ucb", "ei", "pi"])
+def test_mc_acquisitions_in_blocks_are_the_acquisitions_in_one(rng, draws_per, kind, monkeypatch):
     # blocks of inputs (to keep the samples in cache) change no number
     from pp_decomp.acquisition import ucb
 
@@ -65,11 +66,18 @@ def test_mc_ucb_in_blocks_is_the_mc_ucb_in_one(rng, draws_per, monkeypatch):
     problem = _grid_problem(g=g)
     model = _fitted(problem, rng.uniform(size=(6, 1)), rng, draws_per)
     X = problem.domain.X
-    mc = acq.MonteCarloUCB(model, 4.0, n_samples=512, seed=1)
+    if kind == "ucb":
+        mc = acq.MonteCarloUCB(model, 4.0, n_samples=512, seed=1)
+    else:
+        cls = acq.ExpectedImprovement if kind == "ei" else acq.ProbabilityOfImprovement
+        mc = cls(model, 0.5, 0.0, n_samples=512, seed=1)
     monkeypatch.setattr(ucb, "MC_BLOCK_BYTES", 1 << 40)  # one block
-    whole = mc(X)
+    whole = mc(X), getattr(mc, "tie_break", lambda X: None)(X)
     monkeypatch.setattr(ucb, "MC_BLOCK_BYTES", 1)  # blocks of MC_BLOCK_MIN_ROWS inputs
-    np.testing.assert_array_equal(mc(X), whole)
+    assert len(X) > 3 * ucb.MC_BLOCK_MIN_ROWS
+    np.testing.assert_array_equal(mc(X), whole[0])
+    if whole[1] is not None:
+        np.testing.assert_array_equal(mc.tie_break(X), whole[1])
 
 
 def test_lipschitz_bound_never_below_mc_quantile(rng):
