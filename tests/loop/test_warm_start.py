@@ -107,3 +107,17 @@ def test_run_command_stores_warm_start(tmp_path):
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     with xr.open_dataset(out, engine="h5netcdf") as ds:
         assert json.loads(ds.attrs["settings"])["warm_start"] is True
+
+
+def test_correlated_components_are_warm_started_too(small_synthetic, monkeypatch):
+    starts = []
+    real = compiled.map_search
+
+    def recorded(f, s, bounds, name):
+        starts.append(len(s))
+        return real(f, s, bounds, name)
+
+    monkeypatch.setattr("pp_decomp.components.coregion.map_search", recorded)
+    kw = dict(n_init=4, seed=1, correlated=True, warm_start=True)
+    Optimizer(small_synthetic, "d-gpucb", **kw).run(7)
+    assert starts == [3, 1, 1]
