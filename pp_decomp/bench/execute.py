@@ -164,11 +164,10 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want["outcome_transform"] = task.outcome_transform
             want["copula"] = task.copula
             want["warm_start"] = task.warm_start
+            # runs stored before these settings existed had the defaults
             unset = {
-                "correlated": False,
-                "outcome_transform": "none",
-                "copula": False,
-                "warm_start": False,
+                k: getattr(RunSettings, k)
+                for k in ("correlated", "outcome_transform", "copula", "warm_start")
             }
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]

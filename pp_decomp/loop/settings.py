@@ -33,13 +33,6 @@ INFERENCE = ("map", "nuts", "fixed")
 # NUTS sizes the fast path's refits take from FastSettings, not from nuts_kwargs
 FAST_OWNED = ("draws", "tune", "chains", "repairs")
 ACQ_METHODS = ("auto", "lbfgs", "direct")
-# the keyword arguments of RunSettings.build (and so of Optimizer) besides the strategy
-KEYWORDS = (
-    "n_init", "inference", "refit_every", "kernel", "priors", "seed", "nuts_kwargs",
-    "max_draws", "mc_samples", "acq_method", "fast", "fast_settings", "additive_settings",
-    "known_kernels", "max_retries", "beta", "correlated", "outcome_transform", "copula",
-    "warm_start",
-)  # fmt: skip
 
 
 def nuts_from_kwargs(kwargs: dict | None) -> NutsSettings:
@@ -240,9 +233,8 @@ class RunSettings:
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
         """Validate every argument against ``problem`` and fill in the defaults."""
-        unknown = sorted(set(kw) - set(KEYWORDS))
-        if unknown:  # a misspelt setting would otherwise be dropped without a word
-            raise TypeError(f"unknown setting(s) {unknown}; the settings are {list(KEYWORDS)}")
+        if unknown := sorted(set(kw) - set(cls.keywords())):  # else dropped without a word
+            raise TypeError(f"unknown setting(s) {unknown}; the settings are {cls.keywords()}")
         transform = check_outcome_transform(kw.get("outcome_transform", "none"))
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
@@ -298,6 +290,13 @@ class RunSettings:
             copula=check_copula(kw.get("copula", False), s, problem, correlated),
             warm_start=check_warm_start(kw.get("warm_start", False), s, inference),
         )
+
+    @classmethod
+    def keywords(cls) -> tuple[str, ...]:
+        """The keyword arguments of :meth:`build` (and so of ``Optimizer``) besides the
+        strategy: the fields, the NUTS settings given as ``nuts_kwargs``."""
+        names = (f.name for f in fields(cls) if f.name != "strategy")
+        return tuple("nuts_kwargs" if n == "nuts" else n for n in names)
 
     def to_dict(self) -> dict:
         """JSON-serialisable settings, as stored with the run."""

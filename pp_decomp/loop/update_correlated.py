@@ -28,7 +28,7 @@ from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
 from pp_decomp.components.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import diagnostics_summary
-from pp_decomp.loop.updaters import Updater
+from pp_decomp.loop.updaters import Updater, warm_start
 
 
 def correlated_summary(joint: CorrelatedComponents, j: int) -> dict:
@@ -69,8 +69,9 @@ class CorrelatedUpdater(Updater):
         status(f"fitting correlated components ({s.inference.upper()})")
         # the sampler calls Python per gradient: two chains, one per core
         kw = {"draws": s.nuts.draws, "tune": s.nuts.tune, "chains": min(s.nuts.chains, 2)}
-        restarts = {"restarts": 1} if s.warm_start and init is not None else {}
-        joint.fit(data.X, data.Y, s.inference, seed=rng, init=init, **kw, **restarts)
+        # the last draws are the first start whether or not the search stops there
+        fit_kw = {**kw, "init": init, **warm_start(s, init)}
+        joint.fit(data.X, data.Y, s.inference, seed=rng, **fit_kw)
         for j, name in enumerate(joint.names):
             rec["refit"][name] = correlated_summary(joint, j)
 
