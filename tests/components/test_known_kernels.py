@@ -254,7 +254,9 @@ def test_fixed_run_uses_the_known_prior_mean():
     np.testing.assert_allclose(gps["f0"].predict(p.domain.X[:3])[0], 10.0)
 
 
-def test_known_composed_kernel_serves_the_composed_strategies_on_a_nonlinear_g():
+def _perceived_known():
+    """Perceived temperature on the run stations, with known kernels for its three
+    components and for g (``comp``, mean 11)."""
     pt = get_problem("perceived-temperature", split="run", seed=1)
     comp = HyperDraws([[0.1, 0.08]], [15.0], [3.0])
     known = KnownKernels(
@@ -264,6 +266,11 @@ def test_known_composed_kernel_serves_the_composed_strategies_on_a_nonlinear_g()
         composed=comp,
         composed_mean=11.0,
     )
+    return pt, comp, known
+
+
+def test_known_composed_kernel_serves_the_composed_strategies_on_a_nonlinear_g():
+    pt, comp, known = _perceived_known()
     back = KnownKernels.from_description(known.describe())
     assert back.composed_mean == 11.0 and np.array_equal(back.composed.ls, comp.ls)
     opt = Optimizer(pt, "gp-ucb", inference="fixed", n_init=6, seed=0, known_kernels=known)
@@ -316,15 +323,7 @@ def test_known_kernels_fit_checks_every_argument_before_fitting():
 
 
 def test_known_kernels_give_a_min_strategy_the_components_and_the_known_gp_of_g():
-    pt = get_problem("perceived-temperature", split="run", seed=1)
-    comp = HyperDraws([[0.1, 0.08]], [15.0], [3.0])
-    known = KnownKernels(
-        "se",
-        (HyperDraws([[0.1, 0.07]], [14.0], [2.0]),) * 3,
-        mean=(12.0, 57.0, 4.0),
-        composed=comp,
-        composed_mean=11.0,
-    )
+    pt, comp, known = _perceived_known()
     opt = Optimizer(pt, "d-gpucb-box-min", inference="fixed", n_init=6, seed=0, known_kernels=known)
     opt.run(7)
     gps = _models(opt)
