@@ -2,6 +2,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -44,50 +45,99 @@ def test_dask_local_cluster_matches_local_pool(local_run, tmp_path):
         np.testing.assert_array_equal(dask[v].values, local[v].values)
 
 
+# Kills at chosen points of a bench: a real SIGKILL sent from inside the bench's own
+# processes (patched by BENCH, run with `python -c`) when it reaches the point $PP_KILL
+# names, or by the test once the workers have said, through files, that they are inside
+# their tasks. No wall-clock timing decides where a kill lands, however busy the machine.
+BENCH = textwrap.dedent(
+    """
+    import fcntl, multiprocessing, os, signal, sys, threading
+    from pathlib import Path
+
+    import pp_decomp.cli  # pins the BLAS threads before numpy loads, as the command does
+    from pp_decomp.bench import execute
+    from pp_decomp.loop.optimizer import Optimizer
+
+    WHERE, _, K = os.environ["PP_KILL"].partition(":")
+    K = int(K)
+    BARRIER = Path(os.environ["PP_BARRIER"])
+    # the patches below reach the pool's workers because they are forked from here
+    assert multiprocessing.get_start_method() == "fork", multiprocessing.get_start_method()
+    assert os.getpgid(0) == os.getpid(), "start me in a new session: my group may be killed"
+
+
+    class BenchOS:
+        # `os` of pp_decomp.bench.execute: a pool of 2 workers whatever the machine, and
+        # finished:K  the K-th task's results moved in place (run_task's os.replace), the
+        #             bench's whole process group is killed; the lock lets no other
+        #             worker's results in between, so exactly K tasks are finished
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def cpu_count(self):
+            return 2
+
+        def replace(self, src, dst):
+            with open(BARRIER / "lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                os.replace(src, dst)
+                finished = list(Path(dst).parents[2].glob("*/*/trial*[0-9].nc"))
+                if WHERE == "finished" and len(finished) == K:
+                    os.killpg(0, signal.SIGKILL)
+
+
+    execute.os = BenchOS()
+
+
+    # told:K  each worker, once evaluation K of its task is told (checkpointed), leaves the
+    #         file worker-PID in $PP_BARRIER and stays inside the task until killed
+    def tell(self, x, y, _tell=Optimizer.tell):
+        _tell(self, x, y)
+        if WHERE == "told" and self.n == K:
+            (BARRIER / f"worker-{os.getpid()}").touch()
+            threading.Event().wait(600)  # only an orphan's end if the test itself died
+            os._exit(3)
+
+
+    Optimizer.tell = tell
+    sys.exit(pp_decomp.cli.main(sys.argv[1:]))
+    """
+)
+
+
+def _bench_env(kill: str, barrier) -> dict:
+    return dict(os.environ, OPENBLAS_NUM_THREADS="1", PP_KILL=kill, PP_BARRIER=str(barrier))
+
+
 @pytest.mark.slow
 def test_interrupted_bench_reruns_only_missing_tasks(local_run, tmp_path):
+    """The bench's process group killed as its 2nd task finishes: exactly 2 runs are
+    finished; the rerun into the same folder runs the other 6 only and gives the
+    results of the uninterrupted bench."""
     _, local = local_run
-    cmd = [
-        sys.executable,
-        "-m",
-        "pp_decomp.cli",
-        "bench",
-        "--problems",
-        "gp-sample-2d,synthetic",
-        "--strategies",
-        "gp-ucb,random",
-        "--trials",
-        "2",
-        "--iterations",
-        "6",
-        "--init",
-        "3",
-        "--seed",
-        "11",
-        "--out",
-        str(tmp_path),
-        "--quiet",
-    ]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    out = tmp_path / "b"
+    args = ["bench", "--problems", "gp-sample-2d,synthetic", "--strategies", "gp-ucb,random"]
+    args += ["--trials", "2", "--iterations", "6", "--init", "3", "--seed", "11"]
+    args += ["--out", str(out), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-c", BENCH, *args],
+        env=_bench_env("finished:2", tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        start_new_session=True,  # the killed process group is the bench's, not pytest's
     )
-    deadline = time.time() + 300
-    done = []
-    while time.time() < deadline and proc.poll() is None:
-        done = sorted(tmp_path.glob("runs/*/*/trial*[0-9].nc"))
-        if len(done) >= 2:
-            break
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = sorted(tmp_path.glob("runs/*/*/trial*[0-9].nc"))
-    assert 2 <= len(done) < 8, "interrupt before the bench finished"
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
+    done = sorted(out.glob("runs/*/*/trial*[0-9].nc"))
+    assert len(done) == 2
     stamps = {p: p.stat().st_mtime_ns for p in done}
     messages = []
-    ds = run_bench(BenchSpec(**SPEC), tmp_path, progress=False, log=messages.append)
-    assert f"8 task(s), {len(done)} already done, {8 - len(done)} to run" in messages
+    ds = run_bench(BenchSpec(**SPEC), out, progress=False, log=messages.append)
+    assert "8 task(s), 2 already done, 6 to run" in messages
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished ones untouched
-    np.testing.assert_array_equal(ds["cumulative_regret"].values, local["cumulative_regret"].values)
+    assert not list(out.glob("runs/*/*/*.partial.nc"))  # interrupted ones resumed to the end
+    for v in ("cumulative_regret", "simple_regret", "objective"):
+        np.testing.assert_array_equal(ds[v].values, local[v].values)
 
 
 def test_presets_and_validation():
@@ -201,31 +251,58 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _wait_until(done, seconds: float, what: str) -> None:
+    """Poll ``done()`` until it holds; a liveness bound only (nothing must happen first)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
 def test_a_killed_bench_leaves_no_worker_running(tmp_path):
-    out = tmp_path / "b"
-    cmd = [sys.executable, "-m", "pp_decomp.cli", "bench", "--problems", "synthetic"]
-    cmd += ["--strategies", "d-gpucb,gp-ucb", "--trials", "2", "--iterations", "40"]
-    cmd += ["--inference", "map", "--quiet", "--out", str(out)]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    children: set[int] = set()
-    deadline = time.time() + 120
-    while time.time() < deadline and not children:
-        time.sleep(0.5)
+    """Both workers of the bench's pool inside a task (each says so with a file), the
+    bench process is killed: its workers die with it (PR_SET_PDEATHSIG), although they
+    would otherwise have stayed in their tasks for good."""
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    args = ["bench", "--problems", "synthetic", "--strategies", "d-gpucb,gp-ucb"]
+    args += ["--trials", "2", "--iterations", "10", "--inference", "map", "--quiet"]
+    args += ["--out", str(tmp_path / "b")]
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:  # a file: a pipe nobody reads could fill and stall the bench
+        proc = subprocess.Popen(
+            [sys.executable, "-c", BENCH, *args],
+            env=_bench_env("told:6", barrier),  # the first model-based step of each task told
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+    workers: set[int] = set()
+    try:
+
+        def inside() -> bool:
+            assert proc.poll() is None, f"bench exit {proc.returncode}: {log.read_text()[-3000:]}"
+            return len(list(barrier.glob("worker-*"))) == 2
+
+        _wait_until(inside, 300, "the workers did not reach their tasks")
+        workers = {int(p.name.removeprefix("worker-")) for p in barrier.glob("worker-*")}
         found = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
-        children = {int(p) for p in found.stdout.split()}
-    assert children, "the bench started no worker"
-    time.sleep(3)  # the workers are running their tasks
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    deadline = time.time() + 20
-    alive = set(children)
-    while alive and time.time() < deadline:
-        time.sleep(0.2)
-        alive = {p for p in alive if _running(p)}
-    assert not alive, f"workers {sorted(alive)} outlived the killed bench"
+        assert {int(p) for p in found.stdout.split()} == workers  # all of the bench's children
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+        _wait_until(
+            lambda: not any(_running(p) for p in workers),
+            60,
+            f"workers {sorted(p for p in workers if _running(p))} outlived the killed bench",
+        )
+        assert not list(tmp_path.glob("b/runs/*/*/trial*[0-9].nc"))  # killed inside their tasks
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)  # a failed test leaves no worker behind
 
 
 def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypatch, tmp_path):

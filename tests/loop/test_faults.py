@@ -1,6 +1,6 @@
 """Fault injection (issue 19): nothing a user paid for is lost.
 
-Kills at random moments, a full disk, damaged files, two writers, a simulator
+Kills at chosen points of a run, a full disk, damaged files, two writers, a simulator
 that fails at 10% of its inputs, runs that must not be mixed on resume.
 """
 
@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -93,13 +92,13 @@ def test_a_damaged_checkpoint_is_refused_by_name(problem, tmp_path, kind, match)
 # ---------------------------------------------------------------- two writers, overwrite
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from pp_decomp import Optimizer
     from pp_decomp.models import get_problem
     problem = get_problem("synthetic", seed=3, n_components=2, n_points=120)
     opt = Optimizer.resume(sys.argv[1], problem)
     print("holding", flush=True)
-    time.sleep(60)
+    sys.stdin.read()  # holds the file until the test kills it (no time limit to outlast)
     """
 )
 
@@ -113,6 +112,7 @@ def test_a_second_writer_in_another_process_is_refused_and_the_first_keeps_its_f
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)],
         env=_env(),
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -267,35 +267,237 @@ def test_a_system_failing_everywhere_stops_the_run_after_so_many_in_a_row_keepin
         opt.run(10, max_failures_in_a_row=0)
 
 
-# ---------------------------------------------------------------- kills at random moments
-def test_eight_kills_at_random_moments_resume_to_the_uninterrupted_choices(tmp_path):
-    args = ["--problem", "synthetic", "--strategy", "d-gpucb", "--iterations", "24"]
-    args += ["--init", "4", "--seed", "9", "--inference", "map", "--quiet"]
-    cmd = [sys.executable, "-m", "pp_decomp.cli", "run", *args]
-    ref = tmp_path / "ref.nc"
-    subprocess.run([*cmd, "--out", str(ref)], env=_env(), check=True, timeout=600)
-    out = tmp_path / "killed.nc"
-    rng = np.random.default_rng(2026)
-    kills = 0
-    for _ in range(8):
-        extra = ["--resume"] if out.exists() else []
-        proc = subprocess.Popen(
-            [*cmd, "--out", str(out), *extra],
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+# ---------------------------------------------------------------- kills at chosen points
+# Each kill is a real SIGKILL of a child process running the loop, sent by the child
+# to itself when the run reaches the point $PP_KILL names: no wall-clock timing, so
+# every kill lands, and at the same place, however busy the machine is.
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys, threading, warnings
+
+    import pp_decomp.cli  # pins the BLAS threads before numpy loads, as the command does
+    from pp_decomp.loop import checkpoint as ckpt, update_fast
+    from pp_decomp.loop.optimizer import Optimizer
+
+    WHERE, _, K = os.environ.get("PP_KILL", "").partition(":")
+    K = int(K or 0)
+
+
+    def die():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+    # evaluated:K  evaluation K done, not told (its input pending in the checkpoint)
+    # told:K       tell K returned: its checkpoint written
+    def tell(self, x, y, _tell=Optimizer.tell):
+        if WHERE == "evaluated" and self.n + 1 == K:
+            die()
+        _tell(self, x, y)
+        if WHERE == "told" and self.n == K:
+            die()
+
+
+    Optimizer.tell = tell
+
+    # inside a checkpoint write (pp_decomp.loop.checkpoint.write), through its `os`:
+    # mid-write:K           tell K's file: half the temporary file written
+    # before-rename:K       tell K's file: temporary file complete and fsynced, not renamed
+    # before-rename-ask:K   the file of the ask that chose input K, likewise
+    ARMED = False
+
+
+    def write(path, results, state, _write=ckpt.write):
+        global ARMED
+        n, asked = results.sizes.get("iteration", 0), bool(state["pending"])
+        ARMED = (WHERE in ("mid-write", "before-rename") and not asked and n == K) or (
+            WHERE == "before-rename-ask" and asked and n == K - 1
         )
-        time.sleep(float(rng.uniform(2.0, 6.0)))  # imports take ~2 s: kill during work
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-    extra = ["--resume"] if out.exists() else []
-    subprocess.run([*cmd, "--out", str(out), *extra], env=_env(), check=True, timeout=600)
-    assert kills >= 4
-    done, want = xr.load_dataset(out), xr.load_dataset(ref)
-    np.testing.assert_array_equal(done["x"].values, want["x"].values)
-    np.testing.assert_array_equal(done["y"].values, want["y"].values)
+        _write(path, results, state)
+
+
+    class KillingOS:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def write(self, fd, data):
+            if ARMED and WHERE == "mid-write":
+                os.write(fd, data[: len(data) // 2])
+                die()
+            return os.write(fd, data)
+
+        def replace(self, src, dst):
+            if ARMED:
+                die()
+            return os.replace(src, dst)
+
+
+    ckpt.write, ckpt.os = write, KillingOS()
+
+    # the fast path's background refits (inference="nuts"): the K-th refit this process
+    # starts in the background (FastUpdater._launch_due; not a collapsed GP's, which the
+    # step waits for at once) is held inside its thread; then the process is killed
+    # refit-started:K   right after the launch, before a checkpoint records the refit
+    # refit-recorded:K  after the checkpoint written next, which records it in flight
+    DUE, LAUNCHES, TARGET, INSIDE = False, 0, None, threading.Event()
+
+
+    def launch_due(self, *args, _due=update_fast.FastUpdater._launch_due):
+        global DUE
+        DUE = True
+        try:
+            _due(self, *args)
+        finally:
+            DUE = False
+
+
+    def launch(self, X, y, seed, consume_at, pool, _launch=update_fast.FastComponent.launch):
+        global LAUNCHES, TARGET
+        LAUNCHES += DUE
+        if DUE and WHERE.startswith("refit-") and LAUNCHES == K:
+            TARGET = seed  # before the job is submitted: no race with its thread
+        _launch(self, X, y, seed, consume_at, pool)
+        if WHERE == "refit-started" and TARGET is not None:
+            INSIDE.wait()
+            die()
+
+
+    def refit(gp_args, X, y, seed, *rest, _refit=update_fast._refit):
+        in_background = threading.current_thread().name.startswith("pp_decomp-refit")
+        if in_background and TARGET is not None and seed == TARGET:
+            INSIDE.set()
+            threading.Event().wait()  # running until the process is killed
+        return _refit(gp_args, X, y, seed, *rest)
+
+
+    def save(self, _save=Optimizer._save):
+        _save(self)
+        if WHERE == "refit-recorded" and TARGET is not None:
+            INSIDE.wait()
+            die()
+
+
+    update_fast.FastComponent.launch, update_fast._refit = launch, refit
+    update_fast.FastUpdater._launch_due = launch_due
+    Optimizer._save = save
+
+    if sys.argv[1] == "cli":
+        sys.exit(pp_decomp.cli.main(sys.argv[2:]))
+    from pp_decomp.loop import FastSettings
+    from pp_decomp.models import get_problem
+
+    path, n = sys.argv[2], int(sys.argv[3])
+    problem = get_problem("synthetic", seed=5, n_components=2, n_points=120)
+    fast = FastSettings(draws=100, tune=150, chains=2, max_age=3, lag=2, kept_draws=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny NUTS settings: diagnostics may complain
+        if os.path.exists(path):
+            opt = Optimizer.resume(path, problem)
+        else:
+            opt = Optimizer(
+                problem, "d-gpucb", checkpoint=path, inference="nuts", seed=4, n_init=4,
+                mc_samples=64, fast_settings=fast,
+            )
+        opt.run(n)
+    """
+)
+
+
+def _child(args: list[str], kill: str = "") -> subprocess.CompletedProcess:
+    """Run the loop in a child process that kills itself at ``kill`` (``""``: never)."""
+    env = dict(_env(), PP_KILL=kill)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, *args], env=env, capture_output=True, text=True, timeout=600
+    )
+    want = -signal.SIGKILL if kill else 0
+    assert proc.returncode == want, (
+        f"{kill or 'no kill'}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    )
+    return proc
+
+
+def _a_prefix_of(path: Path, ref: xr.Dataset) -> tuple[int, dict]:
+    """The checkpoint at ``path``: its evaluations are the reference run's first ones and
+    its pending input the reference's next; returns (evaluations, state)."""
+    results, state = ckpt.read(path)
+    n = results.sizes.get("iteration", 0)
+    np.testing.assert_array_equal(results["x"].values, ref["x"].values[:n])
+    np.testing.assert_array_equal(results["y"].values, ref["y"].values[:n])
+    for i, p in enumerate(state["pending"]):
+        np.testing.assert_array_equal(np.ravel(p["x"]), ref["x"].values[n + i])
+    return n, state
+
+
+def _same_run(out: Path, ref: xr.Dataset) -> None:
+    done = xr.load_dataset(out)
+    np.testing.assert_array_equal(done["x"].values, ref["x"].values)
+    np.testing.assert_array_equal(done["y"].values, ref["y"].values)
+    assert ref.sizes["iteration"] == done.sizes["iteration"]
+
+
+# kill point, then what the checkpoint holds: evaluations, pending inputs, and what the
+# killed write left: nothing, a torn temporary file, or a complete one with (n, pending)
+CLI_KILLS = [
+    ("evaluated:2", 1, 1, None),  # in the initial design
+    ("told:4", 4, 0, None),
+    ("mid-write:6", 5, 1, "torn"),
+    ("before-rename-ask:8", 7, 0, (7, 1)),
+    ("before-rename:10", 9, 1, (10, 0)),
+    ("evaluated:12", 11, 1, None),  # chosen by the model
+]
+
+
+def test_kills_after_an_evaluation_and_inside_checkpoint_writes_resume_to_the_same_run(tmp_path):
+    """``pp-decomp run`` killed six times, each time resumed: the uninterrupted run's choices."""
+    args = ["run", "--problem", "synthetic", "--strategy", "d-gpucb", "--iterations", "14"]
+    args += ["--init", "4", "--seed", "9", "--inference", "map", "--quiet"]
+    ref_path = tmp_path / "ref" / "ref.nc"
+    _child(["cli", *args, "--out", str(ref_path)])
+    ref = xr.load_dataset(ref_path)
+    out = tmp_path / "killed.nc"
+    for kill, n, pending, left in CLI_KILLS:
+        resume = ["--resume"] if out.exists() else []
+        proc = _child(["cli", *args, "--out", str(out), *resume], kill)
+        assert "resuming" in proc.stdout or not resume
+        # nothing told before the kill is lost, nothing after it is half-kept
+        got, state = _a_prefix_of(out, ref)
+        assert (got, len(state["pending"])) == (n, pending), kill
+        stray = _stray(tmp_path)
+        if left is None:
+            assert stray == [], kill
+            continue
+        assert len(stray) == 1 and stray[0].startswith(".killed.nc.tmp"), (kill, stray)
+        if left == "torn":
+            with pytest.raises(CheckpointError, match="not a readable"):
+                ckpt.read(tmp_path / stray[0])
+        else:  # the write was complete but for its rename
+            tmp_n, tmp_state = _a_prefix_of(tmp_path / stray[0], ref)
+            assert (tmp_n, len(tmp_state["pending"])) == left, kill
+    _child(["cli", *args, "--out", str(out), "--resume"])
+    _same_run(out, ref)
+    assert _stray(tmp_path) == []  # the killed writes' temporary files were removed
+
+
+@pytest.mark.slow
+def test_kills_with_a_background_refit_in_flight_resume_to_the_same_run(tmp_path):
+    """The fast path (inference="nuts") killed with a refit running in its thread: just
+    launched, then launched and recorded in the checkpoint; the resumed run relaunches
+    what the file holds and makes the uninterrupted run's choices."""
+    ref_path = tmp_path / "ref" / "ref.nc"
+    _child(["fast", str(ref_path), "9"])
+    ref = xr.load_dataset(ref_path)
+    out = tmp_path / "killed.nc"
+
+    def jobs(state) -> int:
+        return sum(c["job"] is not None for c in state["updater"].values())
+
+    _child(["fast", str(out), "9"], "refit-started:1")
+    n1, state = _a_prefix_of(out, ref)
+    assert n1 >= 4 and jobs(state) == 0  # the first refit was not recorded yet
+    _child(["fast", str(out), "9"], "refit-recorded:2")
+    n2, state = _a_prefix_of(out, ref)
+    assert n2 >= n1 and jobs(state) >= 1 and len(state["pending"]) == 1
+    _child(["fast", str(out), "9"])
+    _same_run(out, ref)
     assert _stray(tmp_path) == []
 
 
