@@ -37,11 +37,25 @@ def _pymc_gp():
     from pp_decomp.additive.sampler import AdditiveModel
     from pp_decomp.components.compiled import compiled
 
+    class Compiled:
+        """nutpie's compiled PyMC model with the package's ``with_data`` / ``build``
+        (a PyMC model's chains start where nutpie puts them: ``build`` ignores its
+        arguments)."""
+
+        def __init__(self, model):
+            self.model = model
+
+        def with_data(self, **data):
+            return Compiled(self.model.with_data(**data))
+
+        def build(self, initial_point=None, chain_draws=None):
+            return self.model
+
     class PyMCModel(AdditiveModel):
         @cached_property
         def nutpie_model(self):
             model = build_additive_model(self.M, self.D, self.priors, shared=self.shared)
-            return nutpie.compile_pymc_model(model, backend="numba")
+            return Compiled(nutpie.compile_pymc_model(model, backend="numba"))
 
     class PyMCAdditiveGP(AdditiveGP):
         def _compiled(self):

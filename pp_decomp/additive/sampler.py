@@ -1,55 +1,90 @@
 """The additive GP's model for NUTS: nutpie samples the numba density of
 :mod:`pp_decomp.additive.density`, not a PyTensor graph.
 
-nutpie samples a Python model through two callables, the log density with its
-gradient and the expansion of a point into the stored variables
-(:func:`nutpie.compiled_pyfunc.from_pyfunc`). The density is compiled by numba
-and releases the GIL, so the chains run in parallel; NUTS samples the
-log-scale parameters ``z``, so the density adds the transform's log Jacobian
-``Σ z`` and its gradient ``1``.
-
-Before, nutpie compiled the PyMC model (:func:`~pp_decomp.additive.model.build_additive_model`)
-by numba through PyTensor: 15-40 s once per structure, and a gradient built
-from ``(n, n, D)`` tensors. On the D = 24 Kandasamy function its refits took
-27-608 s at 40-130 observations beside other runs
-(``benchmarks/additive_nuts_speed.py`` times both on one dataset).
+The model is a :class:`~pp_decomp.components.native.NutsModel`, the log
+density with its gradient and the expansion of a point into the stored
+variables for :func:`nutpie.compiled_pyfunc.from_pyfunc`. The density is
+compiled by numba and releases the GIL, so the chains run in parallel; NUTS
+samples the log-scale parameters ``z``, so the density adds the transform's
+log Jacobian ``Σ z`` and its gradient ``1``.
 
 The data ``X``, ``y`` and the group mask ``W`` are the model's shared data,
-swapped by ``with_data`` as nutpie's own models do, so one model per
-``(M, D, priors, shared)`` serves every decomposition with ``M`` groups.
+swapped by ``with_data``, so one model per ``(M, D, priors, shared)`` serves
+every decomposition with ``M`` groups.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
+import numba
 import numpy as np
-from nutpie.compiled_pyfunc import PyFuncModel, from_pyfunc
 
 from pp_decomp.additive.density import ard_log_posterior, shared_log_posterior
 from pp_decomp.components.compiled import CompiledModel
 from pp_decomp.components.model import JitteredCenter
+from pp_decomp.components.native import NutsModel
 from pp_decomp.components.priors import Priors
 
 
-@dataclass(frozen=True)
-class StartableModel(PyFuncModel):
-    """A :class:`PyFuncModel` whose chains' initial points can be replaced by
-    ``dataclasses.replace(model, initial_point_func=f)``, as for the component
-    GPs' models (:class:`~pp_decomp.components.nuts.StartAtDraws`)."""
+@numba.njit(nogil=True, cache=True)
+def _with_jacobian(value, g, grad, z):
+    """``value + Σ z`` and ``g + 1`` written to ``grad``: ``(value, grad)``;
+    ``(-inf, 0)`` where either is not finite (``K`` not positive definite)."""
+    finite = np.isfinite(value)
+    for k in range(grad.shape[0]):
+        grad[k] = g[k] + 1.0
+        value += z[k]
+        finite = finite and np.isfinite(g[k])
+    if not finite:
+        grad[:] = 0.0
+        return -np.inf, grad
+    return value, grad
 
-    initial_point_func: Callable | None = None
 
-    def _make_model(self, init_mean):
-        if self.initial_point_func is None:
-            return super()._make_model(init_mean)
-        started = dataclasses.replace(
-            self, _make_initial_points=self.initial_point_func, initial_point_func=None
-        )
-        return started._make_model(init_mean)
+@numba.njit(nogil=True, cache=True)
+def _shared_logp(G, y, prm, grad, z):
+    value, g = shared_log_posterior(z, G, y, prm)
+    return _with_jacobian(value, g, grad, z)
+
+
+@numba.njit(nogil=True, cache=True)
+def _ard_logp(d2, W, y, prm, grad, z):
+    value, g = ard_log_posterior(z, d2, W, y, prm)
+    return _with_jacobian(value, g, grad, z)
+
+
+def _chain_logp(X, y, W, *, priors: Priors, shared: bool, k: int):
+    """One chain's ``z -> (value, gradient (k,))`` on ``(X, y, W)``, its data
+    terms computed once, its gradient buffer its own."""
+    from pp_decomp.additive.gp import MapObjective
+
+    args = MapObjective(X, y, W, priors, shared=shared).density_args()
+    return partial(_shared_logp if shared else _ard_logp, *args, np.zeros(k))
+
+
+class _Expand:
+    """One chain's ``z -> {value names: z's parts, ls (D,), eta (M,), sigma}``, a
+    shared lengthscale and amplitude repeated. The values are views of buffers
+    of its own, refilled at every call (nutpie copies them at once)."""
+
+    def __init__(self, names, shapes, sizes, D: int, M: int, shared: bool):
+        self.z, self.e = np.empty(sum(sizes)), np.empty(sum(sizes))
+        self.ls, self.eta, self.shared = np.empty(D), np.empty(M), shared
+        ends = np.cumsum(sizes)
+        parts = zip(names, shapes, sizes, ends, strict=True)
+        self.out = {n: self.z[e - s : e].reshape(shape) for n, shape, s, e in parts}
+        if not shared:
+            self.ls, self.eta = self.e[:D], self.e[D : D + M]
+        self.out.update(ls=self.ls, eta=self.eta, sigma=self.e[-1:].reshape(()))
+
+    def __call__(self, z: np.ndarray) -> dict:
+        np.copyto(self.z, z)
+        np.exp(z, out=self.e)
+        if self.shared:
+            self.ls.fill(self.e[0])
+            self.eta.fill(self.e[1])
+        return self.out
 
 
 class AdditiveModel(CompiledModel):
@@ -95,47 +130,18 @@ class AdditiveModel(CompiledModel):
         return names, shapes
 
     @cached_property
-    def nutpie_model(self) -> StartableModel:
-        from pp_decomp.additive.gp import MapObjective, prior_center, unpack_rows
+    def nutpie_model(self) -> NutsModel:
+        """The NUTS model, on data ``X (n, D)``, ``y (n,)`` and masks ``W (M, D)``."""
+        from pp_decomp.additive.gp import prior_center
 
-        priors, shared, D, M = self.priors, self.shared, self.D, self.M
-        density = shared_log_posterior if shared else ard_log_posterior
         names, shapes = self._expanded()
-        sizes = self.sizes
-
-        def make_logp_fn():
-            built: list = []  # the sampler's data terms, computed on its first call
-
-            def logp(z, X, y, W):
-                if not built:
-                    built.append(MapObjective(X, y, W, priors, shared=shared).density_args())
-                value, grad = density(z, *built[0])
-                if not (np.isfinite(value) and np.all(np.isfinite(grad))):
-                    return -np.inf, np.zeros_like(z)  # K not positive definite: rejected
-                return float(value + z.sum()), grad + 1.0  # the log transform's Jacobian
-
-            return logp
-
-        def make_expand_fn(seed1, seed2, chain):
-            def expand(z, X, y, W):
-                ls, eta, sigma = unpack_rows(z, D, M, shared)
-                values = [*np.split(z, np.cumsum(sizes)[:-1]), ls[0], eta[0], sigma[0]]
-                return {
-                    n: np.asarray(a, dtype=float).reshape(s)
-                    for n, a, s in zip(names, values, shapes, strict=True)
-                }
-
-            return expand
-
-        model = from_pyfunc(
-            ndim=int(sum(self.sizes)),
-            make_logp_fn=make_logp_fn,
-            make_expand_fn=make_expand_fn,
-            expanded_dtypes=[np.dtype("float64")] * len(names),
-            expanded_shapes=shapes,
-            expanded_names=names,
+        k, D, M = int(sum(self.sizes)), self.D, self.M
+        return NutsModel(
+            ndim=k,
+            make_logp=partial(_chain_logp, priors=self.priors, shared=self.shared, k=k),
+            make_expand=partial(_Expand, names[:3], shapes[:3], self.sizes, D, M, self.shared),
+            names=tuple(names),
+            shapes=tuple(shapes),
             shared_data={"X": np.zeros((3, D)), "y": np.zeros(3), "W": np.ones((M, D))},
-            make_initial_point_fn=JitteredCenter(prior_center(priors, M, *sizes[:2])),
+            initial_point=JitteredCenter(prior_center(self.priors, M, *self.sizes[:2])),
         )
-        fields = {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
-        return StartableModel(**fields)

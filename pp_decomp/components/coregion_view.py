@@ -95,16 +95,17 @@ class CorrelatedComponent:
 
 def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, seed: int):
     """NUTS (nutpie) on :class:`~pp_decomp.components.coregion_density.CoregionDensity`
-    (with its Jacobian), every chain started at ``z0`` jittered by ``U(-0.1, 0.1)``.
+    (with its Jacobian; a :class:`~pp_decomp.components.native.NutsModel`), every
+    chain started at ``z0`` jittered by ``U(-0.1, 0.1)``.
 
-    Returns the InferenceData (variable ``z``, the flat log-space point), the
+    Returns the posterior tree (variable ``z``, the flat log-space point), the
     draws to use as rows ``(chains · draws, k)`` (:func:`weigh_failed_chains`)
     and their :class:`~pp_decomp.diagnostics.FitDiagnostics`.
     """
     import nutpie
-    from nutpie.compiled_pyfunc import from_pyfunc
 
     from pp_decomp._quiet import quiet_third_party
+    from pp_decomp.components.native import NutsModel
     from pp_decomp.diagnostics import summarize_nuts
 
     k = density.size
@@ -121,25 +122,17 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
 
         return logp
 
-    def make_expand(*_):
-        return lambda x: {"z": np.asarray(x, dtype=float).copy()}
+    def expand(x):
+        return {"z": np.asarray(x, dtype=float).copy()}
 
     def initial(seed_: int) -> np.ndarray:
         return z0 + np.random.default_rng(seed_).uniform(-0.1, 0.1, k)
 
-    model = from_pyfunc(
-        k,
-        make_logp,
-        make_expand,
-        [np.dtype("float64")],
-        [(k,)],
-        ["z"],
-        make_initial_point_fn=initial,
-    )
+    model = NutsModel(k, make_logp, lambda: expand, ("z",), ((k,),), {}, initial)
     start = time.perf_counter()
     with quiet_third_party():
         idata = nutpie.sample(
-            model,
+            model.build(chain_draws=tune + draws),
             draws=draws,
             tune=tune,
             chains=chains,
@@ -147,7 +140,7 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
             seed=seed,
             progress_bar=False,
         )
-    chains_z = np.asarray(idata.posterior["z"].values)  # (C, D, k)
+    chains_z = np.asarray(idata["posterior"]["z"].values)  # (C, D, k)
     diag = summarize_nuts(idata, ["z"])
     Z, diag = weigh_failed_chains(density, chains_z, diag, seed)
     return idata, Z, replace(diag, seconds=time.perf_counter() - start)

@@ -1,130 +1,181 @@
-"""A nutpie model of a component GP that samples :mod:`pp_decomp.components.density`.
+"""nutpie's models of the numba densities: a component GP's
+(:func:`~pp_decomp.components.density.log_density`) and, by the same
+:class:`NutsModel`, the additive GP's (:mod:`pp_decomp.additive.sampler`).
 
-nutpie samples a PyMC model through two C callbacks, the log density with its
-gradient and the expansion of a point into the stored variables, compiled by
-numba from the PyTensor graph. :class:`DensityModel` hands nutpie the same two
-callbacks compiled from the hand-written density instead: no PyTensor graph to
-compile (15-40 s per structure) and a cheaper gradient. The sampler, its
-adaptation and its diagnostics are nutpie's, unchanged; the callbacks run
-without the GIL, so chains run in parallel as they do for a PyMC model.
+A :class:`NutsModel` holds what :func:`nutpie.compiled_pyfunc.from_pyfunc`
+needs, the data apart; :meth:`NutsModel.build` makes nutpie's model on the data
+in hand, the chains starting where asked. A chain's log density is a
+``functools.partial`` of a numba function over the data and a gradient buffer
+of its own: no Python frame and no conversion per call. The numba density
+releases the GIL while it computes, so the chains run in parallel.
 
-The data live in ``shared_data`` (``X``, ``y`` and the density's constants)
-and reach the callbacks through ``user_data``, an array of their addresses and
-sizes; :meth:`DensityModel.with_data` swaps them as nutpie's own models do.
+nutpie calls the log density from each chain's thread, attaching it to Python
+for the call only: Python creates and destroys the thread's state every time,
+which costs several times the density at ``n = 10``. Given the draws per
+chain, :meth:`NutsModel.build` keeps each chain's thread state from its first
+draw to its last (:class:`_ChainExpand`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+import ctypes
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numba
 import numpy as np
-from numba.core import cgutils
-from numba.extending import intrinsic
-from nutpie.compile_pymc import CompiledPyMCModel
 
-from pp_decomp.components.density import N_CONSTANTS, log_density
-
-# user_data: [address of X, of y, of the constants, n, d]
-_U_X, _U_Y, _U_PRM, _U_N, _U_D, _U_SIZE = 0, 1, 2, 3, 4, 5
-
-_LOGP_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
-_EXPAND_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
+from pp_decomp.components.density import log_density
 
 
-@intrinsic
-def _pointer(typingctx, address):
-    """The integer ``address`` as a ``void*``."""
-    sig = numba.types.voidptr(address)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-
-    return sig, codegen
-
-
-@numba.njit(nogil=True, cache=True)
-def _data(user_data_):
-    u = numba.carray(user_data_, (_U_SIZE,), np.uint64)
-    n, d = int(u[_U_N]), int(u[_U_D])
-    X = numba.carray(_pointer(u[_U_X]), (n, d), np.float64)
-    y = numba.carray(_pointer(u[_U_Y]), (n,), np.float64)
-    prm = numba.carray(_pointer(u[_U_PRM]), (N_CONSTANTS,), np.float64)
-    return X, y, prm
-
-
-@numba.cfunc(_LOGP_SIG, cache=True)
-def _logp_callback(dim, x_, out_, logp_, user_data_):
-    """nutpie's log-density callback: 0, or an error code nutpie reads as a
-    rejected point (3: gradient not finite, 4: density not finite)."""
-    x = numba.carray(x_, (dim,))
-    out = numba.carray(out_, (dim,))
-    logp = numba.carray(logp_, ())
-    X, y, prm = _data(user_data_)
-    value, grad = log_density(x, X, y, prm, True)
-    logp[()] = value
-    out[:] = grad
-    if not np.isfinite(value):
-        return 4
-    for k in range(dim):
-        if not np.isfinite(grad[k]):
-            return 3
-    return 0
-
-
-@numba.cfunc(_EXPAND_SIG, cache=True)
-def _expand_callback(dim, expanded, x_, out_, user_data_):
-    """nutpie's expansion callback: ``(z, e^z)``, the log-scale values and ``θ``."""
-    x = numba.carray(x_, (dim,))
-    out = numba.carray(out_, (expanded,))
-    for k in range(dim):
-        out[k] = x[k]
-        out[dim + k] = np.exp(x[k])
-    return 0
+def _no_check(data: dict) -> None:
+    pass
 
 
 @dataclass(frozen=True)
-class DensityModel(CompiledPyMCModel):
-    """A :class:`nutpie.compile_pymc.CompiledPyMCModel` whose callbacks evaluate
-    :func:`~pp_decomp.components.density.log_density` (see the module docstring)."""
+class NutsModel:
+    """A log density in ``ndim`` unconstrained coordinates for nutpie, its data apart.
 
-    def with_data(self, **updates) -> DensityModel:
-        """The model on new ``X`` (n, d) and ``y`` (n,)."""
+    ``make_logp(**shared_data)``: one chain's ``z (ndim,) -> (value, gradient
+    (ndim,))``, the density NUTS samples (the log transforms' Jacobian
+    included), ``-inf`` rejecting the point. ``make_expand()``: one chain's
+    ``z -> dict`` of the stored variables, ``names`` with ``shapes`` in that order.
+    ``initial_point(seed) -> (ndim,)``: a chain's start. ``check(shared_data)``
+    raises a ValueError for data the density cannot take.
+    """
+
+    ndim: int
+    make_logp: Callable[..., Callable]
+    make_expand: Callable[[], Callable[[np.ndarray], dict]]
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    shared_data: dict
+    initial_point: Callable[[int], np.ndarray]
+    check: Callable[[dict], None] = field(default=_no_check)
+
+    def with_data(self, **updates) -> NutsModel:
+        """The model on new data (float arrays, made C-contiguous)."""
         shared = dict(self.shared_data)
         for name, value in updates.items():
-            if name not in ("X", "y"):
-                raise KeyError(f"DensityModel has data X and y; got {name!r}")
+            if name not in shared:
+                raise KeyError(f"the model's data are {list(shared)}; got {name!r}")
             shared[name] = np.ascontiguousarray(value, dtype=float)
-        return dataclasses.replace(self, shared_data=shared, user_data=_user_data(shared))
+        self.check(shared)
+        return replace(self, shared_data=shared)
+
+    def build(
+        self,
+        initial_point: Callable[[int], np.ndarray] | None = None,
+        chain_draws: int | None = None,
+    ):
+        """nutpie's model (:func:`nutpie.compiled_pyfunc.from_pyfunc`) on the data in
+        hand; each chain starts at ``initial_point(seed)``, by default
+        :attr:`initial_point`. ``chain_draws``: the draws per chain, tuning
+        included, that ``nutpie.sample`` will take (see the module docstring)."""
+        from nutpie.compiled_pyfunc import from_pyfunc
+
+        data, make_logp, chain_expand = self.shared_data, self.make_logp, self.make_expand
+        hold = chain_draws is not None and _GILSTATE is not None
+
+        def make_expand(seed1, seed2, chain):
+            return _ChainExpand(chain_expand(), chain_draws) if hold else chain_expand()
+
+        return from_pyfunc(
+            self.ndim,
+            lambda: make_logp(**data),
+            make_expand,
+            [np.dtype(np.float64)] * len(self.names),
+            list(self.shapes),
+            list(self.names),
+            make_initial_point_fn=initial_point or self.initial_point,
+        )
 
 
-def _user_data(shared: dict) -> np.ndarray:
-    X, y, prm = shared["X"], shared["y"], shared["prm"]
+def _gilstate_api():
+    try:
+        ensure, release = ctypes.pythonapi.PyGILState_Ensure, ctypes.pythonapi.PyGILState_Release
+    except AttributeError:  # not CPython
+        return None
+    ensure.restype, release.argtypes = ctypes.c_int, [ctypes.c_int]
+    return ensure, release
+
+
+_GILSTATE = _gilstate_api()
+
+
+class _ChainExpand:
+    """One chain's ``expand``, which also holds the chain's thread state from the
+    chain's first draw to its last (``draws``, tuning included).
+
+    nutpie calls ``expand`` once per draw, with the GIL, in the chain's thread.
+    At the first draw ``PyGILState_Ensure`` takes one more hold of the thread's
+    state, so it outlives nutpie's calls; at the last draw, in the same thread,
+    ``PyGILState_Release`` gives it back, and the thread state ends with
+    nutpie's call as before. A chain that stops early keeps its thread state.
+    """
+
+    def __init__(self, expand: Callable[[np.ndarray], dict], draws: int):
+        self.expand, self.draws, self.done, self.held = expand, int(draws), 0, None
+
+    def __call__(self, z: np.ndarray) -> dict:
+        self.done += 1
+        if self.done == 1:
+            self.held = threading.get_ident(), _GILSTATE[0]()
+        if self.done == self.draws and self.held and self.held[0] == threading.get_ident():
+            _GILSTATE[1](self.held[1])
+            self.held = None
+        return self.expand(z)
+
+
+class _Expand:
+    """One chain's ``z -> {name_log__: z's part, ..., name: exp(z's part), ...}`` for
+    parameters ``names`` with ``shapes``, in that order. The values are views of
+    two buffers of its own, refilled at every call (nutpie copies them at once)."""
+
+    def __init__(self, names, shapes):
+        sizes = [int(np.prod(s)) for s in shapes]
+        self.z, self.e = np.empty(sum(sizes)), np.empty(sum(sizes))
+        ends = np.cumsum(sizes)
+        parts = [slice(e - s, e) for e, s in zip(ends, sizes, strict=True)]
+        views = list(zip(names, parts, shapes, strict=True))
+        self.out = {f"{n}_log__": self.z[p].reshape(s) for n, p, s in views}
+        self.out.update({n: self.e[p].reshape(s) for n, p, s in views})
+
+    def __call__(self, z: np.ndarray) -> dict:
+        np.copyto(self.z, z)
+        np.exp(z, out=self.e)
+        return self.out
+
+
+@numba.njit(nogil=True, cache=True)
+def _logp(X, y, prm, grad, z):
+    """:func:`log_density` with the Jacobian at ``z``, the gradient written to
+    ``grad``: ``(value, grad)``; ``(-inf, 0)`` where either is not finite."""
+    value, g = log_density(z, X, y, prm, True)
+    finite = np.isfinite(value)
+    for k in range(grad.shape[0]):
+        grad[k] = g[k]
+        finite = finite and np.isfinite(g[k])
+    if not finite:
+        grad[:] = 0.0
+        return -np.inf, grad
+    return value, grad
+
+
+def _chain_logp(X, y, *, prm, k):
+    return partial(_logp, X, y, prm, np.zeros(k))
+
+
+def _check_xy(data: dict) -> None:
+    X, y = data["X"], data["y"]
     if X.ndim != 2 or y.shape != (len(X),):
         raise ValueError(f"X must be (n, d) and y (n,); got {X.shape} and {y.shape}")
-    u = np.zeros(_U_SIZE, dtype=np.uint64)
-    u[[_U_X, _U_Y, _U_PRM]] = [a.ctypes.data for a in (X, y, prm)]
-    u[[_U_N, _U_D]] = X.shape
-    return u
 
 
-def density_model(
-    names: list[str], sizes: list[int], prm: np.ndarray, initial_point
-) -> DensityModel:
-    """The nutpie model of a component GP.
+def density_model(names: list[str], sizes: list[int], prm: np.ndarray, initial_point) -> NutsModel:
+    """The NUTS model of a component GP, on data ``X`` (n, d) and ``y`` (n,).
 
     Parameters
     ----------
@@ -132,27 +183,19 @@ def density_model(
     sizes : their sizes, e.g. ``[d, 1, 1]``
     prm : (13,) the density's constants (:func:`~pp_decomp.components.density.constants`)
     initial_point : ``seed -> (k,)`` a chain's starting point in the log space
+
+    Stored: ``ls_log__ (d,)``, ``eta_log__``, ... and ``ls (d,)``, ``eta``, ...
     """
     k = int(sum(sizes))
     shapes = [(s,) if n == "ls" else () for n, s in zip(names, sizes, strict=True)]
-    all_names = [f"{n}_log__" for n in names] + list(names)
-    all_shapes = shapes + shapes
-    offsets = np.cumsum([0, *[int(np.prod(s)) for s in all_shapes]])
-    slices = [slice(a, b) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
-    X, y = np.zeros((3, sizes[0])), np.zeros(3)
-    shared = {"X": X, "y": y, "prm": np.ascontiguousarray(prm, dtype=float)}
-    return DensityModel(
-        dims={},
-        _n_dim=k,
-        _coords={},
-        _shapes=dict(zip(all_names, all_shapes, strict=True)),
-        compiled_logp_func=_logp_callback,
-        compiled_expand_func=_expand_callback,
-        initial_point_func=initial_point,
-        shared_data=shared,
-        user_data=_user_data(shared),
-        n_expanded=2 * k,
-        shape_info=(all_names, slices, all_shapes),
-        logp_func=None,
-        expand_func=None,
+    prm = np.ascontiguousarray(prm, dtype=float)
+    return NutsModel(
+        ndim=k,
+        make_logp=partial(_chain_logp, prm=prm, k=k),
+        make_expand=partial(_Expand, names, shapes),
+        names=(*[f"{n}_log__" for n in names], *names),
+        shapes=(*shapes, *shapes),
+        shared_data={"X": np.zeros((3, sizes[0])), "y": np.zeros(3)},
+        initial_point=initial_point,
+        check=_check_xy,
     )

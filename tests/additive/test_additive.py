@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from functools import partial
 
 import numpy as np
 import pymc as pm
@@ -190,7 +189,7 @@ def test_nuts_chains_that_fail_their_checks_are_weighed_by_the_additive_density(
     d = gp.diagnostics
     assert d.reweighted and d.converged and d.attempts == 1
     assert d.ess_bulk_min >= 400 and d.pareto_k <= 0.7
-    assert REWEIGHTED in gp.idata.groups()
+    assert REWEIGHTED in gp.idata.children
     assert np.all(gp.draws.ls[:, 0] == gp.draws.ls[:, 1])
     assert np.unique(gp.draws.ls[:, 0]).size > 10
 
@@ -458,7 +457,7 @@ def test_the_nuts_model_samples_the_model_s_density(rng, shared):
     W, p = group_masks(GROUPS, D), Priors(ls_family="inverse-gamma", sigma_family="gamma")
     cm = AdditiveModel(len(GROUPS), D, p, shared)
     model = cm.nutpie_model.with_data(X=X, y=y, W=W)
-    logp = partial(model._make_logp_func(), **model._shared_data)
+    logp = model.make_logp(**model.shared_data)
     obj = MapObjective(X, y, W, p, shared=shared)
     k = 3 if shared else D + len(GROUPS) + 1
     Z = rng.normal(-1, 0.4, (4, k))
@@ -468,7 +467,7 @@ def test_the_nuts_model_samples_the_model_s_density(rng, shared):
         h = 1e-6 * np.eye(k)
         numeric = (obj.log_density(z + h) - obj.log_density(z - h)) / 2e-6
         np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
-    expanded = model._make_expand_func(0, 0, 0)(Z[0], **model._shared_data)
+    expanded = model.make_expand()(Z[0])
     assert expanded["ls"].shape == (D,) and expanded["eta"].shape == (len(GROUPS),)
     assert expanded["sigma"].shape == ()
     np.testing.assert_allclose(expanded["sigma"], np.exp(Z[0, -1]))
