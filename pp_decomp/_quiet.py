@@ -6,8 +6,6 @@ triggers them, and pp_decomp's own point at the user's line.
   calls numpy's own OpenBLAS through the NumPy C-API, so for the small matrices
   of a MAP objective nothing is lost that a user could recover by installing
   anything (measured in docs/performance.md).
-* ArviZ 0.23 prints a once-a-day FutureWarning about its coming 1.0 refactor at
-  import; pp_decomp pins ``arviz<1``, so the message concerns nobody here.
 """
 
 from __future__ import annotations
@@ -17,10 +15,7 @@ import os
 import sys
 import warnings
 
-_THIRD_PARTY = (
-    (UserWarning, r"PyTensor could not link to a BLAS installation"),
-    (FutureWarning, r"\s*ArviZ is undergoing a major refactor"),
-)
+_THIRD_PARTY = ((UserWarning, r"PyTensor could not link to a BLAS installation"),)
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -31,13 +26,6 @@ def quiet_third_party():
         for category, message in _THIRD_PARTY:
             warnings.filterwarnings("ignore", message=message, category=category)
         yield
-
-
-def arviz():
-    """``import arviz`` without its import-time FutureWarning (imported on first use)."""
-    with quiet_third_party():
-        import arviz as az
-    return az
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

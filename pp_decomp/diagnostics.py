@@ -1,4 +1,4 @@
-"""ArviZ diagnostics of a hyperparameter fit: r-hat, ESS and divergences.
+"""Diagnostics of a hyperparameter fit (arviz-stats): r-hat, ESS and divergences.
 
 Every NUTS fit is summarised against the thresholds of
 :data:`pp_decomp.components.nuts.CONVERGENCE`; a fit that still fails after its
@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from pp_decomp._quiet import arviz, warn
+from pp_decomp._quiet import warn
 
 
 class DiagnosticsWarning(UserWarning):
@@ -87,18 +87,19 @@ def _weight_problems(ess: float, k: float, ess_min: float) -> list[str]:
 
 def summarize_nuts(idata, var_names: list[str], seconds: float = float("nan")) -> FitDiagnostics:
     """r-hat (max), bulk and tail ESS (min) over ``var_names`` and the divergence count."""
-    az = arviz()
-    post = idata.posterior
+    import arviz_stats
+
+    post = idata["posterior"]
     chains = int(post.sizes["chain"])
-    rhat = az.rhat(idata, var_names=var_names)
-    ess_bulk = az.ess(idata, var_names=var_names, method="bulk")
-    ess_tail = az.ess(idata, var_names=var_names, method="tail")
+    rhat = arviz_stats.rhat(idata, var_names=var_names)
+    ess_bulk = arviz_stats.ess(idata, var_names=var_names, method="bulk")
+    ess_tail = arviz_stats.ess(idata, var_names=var_names, method="tail")
 
     def reduce(ds, fn):
         vals = np.concatenate([np.ravel(ds[v].values) for v in var_names])
         return float(fn(vals))
 
-    div = int(np.asarray(idata.sample_stats["diverging"]).sum())
+    div = int(np.asarray(idata["sample_stats"]["diverging"]).sum())
     diag = FitDiagnostics(
         inference="nuts",
         n_draws=int(chains * post.sizes["draw"]),

@@ -15,7 +15,19 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import xarray as xr
 
-_VERSIONED = ("pp-decomp", "pymc", "pytensor", "arviz", "nutpie", "numpy", "scipy", "xarray")
+_VERSIONED = (
+    "pp-decomp",
+    "pymc",
+    "pytensor",
+    "arviz",
+    "arviz-base",
+    "arviz-stats",
+    "nutpie",
+    "numba",
+    "numpy",
+    "scipy",
+    "xarray",
+)
 _UNIT_X = "1 (unit-scaled input, (x - lower) / (upper - lower))"
 _STD_Y = "1 (standardised output, (y - mean) / sd)"
 _SIGNED = (

@@ -12,7 +12,6 @@ what their model, draws and posterior are.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 
@@ -133,11 +132,12 @@ class MarginalGP:
         if inference == "map":
             hyper, info = self._fit_map(Xs, ys, restarts, rng, init)
             self.idata = None
-            self._map_result = (hyper, info)  # its InferenceData is built when asked for
+            self._map_result = (hyper, info)  # its posterior tree is built when asked for
             self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
         else:
             self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
-            post = self.idata[REWEIGHTED] if self.diagnostics.reweighted else self.idata.posterior
+            group = REWEIGHTED if self.diagnostics.reweighted else "posterior"
+            post = self.idata[group].to_dataset()
             hyper = self.draws_type.from_posterior(post, self.hyper_names())
             if warn:
                 warn_if_bad(self.diagnostics, self.name)
@@ -180,19 +180,16 @@ class MarginalGP:
         """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``.
 
         ``starts`` (S, k): unconstrained points; each chain starts at one of them,
-        picked by its seed (else at the prior's centre, jittered, nutpie's default).
+        picked by its seed (else at the model's own: the prior's centre, jittered).
         """
         import nutpie
 
         cm = self._compiled()
         model = cm.nutpie_model.with_data(**self._nutpie_data(Xs, ys))
-        if starts is not None:
-            # nutpie ignores ``init_mean`` for PyMC models: the chains' initial
-            # points come from the compiled model's own function, so replace that
-            model = replace(model, initial_point_func=StartAtDraws(starts))
+        initial_point = None if starts is None else StartAtDraws(starts)
         with quiet_third_party():
             return nutpie.sample(
-                model,
+                model.build(initial_point, chain_draws=s.tune + s.draws),
                 draws=s.draws,
                 tune=s.tune,
                 chains=s.chains,
@@ -269,7 +266,8 @@ class MarginalGP:
 
     @property
     def idata(self):
-        """ArviZ InferenceData of the last fit (MAP: one draw), or None."""
+        """The last fit's posterior as ArviZ takes it (:mod:`pp_decomp.posterior_tree`;
+        MAP: one draw), or None."""
         if self._idata is None and self._map_result is not None:
             self._idata = _map_idata(*self._map_result, self.hyper_names())
         return self._idata
@@ -285,24 +283,21 @@ class MarginalGP:
         (``diagnostics.reweighted``) the table is of the draws in use, the
         resample: its ``ess_bulk`` and ``ess_tail`` are the importance weights'
         ESS, ``mcse_mean`` is ``sd / sqrt(ESS)`` and ``r_hat`` is NaN (the
-        resample has no chains; the chains' own are in ``idata.posterior``).
+        resample has no chains; the chains' own are in ``idata["posterior"]``).
         """
-        from pp_decomp._quiet import arviz
+        import arviz_stats
 
         if self.idata is None:
-            raise RuntimeError(
-                f"{self.label} {self.name!r} has no InferenceData (not fitted by fit())"
-            )
+            raise RuntimeError(f"{self.label} {self.name!r} has no posterior (not fitted by fit())")
         d = self.diagnostics
         if d.reweighted:
             return reweighted_summary(self.idata, self.hyper_names(), d.ess_bulk_min)
         kind = "all" if d.inference == "nuts" else "stats"
-        return arviz().summary(self.idata, var_names=self.hyper_names(), kind=kind)
+        return arviz_stats.summary(self.idata, var_names=self.hyper_names(), kind=kind)
 
 
 def _map_idata(hyper: Draws, info: dict, names):
-    from pp_decomp._quiet import arviz
+    from pp_decomp.posterior_tree import from_draws
 
-    idata = arviz().from_dict(posterior={n: getattr(hyper, n)[None] for n in names})
-    idata.posterior.attrs.update(inference="map", **{k: str(v) for k, v in info.items()})
-    return idata
+    posterior = {n: getattr(hyper, n)[None] for n in names}
+    return from_draws(posterior, inference="map", **{k: str(v) for k, v in info.items()})

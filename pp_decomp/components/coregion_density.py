@@ -183,7 +183,9 @@ def build_model(kernel: str, input_dim: int, n_components: int, priors: Priors, 
 
     ``vec(Y) ~ MvNormal(0, B ⊗ K + diag(σ² + jitter) ⊗ I)``, dense, on the stacked
     columns of ``Y``; ``C ~ LKJCorr(lkj_eta)``, ``ℓ``, ``η`` (J,), ``σ`` (J,) from ``priors``.
-    ``X`` (n, d) and ``Y`` (n, J) are ``pm.Data`` placeholders.
+    ``X`` (n, d) and ``Y`` (n, J) are ``pm.Data`` placeholders. PyMC's ``LKJCorr``
+    is the Cholesky factor ``L`` of ``C = L Lᵀ``, its density that of ``L``:
+    LKJ's on ``C`` plus ``Σ_i (J - i) log L_ii`` (``i = 1..J``).
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -196,7 +198,8 @@ def build_model(kernel: str, input_dim: int, n_components: int, priors: Priors, 
         Y = pm.Data("Y", np.zeros((n, J)))
         ls, eta = priors.pymc_ls(input_dim), priors.pymc_eta(shape=J)
         sigma = priors.pymc_sigma(shape=J)
-        C = pm.LKJCorr("C", n=J, eta=LKJ_ETA, return_matrix=True)
+        L = pm.LKJCorr("C", n=J, eta=LKJ_ETA)
+        C = L @ L.T
         K = pymc_cov(kernel, input_dim, ls, 1.0)(X) + priors.mean_var
         B = eta[:, None] * C * eta[None, :]
         noise = pt.diag(sigma**2 + JITTER)

@@ -53,7 +53,7 @@ class ComponentGP(MarginalGP):
 
     Attributes
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         The last fit's posterior (one draw for ``"map"``).
     draws : HyperDraws
         The draws used for prediction.

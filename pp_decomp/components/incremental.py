@@ -222,13 +222,14 @@ def pareto_k(logw: np.ndarray) -> float:
     draws' estimates are unreliable whatever the ESS says."""
     import warnings
 
-    from pp_decomp._quiet import arviz
+    from arviz_stats.base import array_stats
 
     if np.ptp(logw) == 0.0:  # equal weights (no observation since the fit)
         return -np.inf
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # arviz warns above 0.7; the caller decides
-        _, k = arviz().psislw(np.array(logw, dtype=float), reff=1.0)
+        warnings.simplefilter("ignore")  # arviz-stats warns above 0.7; the caller decides
+        # psislw takes log-likelihood-like values and smooths their negation
+        _, k = array_stats.psislw(-np.array(logw, dtype=float), r_eff=1.0)
     return float(k)
 
 

@@ -149,10 +149,10 @@ def repair_plan(first: NutsSettings, s: NutsSettings, diag) -> tuple[NutsSetting
 
 
 def pool_chains(a, b):
-    """Two NUTS runs of one posterior as one InferenceData, ``b``'s chains after ``a``'s."""
-    from pp_decomp._quiet import arviz
+    """Two NUTS runs of one posterior as one tree, ``b``'s chains after ``a``'s."""
+    from pp_decomp.posterior_tree import concat_chains
 
-    return arviz().concat(a, b, dim="chain", reset_dim=True)
+    return concat_chains(a, b)
 
 
 class StartAtDraws:
@@ -173,7 +173,7 @@ class StartAtDraws:
         return self.points[pick].copy()
 
 
-REWEIGHTED = "reweighted_posterior"  # the InferenceData group of a reweighted fit's draws
+REWEIGHTED = "reweighted_posterior"  # the tree's group of a reweighted fit's draws
 
 
 def reweighted(cm, density, idata, Xs, ys, diag, rng):
@@ -187,11 +187,11 @@ def reweighted(cm, density, idata, Xs, ys, diag, rng):
     ``reweighted_posterior`` holds the equal-weight resample (one chain of as
     many draws), the fit's draws.
     """
-    from pp_decomp._quiet import arviz
     from pp_decomp.components.reweight import reweight_chains
+    from pp_decomp.posterior_tree import draws_dataset, with_group
 
     log_posterior, to_draws = density
-    post = idata.posterior
+    post = idata["posterior"]
     C, D = post.sizes["chain"], post.sizes["draw"]
     flat = {n: post[n].values.reshape(C * D, -1) for n in cm.value_names}
     Z = cm.flatten_rows(flat).reshape(C, D, -1)
@@ -202,20 +202,21 @@ def reweighted(cm, density, idata, Xs, ys, diag, rng):
     draws = to_draws(rows)
     parts = cm.unflatten(rows)
     parts.update({n: getattr(draws, n) for n in draws.NDIM if getattr(draws, n) is not None})
-    weighed = arviz().from_dict(posterior={n: v[None] for n, v in parts.items()}).posterior
-    weighed.attrs.update(ess=ess, pareto_k=k, method="importance sampling from the chains")
-    idata = idata.copy()
-    idata.add_groups({REWEIGHTED: weighed})
-    return idata, replace(diag, ess_bulk_min=ess, ess_tail_min=ess, reweighted=True, pareto_k=k)
+    method = "importance sampling from the chains"
+    weighed = draws_dataset(
+        {n: v[None] for n, v in parts.items()}, ess=ess, pareto_k=k, method=method
+    )
+    diag = replace(diag, ess_bulk_min=ess, ess_tail_min=ess, reweighted=True, pareto_k=k)
+    return with_group(idata, REWEIGHTED, weighed), diag
 
 
 def reweighted_summary(idata, names: list[str], ess: float):
-    """ArviZ's summary of a reweighted fit's draws (``reweighted_posterior``), with
+    """arviz-stats' summary of a reweighted fit's draws (``reweighted_posterior``), with
     the columns of a NUTS fit's: ``ess_bulk``, ``ess_tail`` the weights' ``ess``,
     ``mcse_mean = sd / sqrt(ess)``, ``r_hat`` NaN (a resample has no chains)."""
-    from pp_decomp._quiet import arviz
+    import arviz_stats
 
-    table = arviz().summary(idata[REWEIGHTED], var_names=names, kind="stats")
+    table = arviz_stats.summary(idata, group=REWEIGHTED, var_names=names, kind="stats")
     return table.assign(
         mcse_mean=table["sd"] / np.sqrt(ess),
         mcse_sd=np.nan,
@@ -232,7 +233,7 @@ def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     posterior; without it, at the prior's centre, jittered); so does each repair
     (at most ``settings.repairs``, planned by :func:`repair_plan`): a failed
     run's draws may hold a chain stuck where it should not be. Returns the
-    InferenceData in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
+    posterior tree in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
     (``attempts``, ``first_ok``, ``converged`` filled in).
     """
     from pp_decomp.components.refresh import sampler_density

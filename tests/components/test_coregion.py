@@ -52,11 +52,11 @@ def test_density_differences_and_gradient_match_the_pymc_model(kernel, priors):
     def pymc_at(z):
         zl, zs, ze, y = f.split(z)
         L = correlation_cholesky(np.ascontiguousarray(y), J)[0]
-        C = L @ L.T
-        packed = C[np.triu_indices(J, 1)]
         point = {"ls_log__": zl, "sigma_log__": zs, "eta_log__": ze}
         name = [v.name for v in model.value_vars if v.name.startswith("C")][0]
-        return logp({**point, name: _lkj_value(model, name, packed)})
+        # PyMC's LKJCorr is the density of C's Cholesky factor: less its Jacobian
+        to_corr = np.sum((J - np.arange(1, J + 1)) * np.log(np.diag(L)))
+        return logp({**point, name: _lkj_value(model, name, L)}) - to_corr
 
     z0, z1 = _point(1), _point(2)
     # constants (the priors' and LKJ's normalisers) differ: compare differences
@@ -67,14 +67,14 @@ def test_density_differences_and_gradient_match_the_pymc_model(kernel, priors):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
 
 
-def _lkj_value(model, name, packed):
-    """The value variable of ``C`` at correlations ``packed`` (its transform's inverse)."""
+def _lkj_value(model, name, value):
+    """The value variable of ``C`` at ``value``, its Cholesky factor (the transform's inverse)."""
     rv = model.rvs_to_values
     var = next(r for r, v in rv.items() if v.name == name)
     transform = model.rvs_to_transforms[var]
     if transform is None:
-        return packed
-    return transform.forward(packed, *var.owner.inputs).eval()
+        return value
+    return transform.forward(value, *var.owner.inputs).eval()
 
 
 def test_the_transform_gives_a_correlation_and_lkj_two_components():
