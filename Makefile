@@ -1,38 +1,80 @@
 # Two entry points (README quick start): `make demo` and `make test`.
-# Each creates or refreshes .venv with Python 3.11 and installs what it needs,
-# pinned to the tested set in constraints.txt (pyproject.toml keeps ranges).
-PYTHON ?= python3.11
+# Each creates or refreshes .venv with a supported Python (3.12 or 3.13) and
+# installs what it needs, pinned to the tested set in constraints.txt
+# (pyproject.toml keeps ranges): the demo the package alone, the tests the
+# test and compare (BoTorch) extras.
+#
+# The Python: PYTHON if given (a path or command), else the first of python3.12,
+# python3.13 on PATH that runs, else pyenv's newest 3.12 or 3.13; PY=3.13 looks
+# for 3.13 only (`make test PY=3.13`).
+SUPPORTED := 3.12 3.13
+WANTED := $(or $(PY),$(SUPPORTED))
+PYTHON ?= $(shell \
+	for v in $(WANTED); do \
+		p=$$(command -v python$$v) && $$p -c '' 2>/dev/null && { echo $$p; exit 0; }; \
+	done; \
+	root=$$(pyenv root 2>/dev/null) || exit 0; \
+	for v in $(WANTED); do \
+		p=$$(ls -d $$root/versions/$$v.*/bin/python$$v 2>/dev/null | sort -V | tail -1); \
+		[ -n "$$p" ] && { echo $$p; exit 0; }; \
+	done)
+PYVER := $(if $(PYTHON),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])'))
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip install --quiet -c constraints.txt
 export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: demo test lint docs clean
+.PHONY: demo test test-lower lint docs clean venv
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+# (re)creates .venv when it is missing or made by another Python than $(PYTHON)
+venv:
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "make: no supported Python found (need $(SUPPORTED)); pass PYTHON=/path/to/python3.12"; \
+		exit 1; fi
+	@want=$(PYVER); \
+	case " $(SUPPORTED) " in *" $$want "*) ;; *) \
+		echo "make: $(PYTHON) is Python $$want; pp_decomp supports $(SUPPORTED)"; exit 1;; esac; \
+	have=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
+	if [ "$$have" != "$$want" ]; then \
+		echo "make: creating $(VENV) with $(PYTHON) (Python $$want)"; \
+		rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
+		$(BIN)/python -m pip install --quiet --upgrade pip; \
+	else echo "make: using $(VENV) (Python $$have, from $(PYTHON))"; fi
 
-$(STAMP): pyproject.toml setup.py constraints.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
+$(VENV)/.installed-demo-$(PYVER): pyproject.toml setup.py constraints.txt | venv
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.installed-test-$(PYVER): pyproject.toml setup.py constraints.txt | venv
 	$(PIP) -e ".[test,compare]"
-	touch $(STAMP)
+	touch $@ $(VENV)/.installed-demo-$(PYVER)
 
-demo: $(STAMP)
+demo: venv $(VENV)/.installed-demo-$(PYVER)
 	$(BIN)/pp-decomp demo --out demo-output
 
-test: $(STAMP)
+test: venv $(VENV)/.installed-test-$(PYVER)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+# the smoke tests on the declared lower bounds (lower-bounds.txt), in their own venv,
+# from a regular (not editable) install
+LOWER := .venv-lower
+test-lower: venv
+	rm -rf $(LOWER)
+	$(PYTHON) -m venv $(LOWER)
+	$(LOWER)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWER)/bin/python -m pip install --quiet -c lower-bounds.txt . pytest
+	$(LOWER)/bin/python -m pip list 2>/dev/null | grep -iE '^(pymc|pytensor|arviz|nutpie|numba|numpy|xarray) '
+	cd tests && ../$(LOWER)/bin/pytest -q -m smoke -p no:cacheprovider --rootdir=.. test_smoke.py
+
+lint: venv $(VENV)/.installed-test-$(PYVER)
 	$(BIN)/ruff check .
 
 # the tests also build it (warnings as errors); this writes the site to docs/_build/html
-docs: $(STAMP)
+docs: venv $(VENV)/.installed-test-$(PYVER)
 	$(BIN)/sphinx-build -W -b html docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) demo-output docs/_build docs/generated
+	rm -rf $(VENV) $(LOWER) demo-output docs/_build docs/generated
