@@ -13,7 +13,7 @@ PYTHON ?= $(shell \
 	for v in $(WANTED); do \
 		p=$$(command -v python$$v) && $$p -c '' 2>/dev/null && { echo $$p; exit 0; }; \
 	done; \
-	root=$$(pyenv root 2>/dev/null) || exit 0; \
+	root=$$(pyenv root 2>/dev/null || echo $${PYENV_ROOT:-$$HOME/.pyenv}); \
 	for v in $(WANTED); do \
 		p=$$(ls -d $$root/versions/$$v.*/bin/python$$v 2>/dev/null | sort -V | tail -1); \
 		[ -n "$$p" ] && { echo $$p; exit 0; }; \
