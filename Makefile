@@ -9,15 +9,23 @@
 # for 3.13 only (`make test PY=3.13`).
 SUPPORTED := 3.12 3.13
 WANTED := $(or $(PY),$(SUPPORTED))
-PYTHON ?= $(shell \
-	for v in $(WANTED); do \
+# the first Python of the versions $(1) that runs: on the PATH, else pyenv's newest
+find_python = $(shell \
+	for v in $(1); do \
 		p=$$(command -v python$$v) && $$p -c '' 2>/dev/null && { echo $$p; exit 0; }; \
 	done; \
 	root=$$(pyenv root 2>/dev/null || echo $${PYENV_ROOT:-$$HOME/.pyenv}); \
-	for v in $(WANTED); do \
+	for v in $(1); do \
 		p=$$(ls -d $$root/versions/$$v.*/bin/python$$v 2>/dev/null | sort -V | tail -1); \
 		[ -n "$$p" ] && { echo $$p; exit 0; }; \
 	done)
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(call find_python,$(WANTED))
+endif
+# the lower bounds have wheels for Python 3.12 (not all for 3.13)
+ifeq ($(origin LOWER_PYTHON),undefined)
+LOWER_PYTHON := $(call find_python,3.12)
+endif
 PYVER := $(if $(PYTHON),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])'))
 VENV := .venv
 BIN := $(VENV)/bin
@@ -31,16 +39,16 @@ export MKL_NUM_THREADS := 1
 # (re)creates .venv when it is missing or made by another Python than $(PYTHON)
 venv:
 	@if [ -z "$(PYTHON)" ]; then \
-		echo "make: no supported Python found (need $(SUPPORTED)); pass PYTHON=/path/to/python3.12"; \
+		echo "make: no Python $(WANTED) found; pass PYTHON=/path/to/python3.12"; \
 		exit 1; fi
 	@want=$(PYVER); \
 	case " $(SUPPORTED) " in *" $$want "*) ;; *) \
 		echo "make: $(PYTHON) is Python $$want; pp_decomp supports $(SUPPORTED)"; exit 1;; esac; \
-	have=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
+	have=$$($(BIN)/python -c 'import sys, pip; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
 	if [ "$$have" != "$$want" ]; then \
 		echo "make: creating $(VENV) with $(PYTHON) (Python $$want)"; \
 		rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
-		$(BIN)/python -m pip install --quiet --upgrade pip; \
+		$(BIN)/python -m pip install --quiet --upgrade pip || { rm -rf $(VENV); exit 1; }; \
 	else echo "make: using $(VENV) (Python $$have, from $(PYTHON))"; fi
 
 $(VENV)/.installed-demo-$(PYVER): pyproject.toml setup.py constraints.txt | venv
@@ -61,9 +69,10 @@ test: venv $(VENV)/.installed-test-$(PYVER)
 # the smoke tests on the declared lower bounds (lower-bounds.txt), in their own venv,
 # from a regular (not editable) install
 LOWER := .venv-lower
-test-lower: venv
+test-lower:
+	@[ -n "$(LOWER_PYTHON)" ] || { echo "make: test-lower needs Python 3.12 (LOWER_PYTHON=...)"; exit 1; }
 	rm -rf $(LOWER)
-	$(PYTHON) -m venv $(LOWER)
+	$(LOWER_PYTHON) -m venv $(LOWER)
 	$(LOWER)/bin/python -m pip install --quiet --upgrade pip
 	$(LOWER)/bin/python -m pip install --quiet -c lower-bounds.txt . pytest
 	$(LOWER)/bin/python -m pip list 2>/dev/null | grep -iE '^(pymc|pytensor|arviz|nutpie|numba|numpy|xarray) '

@@ -35,8 +35,9 @@ def draws_dataset(posterior: dict[str, np.ndarray], **attrs) -> xr.Dataset:
 
 def concat_chains(a: xr.DataTree | None, b: xr.DataTree) -> xr.DataTree:
     """Two runs of one posterior as one tree, ``b``'s chains after ``a``'s (``b``
-    alone when ``a`` is None), renumbered ``0..C-1``; groups of only one run
-    are dropped."""
+    alone when ``a`` is None), renumbered ``0..C-1``: the groups ``posterior``,
+    ``sample_stats`` and their ``warmup_`` ones that both runs have; any other
+    group is dropped."""
     if a is None:
         return b
     groups = {}

@@ -173,6 +173,7 @@ def test_sigkill_then_resume_loses_nothing(tmp_path):
         [sys.executable, "-c", KILL_AFTER_8, "run", *args, "--out", str(out)],
         capture_output=True,
         text=True,
+        timeout=600,  # only a hung run: the kill itself comes at tell 8
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     kept = xr.load_dataset(out)
