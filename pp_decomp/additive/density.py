@@ -27,6 +27,9 @@ import numpy as np
 
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
+from pp_decomp.kernels.families import ExpQuad
+
+_SE = numba.njit(nogil=True, cache=True, inline="always")(ExpQuad.correlation)
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -108,7 +111,7 @@ def _shared_kernel(ls, eta, G):
     for j in range(M):
         for a in range(n):
             for b in range(a + 1):
-                e = eta**2 * np.exp(-0.5 * G[j, a, b] * inv2)
+                e = eta**2 * _SE(G[j, a, b] * inv2)
                 K[a, b] += e
                 S[a, b] += e * G[j, a, b]
     for a in range(n):
@@ -156,7 +159,7 @@ def _ard_kernel(ls, eta, d2, W):
                 for d in range(D):
                     if W[j, d] != 0.0:
                         r += W[j, d] * d2[a, b, d] * inv2[d]
-                e = eta[j] ** 2 * np.exp(-0.5 * r)
+                e = eta[j] ** 2 * _SE(r)
                 Kj[j, a, b] = Kj[j, b, a] = e
                 K[a, b] += e
             K[b, a] = K[a, b]

@@ -22,6 +22,7 @@ from pp_decomp.components.compiled import SEARCH_BOX, compiled, penalty
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
+from pp_decomp.kernels.families import ExpQuad
 from pp_decomp.validate import check_X
 
 # the additive models keep the inverse-gamma lengthscales (mean 0.3 per group
@@ -155,7 +156,7 @@ class MapObjective:
         n = len(self.y)
         ls, eta, sigma = self.unpack(z)
         scaled = self.d2 / ls**2  # (n, n, D)
-        Kj = eta[:, None, None] ** 2 * np.exp(-0.5 * np.einsum("abd,jd->jab", scaled, self.W))
+        Kj = eta[:, None, None] ** 2 * ExpQuad.correlation(np.einsum("abd,jd->jab", scaled, self.W))
         K = Kj.sum(0)
         K[np.diag_indices(n)] += sigma**2 + JITTER
         try:

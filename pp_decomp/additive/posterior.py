@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise, mixture_moments
+from pp_decomp.kernels.families import ExpQuad
 
 
 def group_masks(groups, input_dim: int) -> np.ndarray:
@@ -46,7 +47,7 @@ def group_sqdist(X1: np.ndarray, X2: np.ndarray, ls: np.ndarray, W: np.ndarray) 
 
 def group_cov(X1, X2, ls, eta, W) -> np.ndarray:
     """Group covariances ``k_j(X1, X2)`` per draw: ``(S, M, n1, n2)``."""
-    return (eta**2)[:, :, None, None] * np.exp(-0.5 * group_sqdist(X1, X2, ls, W))
+    return (eta**2)[:, :, None, None] * ExpQuad.correlation(group_sqdist(X1, X2, ls, W))
 
 
 class AdditivePosterior(DrawPosterior):

@@ -26,6 +26,7 @@ import networkx as nx
 import numpy as np
 
 from pp_decomp.components.posterior import JITTER, gaussian_log_likelihood
+from pp_decomp.kernels.families import ExpQuad
 from pp_decomp.maxsum import junction_tree_cliques
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
@@ -113,7 +114,7 @@ class _Scorer:
         n = len(self.y)
         K = np.zeros((n, n))
         for g, a in zip(groups, eta2, strict=True):
-            K += a * np.exp(-0.5 * scaled[:, :, list(g)].sum(-1))
+            K += a * ExpQuad.correlation(scaled[:, :, list(g)].sum(-1))
         K[np.diag_indices(n)] += sigma**2 + JITTER
         return gaussian_log_likelihood(K, self.y)
 

@@ -38,9 +38,10 @@ import math
 import numba
 import numpy as np
 
-from pp_decomp.components.density import LOG_2PI, SQRT3, SQRT5, _gamma, _lognormal
+from pp_decomp.components.density import LOG_2PI, _gamma, _lognormal
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
+from pp_decomp.kernels.builtin import FAMILY
 
 CORRELATED_KERNELS = ("se", "matern52", "matern32")
 LKJ_ETA = 2.0  # C ~ LKJ(2): density ∝ det(C), pulls towards independence, any C allowed
@@ -48,18 +49,13 @@ _FD_STEP = 1e-6  # central differences of the O(J²) correlation transform, neve
 
 
 def correlation_and_slope(kernel: str, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-amplitude correlation ``c(r²)`` and ``∂c/∂r²``, as the component density's."""
-    if kernel == "se":
-        c = np.exp(-0.5 * r2)
-        return c, -0.5 * c
-    r = np.sqrt(r2 + 1e-12)
-    if kernel == "matern52":
-        e = np.exp(-SQRT5 * r)
-        return (1.0 + SQRT5 * r + 5.0 / 3.0 * r2) * e, -5.0 / 6.0 * (1.0 + SQRT5 * r) * e
-    if kernel == "matern32":
-        e = np.exp(-SQRT3 * r)
-        return (1.0 + SQRT3 * r) * e, -1.5 * e
-    raise ValueError(f"correlated components need a kernel in {CORRELATED_KERNELS}; got {kernel!r}")
+    """Unit-amplitude correlation ``c(r²)`` and ``∂c/∂r²``, by the family's one definition."""
+    if kernel not in CORRELATED_KERNELS:
+        raise ValueError(
+            f"correlated components need a kernel in {CORRELATED_KERNELS}; got {kernel!r}"
+        )
+    family = FAMILY[kernel]
+    return family.correlation(r2), family.gradient(r2)[0]
 
 
 def n_correlations(J: int) -> int:

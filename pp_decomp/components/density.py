@@ -29,10 +29,10 @@ from numba.extending import get_cython_function_address
 
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
+from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 
 KERNELS = ("se", "matern52", "matern32", "rq")
 LOG_2PI = math.log(2.0 * math.pi)
-SQRT5, SQRT3 = math.sqrt(5.0), math.sqrt(3.0)
 
 
 def _lapack(name: str):
@@ -116,26 +116,28 @@ def _chol_inverse(K):
     return True, logdet
 
 
+def _compiled(fn):
+    return numba.njit(nogil=True, cache=True, inline="always")(fn)
+
+
+# the families' one definition (pp_decomp.kernels.families), compiled for scalars
+_SE, _SE_G = _compiled(ExpQuad.correlation), _compiled(ExpQuad.gradient)
+_M52, _M52_G = _compiled(Matern52.correlation), _compiled(Matern52.gradient)
+_M32, _M32_G = _compiled(Matern32.correlation), _compiled(Matern32.gradient)
+_RQ, _RQ_G = _compiled(RatQuad.correlation), _compiled(RatQuad.gradient)
+
+
 @numba.njit(nogil=True, cache=True, inline="always")
 def _corr(kernel, r2, alpha):
-    """Unit-amplitude correlation ``c(r²)``, ``∂c/∂r²`` and (``rq``) ``∂c/∂log α``.
-
-    The Matérn kernels use ``r = sqrt(r² + 1e-12)``, as PyMC's do.
-    """
+    """Unit-amplitude correlation ``c(r²)``, ``∂c/∂r²`` and (``rq``) ``∂c/∂log α``."""
     if kernel == 0:
-        c = math.exp(-0.5 * r2)
-        return c, -0.5 * c, 0.0
+        return _SE(r2), _SE_G(r2)[0], 0.0
     if kernel == 1:
-        r = math.sqrt(r2 + 1e-12)
-        e = math.exp(-SQRT5 * r)
-        return (1.0 + SQRT5 * r + 5.0 / 3.0 * r2) * e, -5.0 / 6.0 * (1.0 + SQRT5 * r) * e, 0.0
+        return _M52(r2), _M52_G(r2)[0], 0.0
     if kernel == 2:
-        r = math.sqrt(r2 + 1e-12)
-        e = math.exp(-SQRT3 * r)
-        return (1.0 + SQRT3 * r) * e, -1.5 * e, 0.0
-    u = r2 / (2.0 * alpha)
-    c = (1.0 + u) ** (-alpha)
-    return c, -0.5 * c / (1.0 + u), alpha * c * (u / (1.0 + u) - math.log1p(u))
+        return _M32(r2), _M32_G(r2)[0], 0.0
+    slope, dalpha = _RQ_G(r2, alpha)
+    return _RQ(r2, alpha), slope, alpha * dalpha
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

@@ -1,4 +1,6 @@
-"""Stationary covariance functions, batched over hyperparameter draws.
+"""The four built-in kernels by their shorthand names, batched over hyperparameter
+draws (the default models' fast numpy path); each calls its family's one
+definition in :mod:`pp_decomp.kernels.families`.
 
 The numpy kernels mirror PyMC's ``pm.gp.cov`` classes exactly (same distance
 formulas, including PyMC's ``sqrt(r² + 1e-12)`` for Matérn) so that the batched
@@ -16,8 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
+
 KERNELS = ("se", "matern52", "matern32", "rq")
 ALIASES = {"expquad": "se", "matern": "matern52", "ratquad": "rq"}
+FAMILY = {"se": ExpQuad, "matern52": Matern52, "matern32": Matern32, "rq": RatQuad}
 
 
 def canonical_kernel(name: str) -> str:
@@ -54,21 +59,17 @@ def scaled_sqdist(X1: np.ndarray, X2: np.ndarray, ls: np.ndarray) -> np.ndarray:
 
 
 def correlation_from_sqdist(kernel: str, r2: np.ndarray, alpha: np.ndarray | None = None):
-    """Unit-amplitude correlation ``k/η²`` from scaled squared distances ``r2`` (S, ...)."""
-    if kernel == "se":
-        return np.exp(-0.5 * r2)
-    if kernel == "matern52":
-        r = np.sqrt(r2 + 1e-12)
-        return (1.0 + np.sqrt(5.0) * r + 5.0 / 3.0 * r2) * np.exp(-np.sqrt(5.0) * r)
-    if kernel == "matern32":
-        r = np.sqrt(r2 + 1e-12)
-        return (1.0 + np.sqrt(3.0) * r) * np.exp(-np.sqrt(3.0) * r)
+    """Unit-amplitude correlation ``k/η²`` from scaled squared distances ``r2`` (S, ...),
+    by the family's one definition (:mod:`pp_decomp.kernels.families`)."""
+    family = FAMILY.get(kernel)
+    if family is None:
+        raise ValueError(f"unknown kernel {kernel!r}")
     if kernel == "rq":
         if alpha is None:
             raise ValueError("kernel 'rq' needs alpha")
         a = np.asarray(alpha, dtype=float).reshape((-1,) + (1,) * (r2.ndim - 1))
-        return (1.0 + r2 / (2.0 * a)) ** (-a)
-    raise ValueError(f"unknown kernel {kernel!r}")
+        return family.correlation(r2, a)
+    return family.correlation(r2)
 
 
 def kernel_matrix(kernel, X1, X2, ls, eta, alpha=None) -> np.ndarray:
@@ -93,16 +94,13 @@ def kernel_matrix(kernel, X1, X2, ls, eta, alpha=None) -> np.ndarray:
 
 def pymc_cov(kernel: str, input_dim: int, ls, eta, alpha=None):
     """The PyMC covariance ``η² k(ℓ)`` matching :func:`kernel_matrix`."""
-    import pymc as pm
-
-    if kernel == "se":
-        base = pm.gp.cov.ExpQuad(input_dim, ls=ls)
-    elif kernel == "matern52":
-        base = pm.gp.cov.Matern52(input_dim, ls=ls)
-    elif kernel == "matern32":
-        base = pm.gp.cov.Matern32(input_dim, ls=ls)
-    elif kernel == "rq":
-        base = pm.gp.cov.RatQuad(input_dim, alpha=alpha, ls=ls)
-    else:
+    family = FAMILY.get(kernel)
+    if family is None:
         raise ValueError(f"unknown kernel {kernel!r}")
-    return eta**2 * base
+    values = {"ls": ls, "alpha": alpha} if kernel == "rq" else {"ls": ls}
+    return eta**2 * family().pymc_cov(input_dim, None, values)
+
+
+def shorthand(name: str):
+    """The kernel object a shorthand string names (``"matern52"`` is ``Matern52()``)."""
+    return FAMILY[canonical_kernel(name)]()
