@@ -60,7 +60,10 @@ class MarginalGP:
     label = "GP"  # how messages name the model
 
     def __init__(self, input_dim, *, priors, bounds, standardize, name, max_draws):
-        self.input_dim = check_positive_int(input_dim, "input_dim")
+        if input_dim is None and bounds is not None:
+            input_dim = np.shape(bounds)[-1]
+        # None: taken from the data at the first fit (or from the problem, in a loop)
+        self.input_dim = None if input_dim is None else check_positive_int(input_dim, "input_dim")
         self.priors = as_priors(priors)
         self.bounds = None if bounds is None else check_bounds(bounds, self.input_dim)
         self.standardize = bool(standardize)
@@ -78,12 +81,18 @@ class MarginalGP:
 
     def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
         X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
-        y = check_y(y, "y", n=X.shape[0])
+        if self.input_dim is None:
+            self.input_dim = X.shape[1]
+        y = self._transformed(check_y(y, "y", n=X.shape[0]))
         self.X_train, self.y_train = X, y
         Xs, ys, self.y_mean, self.y_std = to_model_scale(
             X, y, self.bounds, standardize=self.standardize, mean=mean
         )
         return Xs, ys
+
+    def _transformed(self, y: np.ndarray) -> np.ndarray:
+        """``y`` as the model regresses it (the identity; see ``ComponentGP``'s ``transform``)."""
+        return y
 
     # ----------------------------------------------------------------- fitting
     def fit(

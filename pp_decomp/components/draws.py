@@ -111,3 +111,68 @@ class HyperDraws(Draws):
     eta: np.ndarray
     sigma: np.ndarray
     alpha: np.ndarray | None = None
+
+
+class KernelDraws:
+    """S draws of a kernel expression's sampled hyperparameters and ``σ``, by name.
+
+    ``values``: name -> (S,) or (S, size) array, e.g. ``{"ls_0": (S, 2),
+    "eta_0": (S,), "period_1": (S,), "sigma": (S,)}``, on the model's scale.
+    Each name is also an attribute (``draws.sigma``).
+    """
+
+    def __init__(self, values: dict | None = None, **named):
+        S, out = None, {}
+        for name, value in {**(values or {}), **named}.items():
+            arr = np.atleast_1d(np.asarray(value, dtype=float))
+            check_finite(arr, name)
+            S = arr.shape[0] if S is None else S
+            if arr.shape[0] != S:
+                raise ValueError(f"{name} must hold one value per draw (S={S}); got {arr.shape}")
+            out[name] = arr
+        sigma = out.get("sigma")
+        if sigma is None or sigma.ndim != 1 or np.any(sigma <= 0):
+            raise ValueError(f"sigma must be (S,) values > 0; got {sigma!r}")
+        self.values = out
+
+    def __getattr__(self, name: str):
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    @property
+    def NDIM(self) -> dict:  # noqa: N802 (the name Draws uses)
+        return {n: v.ndim for n, v in self.values.items()}
+
+    @property
+    def n_draws(self) -> int:
+        return len(self.values["sigma"])
+
+    def subset(self, idx) -> KernelDraws:
+        """The draws at positions ``idx``."""
+        return KernelDraws({n: v[idx] for n, v in self.values.items()})
+
+    def thin(self, max_draws: int | None) -> KernelDraws:
+        """At most ``max_draws`` draws, evenly spaced (keeps all when ``None``)."""
+        if max_draws is None or self.n_draws <= max_draws:
+            return self
+        return self.subset(evenly_spaced(self.n_draws, max_draws))
+
+    def as_dict(self) -> dict:
+        """Plain lists, for checkpoints."""
+        return {n: v.tolist() for n, v in self.values.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KernelDraws:
+        """Inverse of :meth:`as_dict`."""
+        return cls({n: np.asarray(v) for n, v in d.items()})
+
+    @classmethod
+    def from_posterior(cls, posterior, names) -> KernelDraws:
+        """Stack the ``(chain, draw)`` dims of an ArviZ posterior group into S draws."""
+        out = {}
+        for name in names:
+            arr = np.asarray(posterior[name].values, dtype=float)
+            out[name] = arr.reshape((-1,) + arr.shape[2:])
+        return cls(out)

@@ -7,16 +7,36 @@ from dataclasses import replace
 import numpy as np
 
 from pp_decomp.components.base import MarginalGP
+from pp_decomp.components.builtin_form import builtin_form, resolved_priors
 from pp_decomp.components.draws import HyperDraws
 from pp_decomp.components.map_objective import GPMapObjective
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
-from pp_decomp.kernels import canonical_kernel
+from pp_decomp.kernels import KERNELS, Kernel, shorthand
+from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import check_X
+
+TRANSFORMS = ("standardize", "log", None)
+
+
+def _general(kernel, priors, noise) -> bool:
+    """Whether ``kernel`` needs the general engine (not one the built-in takes)."""
+    if not isinstance(kernel, Kernel):
+        return False
+    if noise is not None:
+        noise = as_prior(noise, "noise")
+    return builtin_form(kernel, priors or Priors(), noise) is None
 
 
 class ComponentGP(MarginalGP):
     """A PyMC ``pm.gp.Marginal`` model of one component with a hyperparameter posterior.
+
+    Example
+    -------
+    >>> import pp_decomp as ppd
+    >>> from pp_decomp import Prior, kernels as K
+    >>> rough = ppd.ComponentGP(K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)))
+    >>> rate = ppd.ComponentGP(K.Matern52(), transform="log")
 
     The model (:func:`pp_decomp.components.model.build_model`) is
 
@@ -31,12 +51,24 @@ class ComponentGP(MarginalGP):
 
     Parameters
     ----------
-    kernel : {"se", "matern52", "matern32", "rq"}
-        Covariance family (aliases ``"expquad"``, ``"matern"``, ``"ratquad"``).
-    input_dim : int
-        Number of input dimensions ``d`` (one ARD lengthscale each).
+    kernel : Kernel or {"se", "matern52", "matern32", "rq"}
+        The covariance: a :mod:`pp_decomp.kernels` expression (``K.Matern12()``,
+        ``K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0])``), or a
+        shorthand for a family with its default priors (aliases ``"expquad"``,
+        ``"matern"``, ``"ratquad"``).
+    input_dim : int, optional
+        Number of input dimensions ``d``; by default taken from ``bounds``, the
+        data at the first fit, or the problem in an optimisation loop.
     priors : Priors, optional
-        Hyperparameter priors on the scaled/standardised problem.
+        The built-in priors (lengthscale, amplitude, noise, constant mean); a
+        kernel's own :class:`~pp_decomp.Prior` objects override them.
+    noise : Prior, optional
+        The noise standard deviation's prior (default ``priors``'
+        ``LogNormal(-4, 1.5)``), e.g. ``Prior("HalfNormal", sigma=0.1)``.
+    transform : {"standardize", "log", None}
+        How ``y`` is modelled: standardised (default); ``"log"``: ``log y``,
+        standardised (positive data; a ValueError on ``y <= 0``), where
+        :meth:`predict` and :meth:`sample` are of ``log y``; ``None``: as given.
     bounds : (2, d) array, optional
         Lower and upper input bounds used to scale inputs to the unit box. When
         omitted, inputs are used as given, so the default priors assume they
@@ -64,26 +96,87 @@ class ComponentGP(MarginalGP):
     label = "component"
     draws_type = HyperDraws
 
+    def __new__(cls, kernel="se", *args, priors=None, noise=None, **kwargs):
+        if cls is ComponentGP and _general(kernel, priors, noise):
+            from pp_decomp.components.kernel_gp import KernelGP
+
+            return super().__new__(KernelGP)
+        return super().__new__(cls)
+
     def __init__(
         self,
-        kernel: str = "se",
-        input_dim: int = 1,
+        kernel: str | Kernel = "se",
+        input_dim: int | None = None,
         *,
         priors: Priors | None = None,
+        noise: Prior | None = None,
+        transform: str | None = "standardize",
         bounds=None,
         standardize: bool = True,
         name: str = "f",
         max_draws: int = 256,
     ):
-        self.kernel = canonical_kernel(kernel)
+        name = str(name)
+        if transform not in TRANSFORMS:
+            raise ValueError(
+                f"component {name!r}: transform must be one of {TRANSFORMS}; got {transform!r}"
+            )
+        if noise is not None:
+            noise = as_prior(noise, f"component {name!r}: noise")
+            if not noise.positive:
+                raise ValueError(
+                    f"component {name!r}: noise must have a positive prior; got {noise!r}"
+                )
+        if isinstance(kernel, str):
+            kernel = shorthand(kernel)
+        elif not isinstance(kernel, Kernel):
+            raise TypeError(
+                f"component {name!r}: kernel must be a pp_decomp kernel or one of "
+                f"{KERNELS}; got {kernel!r}"
+            )
+        self.model_kernel, self.transform = kernel, transform
         super().__init__(
             input_dim,
             priors=priors,
             bounds=bounds,
-            standardize=standardize,
+            standardize=standardize and transform is not None,
             name=name,
             max_draws=max_draws,
         )
+        self._setup_kernel(kernel, noise)
+
+    def _setup_kernel(self, kernel: Kernel, noise: Prior | None) -> None:
+        self.kernel, self._prior_fields = builtin_form(kernel, self.priors, noise)
+        self.noise = noise
+        self._resolve_priors()
+
+    def _resolve_priors(self) -> None:
+        if self.input_dim is not None and self._prior_fields is not None:
+            self.priors = resolved_priors(self.priors, self._prior_fields, self.input_dim)
+            self._prior_fields = None
+
+    def _transformed(self, y: np.ndarray) -> np.ndarray:
+        self._resolve_priors()
+        if self.transform != "log":
+            return y
+        bad = np.flatnonzero(~(y > 0))
+        if len(bad):
+            raise ValueError(
+                f"component {self.name!r}: transform='log' needs y > 0; got y[{bad[0]}] = "
+                f"{float(y[bad[0]])!r}"
+            )
+        return np.log(y)
+
+    def model_dict(self) -> dict:
+        """The component's model as plain data: kernel expression, priors, transform."""
+        from dataclasses import asdict
+
+        return {
+            "kernel": self.model_kernel.to_dict(),
+            "noise": None if self.noise is None else self.noise.to_dict(),
+            "transform": self.transform,
+            "priors": asdict(self.priors),
+        }
 
     @property
     def mean_var(self) -> float:

@@ -237,6 +237,11 @@ class GPPosterior(DrawPosterior):
         """``k_s(X1, X2) + c`` for every draw: (S, n1, n2)."""
         return self._k(self.draws, X1, X2)
 
+    def prior_var(self, X: np.ndarray) -> np.ndarray:
+        """``k_s(x, x) + c`` at the rows of ``X``: (S, m), or (S, 1) where it is the
+        same everywhere (a stationary kernel's ``η²``)."""
+        return (self.draws.eta**2)[:, None] + self.mean_var
+
     def _k(self, d: HyperDraws, X1, X2) -> np.ndarray:
         K = kernel_matrix(self.kernel, X1, X2, d.ls, d.eta, d.alpha)
         return K + self.mean_var if self.mean_var else K
@@ -253,12 +258,11 @@ class GPPosterior(DrawPosterior):
         m = Xnew.shape[0]
         mean = np.empty((self.n_draws, m))
         var = np.empty((self.n_draws, m))
-        eta2 = (self.draws.eta**2)[:, None] + self.mean_var
         for sl in self._chunks(m):
             Ks = self.prior_cov(self.X, Xnew[sl])  # (S, n, mc)
             mean[:, sl] = np.einsum("snm,sn->sm", Ks, self.alpha)
             V = self.L_inv @ Ks
-            var[:, sl] = eta2 - np.einsum("snm,snm->sm", V, V)
+            var[:, sl] = self.prior_var(Xnew[sl]) - np.einsum("snm,snm->sm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
 

@@ -187,6 +187,14 @@ class Priors:
             return self.sigma_loc
         return float(np.log(self.sigma_alpha / self.sigma_beta))
 
+    def sigma_prior(self):
+        """The noise prior as a :class:`~pp_decomp.Prior`."""
+        from pp_decomp.prior import Prior
+
+        if self.sigma_family == "lognormal":
+            return Prior("LogNormal", mu=self.sigma_loc, sigma=self.sigma_scale)
+        return Prior("Gamma", alpha=self.sigma_alpha, beta=self.sigma_beta)
+
     def sample_log_sigma(self, rng, size: int | None = None):
         """``log σ`` drawn from the prior: a float, or (size,) for ``size`` draws."""
         if self.sigma_family == "lognormal":
