@@ -28,6 +28,8 @@ _EXPORTS = {
     "HyperDraws": "pp_decomp.components",
     "KnownKernels": "pp_decomp.components",
     "LinearComposition": "pp_decomp.composition",
+    "KernelDraws": "pp_decomp.components.draws",
+    "Prior": "pp_decomp.prior",
     "Priors": "pp_decomp.components",
 }
 

@@ -135,6 +135,8 @@ class ComponentGP(MarginalGP):
                 f"{KERNELS}; got {kernel!r}"
             )
         self.model_kernel, self.transform = kernel, transform
+        # what a loop builds this component's GPs from (pp_decomp.loop.component_models)
+        self.template = {"kernel": kernel, "priors": priors, "noise": noise, "transform": transform}
         super().__init__(
             input_dim,
             priors=priors,
@@ -171,11 +173,12 @@ class ComponentGP(MarginalGP):
         """The component's model as plain data: kernel expression, priors, transform."""
         from dataclasses import asdict
 
+        t = self.template
         return {
             "kernel": self.model_kernel.to_dict(),
-            "noise": None if self.noise is None else self.noise.to_dict(),
+            "noise": None if t["noise"] is None else t["noise"].to_dict(),
             "transform": self.transform,
-            "priors": asdict(self.priors),
+            "priors": None if t["priors"] is None else asdict(t["priors"]),
         }
 
     @property
@@ -192,6 +195,19 @@ class ComponentGP(MarginalGP):
 
         priors = self.priors if self.standardize else replace(self.priors, mean_sd=0.0)
         return compiled_model(self.kernel, self.input_dim, priors)
+
+    @property
+    def posterior_kernel(self) -> str:
+        """The kernel the numpy posteriors evaluate (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        return self.kernel
+
+    def sample_prior(self, S: int, rng: np.random.Generator) -> HyperDraws:
+        """``S`` independent draws of the hyperparameters from their priors."""
+        return self.priors.sample(self.kernel, self.input_dim, S, rng)
+
+    def log_prior_variance(self, name: str) -> float:
+        """The prior variance of ``log θ`` for ``name`` in ``("eta", "sigma")``."""
+        return self.priors.log_variance(name)
 
     def _check_draws(self, draws: HyperDraws) -> None:
         if draws.input_dim != self.input_dim:

@@ -34,8 +34,8 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
     """
     start = time.perf_counter()
     Xs, ys = gp._set_data(X, y)
-    prior = gp.priors.sample(gp.kernel, gp.input_dim, n_prior, rng)
-    logw = log_likelihood(gp.kernel, Xs, ys, prior, gp.mean_var)
+    prior = gp.sample_prior(n_prior, rng)
+    logw = log_likelihood(gp.posterior_kernel, Xs, ys, prior, gp.mean_var)
     ess_ = ess(logw)
     if not (ess_ >= n_keep and pareto_k(logw) <= k_max):
         return False

@@ -20,8 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.posterior import JITTER, cholesky_inverse, gaussian_log_likelihood
-from pp_decomp.kernels import kernel_matrix
+from pp_decomp.components.posterior import (
+    JITTER,
+    cholesky_inverse,
+    draws_cov,
+    draws_prior_var,
+    gaussian_log_likelihood,
+)
 
 
 class IncrementalPosterior:
@@ -30,10 +35,10 @@ class IncrementalPosterior:
 
     Parameters
     ----------
-    kernel : str
-        Kernel name.
+    kernel : str or BoundKernel
+        As :func:`~pp_decomp.components.posterior.draws_cov` takes it.
     X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs
-    draws : HyperDraws with S draws
+    draws : HyperDraws (KernelDraws with a BoundKernel) with S draws
     Xc : (N, d) array of scaled candidates, or ``None`` (a box: predictions are
         computed at the inputs asked for, :meth:`at`)
     mean_var : float
@@ -73,12 +78,12 @@ class IncrementalPosterior:
 
     def _k(self, A, B, d=None):
         d = self.draws if d is None else d
-        K = kernel_matrix(self.kernel, A, B, d.ls, d.eta, d.alpha)
+        K = draws_cov(self.kernel, A, B, d)
         return K + self.mean_var if self.mean_var else K
 
-    @property
-    def _prior_var(self) -> np.ndarray:
-        return self.draws.eta**2 + self.mean_var
+    def _prior_var_at(self, X: np.ndarray, d=None) -> np.ndarray:
+        """``k_s(x, x) + c`` at the rows of ``X``: (S, m) or (S, 1)."""
+        return draws_prior_var(self.kernel, X, self.draws if d is None else d) + self.mean_var
 
     def _grow(self) -> None:
         n, cap = len(self.X), 2 * len(self.X)
@@ -100,7 +105,7 @@ class IncrementalPosterior:
         L_inv = self.L_inv
         k_new = self._k(self.X, x)[:, :, 0]  # (S, n)
         lk = np.einsum("sij,sj->si", L_inv, k_new)  # L⁻¹ k
-        kxx = self._prior_var + self.draws.sigma**2 + JITTER
+        kxx = self._prior_var_at(x)[:, 0] + self.draws.sigma**2 + JITTER
         d2 = np.maximum(kxx - np.einsum("si,si->s", lk, lk), 1e-300)
         d = np.sqrt(d2)
         mu = np.einsum("si,si->s", lk, self.z)
@@ -157,25 +162,26 @@ class IncrementalPosterior:
         cached = self._slice
         if cached is None or cached[0] != key:
             idx = np.asarray(idx)
-            parts = (self.draws.subset(idx), self.L_inv[idx], self.z[idx], self._prior_var[idx])
+            parts = (self.draws.subset(idx), self.L_inv[idx], self.z[idx])
             self._slice = cached = (key, parts)
         return cached[1]
 
     def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
         if idx is None:  # no copies: an acquisition maximiser calls this thousands of times
-            d, L_inv, z, prior_var = self.draws, self.L_inv, self.z, self._prior_var
+            d, L_inv, z = self.draws, self.L_inv, self.z
         else:
-            d, L_inv, z, prior_var = self._draws_at(idx)
-        Ks = self._k(self.X, np.asarray(Xs, dtype=float), d)  # (S', n, m)
+            d, L_inv, z = self._draws_at(idx)
+        Xs = np.asarray(Xs, dtype=float)
+        Ks = self._k(self.X, Xs, d)  # (S', n, m)
         V = L_inv @ Ks
         mean = np.einsum("snm,sn->sm", V, z)
-        var = prior_var[:, None] - np.einsum("snm,snm->sm", V, V)
+        var = self._prior_var_at(Xs, d) - np.einsum("snm,snm->sm", V, V)
         return mean, np.maximum(var, 0.0)
 
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""
-        var_s = np.maximum(self._prior_var[:, None] - self.qsum, 0.0)
+        var_s = np.maximum(self._prior_var_at(self.Xc) - self.qsum, 0.0)
         return self.mean[idx], var_s[idx]
 
     def moments(self, Xs=None) -> tuple[np.ndarray, np.ndarray]:
@@ -242,7 +248,7 @@ def resample(logw: np.ndarray, rng: np.random.Generator, size: int | None = None
     return np.minimum(np.searchsorted(cum, (rng.uniform() + np.arange(size)) / size), S - 1)
 
 
-def log_likelihood(kernel: str, X, y, draws: HyperDraws, mean_var: float = 0.0) -> np.ndarray:
+def log_likelihood(kernel, X, y, draws, mean_var: float = 0.0) -> np.ndarray:
     """``log p(y | θ_s, X)`` of every draw, the GP's marginal likelihood: (S,).
 
     ``X`` (n, d) scaled inputs, ``y`` (n,) standardised outputs; batched over
@@ -250,7 +256,7 @@ def log_likelihood(kernel: str, X, y, draws: HyperDraws, mean_var: float = 0.0) 
     ``-inf`` for a draw whose covariance is not positive definite.
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-    K = kernel_matrix(kernel, X, X, draws.ls, draws.eta, draws.alpha) + mean_var
+    K = draws_cov(kernel, X, X, draws) + mean_var
     idx = np.arange(len(X))
     K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
     return gaussian_log_likelihood(K, y)

@@ -204,24 +204,6 @@ class _Expand:
         return out
 
 
-class KernelPosterior(GPPosterior):
-    """:class:`~pp_decomp.components.posterior.GPPosterior` of a kernel expression."""
-
-    def __init__(self, bound: BoundKernel, X, y, draws: KernelDraws, jitter, mean_var):
-        self.bound = bound
-        super().__init__(bound, X, y, draws, jitter, mean_var)
-
-    def _theta(self, d: KernelDraws) -> np.ndarray:
-        return self.bound.theta({n: d.values[n] for n in self.bound.names})
-
-    def _k(self, d, X1, X2) -> np.ndarray:
-        K = self.bound.matrix(X1, X2, self._theta(d))
-        return K + self.mean_var if self.mean_var else K
-
-    def prior_var(self, X: np.ndarray) -> np.ndarray:
-        return self.bound.diag(X, self._theta(self.draws)) + self.mean_var
-
-
 class KernelGP(ComponentGP):
     """``ComponentGP`` on a kernel expression (see the module docstring); made by
     ``ComponentGP(kernel)`` where the built-in engine cannot take ``kernel``."""
@@ -268,6 +250,26 @@ class KernelGP(ComponentGP):
             )
         return model
 
+    @property
+    def posterior_kernel(self) -> BoundKernel:
+        """The kernel the numpy posteriors evaluate (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        return self.bound
+
+    def sample_prior(self, S: int, rng: np.random.Generator) -> KernelDraws:
+        """``S`` independent draws of the hyperparameters from their priors."""
+        cm = self._compiled()
+        return cm.to_draws(np.array([cm.sample_z(rng) for _ in range(S)]))
+
+    def log_prior_variance(self, name: str) -> float:
+        """The prior variance of ``log θ`` for hyperparameter ``name`` (by 4000 prior
+        draws, seeded: the same every call)."""
+        prior = (
+            self.noise
+            if name == "sigma"
+            else next(f.prior for f in self.bound.free if f.name == name)
+        )
+        return float(np.var(np.log(prior.sample(np.random.default_rng(0), 4000))))
+
     def _check_draws(self, draws: KernelDraws) -> None:
         if sorted(draws.values) != sorted(self.hyper_names()):
             raise ValueError(
@@ -275,7 +277,7 @@ class KernelGP(ComponentGP):
             )
 
     def _make_posterior(self, Xs, ys, draws: KernelDraws) -> KernelPosterior:
-        return KernelPosterior(self.bound, Xs, ys, draws, JITTER, self.mean_var)
+        return GPPosterior(self.bound, Xs, ys, draws, JITTER, self.mean_var)
 
     def _unconstrained(self, init: KernelDraws, cm: KernelModel) -> np.ndarray:
         parts = {}

@@ -31,6 +31,23 @@ _MAX_BYTES = 64 * 2**20
 JITTER = 1e-6  # PyMC's JITTER_DEFAULT, added to K's diagonal both here and in the PyMC model
 
 
+def draws_cov(kernel, X1: np.ndarray, X2: np.ndarray, draws) -> np.ndarray:
+    """``k_s(X1, X2)`` for every draw: (S, n1, n2). ``kernel``: a shorthand name with
+    :class:`HyperDraws`, or a :class:`~pp_decomp.kernels.bound.BoundKernel` with
+    :class:`~pp_decomp.components.draws.KernelDraws`."""
+    if isinstance(kernel, str):
+        return kernel_matrix(kernel, X1, X2, draws.ls, draws.eta, draws.alpha)
+    return kernel.matrix(X1, X2, kernel.theta(draws.values))
+
+
+def draws_prior_var(kernel, X: np.ndarray, draws) -> np.ndarray:
+    """``k_s(x, x)`` at the rows of ``X``: (S, m), or (S, 1) for a shorthand kernel
+    (stationary: ``η_s²`` everywhere)."""
+    if isinstance(kernel, str):
+        return (draws.eta**2)[:, None]
+    return kernel.diag(X, kernel.theta(draws.values))
+
+
 def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``L⁻¹``, ``α = K⁻¹ r`` and ``log N(r; 0, K)`` for ``K = L Lᵀ``, batched over draws.
 
@@ -186,8 +203,9 @@ class GPPosterior(DrawPosterior):
 
     Parameters
     ----------
-    kernel : str
-        Kernel name (:data:`pp_decomp.kernels.KERNELS`).
+    kernel : str or BoundKernel
+        Kernel name (:data:`pp_decomp.kernels.KERNELS`) with :class:`HyperDraws`, or a
+        kernel expression on the inputs with :class:`KernelDraws` (:func:`draws_cov`).
     X : (n, d) array
         Training inputs (already scaled as the draws expect).
     y : (n,) array
@@ -240,10 +258,10 @@ class GPPosterior(DrawPosterior):
     def prior_var(self, X: np.ndarray) -> np.ndarray:
         """``k_s(x, x) + c`` at the rows of ``X``: (S, m), or (S, 1) where it is the
         same everywhere (a stationary kernel's ``η²``)."""
-        return (self.draws.eta**2)[:, None] + self.mean_var
+        return draws_prior_var(self.kernel, X, self.draws) + self.mean_var
 
     def _k(self, d: HyperDraws, X1, X2) -> np.ndarray:
-        K = kernel_matrix(self.kernel, X1, X2, d.ls, d.eta, d.alpha)
+        K = draws_cov(self.kernel, X1, X2, d)
         return K + self.mean_var if self.mean_var else K
 
     def _chunks(self, m: int):

@@ -24,9 +24,21 @@ from pp_decomp.validate import check_choice
 OUTCOME_TRANSFORMS = ("none", "log")
 
 
-def check_outcome_transform(name: str) -> str:
-    """``name`` if it is one of :data:`OUTCOME_TRANSFORMS`, else a ValueError naming it."""
+def check_outcome_transform(name):
+    """``name`` if it is one of :data:`OUTCOME_TRANSFORMS` (or a tuple of them, one per
+    component), else a ValueError naming it."""
+    if isinstance(name, tuple | list):
+        return tuple(check_choice(n, "outcome_transform", OUTCOME_TRANSFORMS) for n in name)
     return check_choice(name, "outcome_transform", OUTCOME_TRANSFORMS)
+
+
+def is_identity(name) -> bool:
+    """Whether transform ``name`` (or every component's) is ``"none"``."""
+    return all(n == "none" for n in ((name,) if isinstance(name, str) else name))
+
+
+def _per_component(name, J: int) -> tuple:
+    return (name,) * J if isinstance(name, str) else tuple(name)
 
 
 def forward(name: str, Y: np.ndarray, names=None) -> np.ndarray:
@@ -36,20 +48,25 @@ def forward(name: str, Y: np.ndarray, names=None) -> np.ndarray:
     outside the transform's domain (``y > 0`` for ``"log"``).
     """
     Y = np.asarray(Y, dtype=float)
-    if name == "none":
+    if is_identity(name):
         return Y
-    bad = np.argwhere(~(Y > 0))
+    logged = np.array([n == "log" for n in _per_component(name, Y.shape[-1])])
+    bad = np.argwhere(~(Y > 0) & logged)
     if len(bad):
         j = int(bad[0][-1])
         label = names[j] if names is not None else f"component {j}"
         value = float(Y[tuple(bad[0])])
         raise ValueError(f"outcome_transform='log' needs positive components; {label} = {value!r}")
-    return np.log(Y)
+    return np.where(logged, np.log(np.where(logged, Y, 1.0)), Y)
 
 
 def inverse(name: str, F: np.ndarray) -> np.ndarray:
-    """``t⁻¹(F)``: the components in their own units."""
-    return np.asarray(F, dtype=float) if name == "none" else np.exp(F)
+    """``t⁻¹(F)``: the components in their own units, ``(..., J)``."""
+    F = np.asarray(F, dtype=float)
+    if is_identity(name):
+        return F
+    logged = np.array([n == "log" for n in _per_component(name, F.shape[-1])])
+    return np.where(logged, np.exp(np.where(logged, F, 0.0)), F)
 
 
 def model_problem(problem: Problem, name: str) -> Problem:
@@ -59,7 +76,7 @@ def model_problem(problem: Problem, name: str) -> Problem:
     ----------
     problem : Problem
         The system, its components in their own units.
-    name : {"none", "log"}
+    name : {"none", "log"}, or one of them per component
 
     Returns
     -------
@@ -70,7 +87,7 @@ def model_problem(problem: Problem, name: str) -> Problem:
     ``problem``.
     """
     name = check_outcome_transform(name)
-    if name == "none":
+    if is_identity(name):
         return problem
     # a copy, not a new Problem: g was checked on the system's outputs, and a new
     # Problem would check g ∘ t⁻¹ on random values g may not accept

@@ -66,6 +66,12 @@ class Optimizer:
     kernel, priors, beta :
         Kernel family (default ``"se"``), hyperparameter :class:`~pp_decomp.Priors`,
         schedule ``t -> β_t`` (default :func:`~pp_decomp.loop.settings.default_beta`).
+    components : list or dict, optional
+        Each component's own model: a :class:`~pp_decomp.ComponentGP` (its kernel
+        expression, priors, noise and transform; dimension and bounds come from the
+        problem), a kernel or a shorthand, one per component or a dict by name; a
+        component left out takes ``kernel`` and ``priors``
+        (:mod:`pp_decomp.loop.component_models`).
     seed : int
         Root seed of every random choice.
     nuts_kwargs : dict, optional

@@ -24,11 +24,23 @@ def step_record(phase: str, gamma: float) -> dict:
 
 
 def fit_summary(gp, seconds: float | None = None) -> dict:
-    """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's)."""
+    """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's).
+
+    A kernel expression's means are under ``hyper_means`` by name (``ls_mean`` and
+    ``eta_mean`` are then NaN: its hyperparameters are not one ``ℓ`` and one ``η``).
+    """
+    d = gp.draws
+    if hasattr(d, "ls"):
+        means = {"ls_mean": d.ls.mean(0), "eta_mean": float(d.eta.mean())}
+    else:
+        means = {
+            "ls_mean": np.full(gp.input_dim, np.nan),
+            "eta_mean": np.nan,
+            "hyper_means": {n: v.mean(0) for n, v in d.values.items()},
+        }
     return {
-        "ls_mean": gp.draws.ls.mean(0),
-        "eta_mean": float(gp.draws.eta.mean()),
-        "sigma_mean": float(gp.draws.sigma.mean()),
+        **means,
+        "sigma_mean": float(d.sigma.mean()),
         **diagnostics_summary(gp.diagnostics, seconds),
     }
 

@@ -23,8 +23,14 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.components.priors import as_priors
-from pp_decomp.composition.outcome import check_outcome_transform, model_problem
+from pp_decomp.composition.outcome import check_outcome_transform, is_identity, model_problem
 from pp_decomp.kernels import canonical_kernel
+from pp_decomp.loop.component_models import (
+    check_components,
+    component_models,
+    component_transforms,
+    model_from_dict,
+)
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
 from pp_decomp.validate import check_choice, check_positive_int
@@ -226,19 +232,23 @@ class RunSettings:
     max_retries: int = 0
     beta: object = None
     correlated: bool = False
-    outcome_transform: str = "none"
+    outcome_transform: str | tuple = "none"
     copula: bool = False
     warm_start: bool = False
+    components: tuple = ()
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
         """Validate every argument against ``problem`` and fill in the defaults."""
         if unknown := sorted(set(kw) - set(cls.keywords())):  # else dropped without a word
             raise TypeError(f"unknown setting(s) {unknown}; the settings are {cls.keywords()}")
+        components = component_models(problem, kw.get("components"))
         transform = check_outcome_transform(kw.get("outcome_transform", "none"))
+        transform = component_transforms(transform, components, problem)
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
         s = get_strategy(strategy)
+        check_components(components, s, problem, kw)
         inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
         check_transform(transform, s, inference)
         fixed = inference == "fixed"
@@ -289,6 +299,7 @@ class RunSettings:
             outcome_transform=transform,
             copula=check_copula(kw.get("copula", False), s, problem, correlated),
             warm_start=check_warm_start(kw.get("warm_start", False), s, inference),
+            components=components,
         )
 
     @classmethod
@@ -320,9 +331,14 @@ class RunSettings:
             "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
             "max_retries": self.max_retries,
             "correlated": self.correlated,
-            "outcome_transform": self.outcome_transform,
             "copula": self.copula,
             "warm_start": self.warm_start,
+            "outcome_transform": (
+                self.outcome_transform
+                if isinstance(self.outcome_transform, str)
+                else list(self.outcome_transform)
+            ),
+            "components": {name: gp.model_dict() for name, gp in self.components},
         }
 
     @staticmethod
@@ -374,6 +390,7 @@ class RunSettings:
             outcome_transform=s.get("outcome_transform", "none"),
             copula=s.get("copula", False),
             warm_start=s.get("warm_start", False),
+            components={n: model_from_dict(m) for n, m in s.get("components", {}).items()} or None,
         )
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
@@ -461,7 +478,7 @@ def check_copula(copula, strategy, problem, correlated: bool) -> bool:
 
 def check_transform(transform: str, strategy, inference: str) -> None:
     """Refuse an outcome transform where the run has no component GPs to apply it to."""
-    if transform == "none":
+    if is_identity(transform):
         return
     if strategy.surrogate != "decomposed":
         raise ValueError(

@@ -50,7 +50,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pp_decomp._progress import status
-from pp_decomp.components import ComponentGP, HyperDraws, Priors
+from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.components.draws import KernelDraws
 from pp_decomp.components.importance import prior_importance_fit
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.components.refresh import refresh_fit
@@ -91,14 +92,14 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
         return gp
     if init is not None:
         gp._set_data(X, y)
-        init = rescaled(init, init_y_std / gp.y_std, gp.priors)
+        init = rescaled(init, init_y_std / gp.y_std, gp)
     if refresh and refresh_fit(gp, X, y, init, gp_args["max_draws"], rng):
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
 
 
-def rescaled(draws: HyperDraws, factor: float, priors: Priors) -> HyperDraws:
+def rescaled(draws, factor: float, gp: ComponentGP):
     """``draws`` moved to where the posterior is after the outputs' standardisation
     changed by ``factor`` (the old standard deviation of ``y`` over the new).
 
@@ -115,11 +116,20 @@ def rescaled(draws: HyperDraws, factor: float, priors: Priors) -> HyperDraws:
     under 20 (of 4096) and fell back to NUTS.
     """
     moved = {}
-    for name in ("eta", "sigma"):
+    for name in _output_scaled(draws):
         values = getattr(draws, name)
-        share = 1.0 - np.var(np.log(values)) / priors.log_variance(name)
+        share = 1.0 - np.var(np.log(values)) / gp.log_prior_variance(name)
         moved[name] = values * factor ** float(np.clip(share, 0.0, 1.0))
-    return replace(draws, **moved)
+    if isinstance(draws, HyperDraws):
+        return replace(draws, **moved)
+    return KernelDraws({**draws.values, **moved})
+
+
+def _output_scaled(draws) -> list[str]:
+    """The hyperparameters in standardised output units: amplitudes and the noise."""
+    if isinstance(draws, HyperDraws):
+        return ["eta", "sigma"]
+    return [n for n in draws.values if n == "sigma" or n == "eta" or n.startswith("eta_")]
 
 
 class FastComponent:
@@ -168,7 +178,7 @@ class FastComponent:
         self.gp.y_mean, self.gp.y_std = y_mean, y_std
         self.gp.draws = draws  # the next refit warm-starts from these
         self.post = IncrementalPosterior(
-            self.gp.kernel,
+            self.gp.posterior_kernel,
             self.gp.scale_X(X),
             self._standardise(y),
             draws,
@@ -357,7 +367,7 @@ class FastUpdater(Updater):
             job = f.get("job")
             if "draws" in f:
                 a, b = f["n_at_refit"], f["n_conditioned"]
-                draws = HyperDraws.from_dict(f["draws"])
+                draws = fc.gp.draws_type.from_dict(f["draws"])
                 fc.rebuild(data.X[:a], y[:a], draws, f["y_mean"], f["y_std"])
             if job is not None:  # the refit in flight, relaunched with its seed from
                 n = job["start_n"]  # the weights it saw at its launch

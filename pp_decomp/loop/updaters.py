@@ -27,6 +27,7 @@ from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.composition import EntireGP
 from pp_decomp.composition.outcome import forward
+from pp_decomp.loop.component_models import loop_arguments
 from pp_decomp.loop.records import fit_summary
 
 
@@ -62,7 +63,11 @@ def loop_data(opt) -> LoopData:
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
-    """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings."""
+    """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings
+    (and the component's own model, where ``components=`` gave one)."""
+    own = dict(settings.components).get(name)
+    if own is not None:
+        return loop_arguments(own, settings.priors, problem, name, max_draws)
     return dict(
         kernel=settings.kernel,
         input_dim=problem.dim,
@@ -135,7 +140,9 @@ class RefitUpdater(Updater):
         return {"draws": {name: d.as_dict() for name, d in self.draws.items()}}
 
     def restore(self, state, data) -> None:
-        self.draws = {n: HyperDraws.from_dict(d) for n, d in state.get("draws", {}).items()}
+        self.draws = {
+            n: self._gp(n).draws_type.from_dict(d) for n, d in state.get("draws", {}).items()
+        }
 
 
 class KnownKernelsUpdater(Updater):

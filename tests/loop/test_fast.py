@@ -360,7 +360,7 @@ def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
 
 
 def test_rescaled_moves_only_what_the_data_decide(rng):
-    from pp_decomp.components import Priors
+    from pp_decomp.components import ComponentGP, Priors
     from pp_decomp.loop.update_fast import rescaled
 
     S = 4000
@@ -371,7 +371,7 @@ def test_rescaled_moves_only_what_the_data_decide(rng):
         eta=rng.gamma(400, size=S) / 400,
         sigma=np.exp(rng.normal(-2.0, 0.05, S)),
     )
-    moved = rescaled(tight, 1.3, priors)
+    moved = rescaled(tight, 1.3, ComponentGP(priors=priors))
     np.testing.assert_allclose(moved.eta, tight.eta, rtol=0.02)
     np.testing.assert_allclose(moved.sigma / tight.sigma, 1.3**0.999, rtol=1e-3)
     np.testing.assert_array_equal(moved.ls, tight.ls)
@@ -383,6 +383,6 @@ def test_rescaled_moves_only_what_the_data_decide(rng):
         eta=np.exp(rng.normal(0.1, 0.05, S)),
         sigma=np.exp(rng.normal(-4.0, 1.5, S)),
     )
-    moved = rescaled(draws, 0.8, loose)
+    moved = rescaled(draws, 0.8, ComponentGP(priors=loose))
     np.testing.assert_allclose(moved.eta / draws.eta, 0.8, rtol=0.01)
     np.testing.assert_allclose(moved.sigma, draws.sigma, rtol=0.02)

@@ -1,0 +1,127 @@
+"""Each component's own model in a run: ``Optimizer(..., components=...)``.
+
+A run's component GPs take the run's ``kernel`` and ``priors`` unless
+``components`` gives a component its own model: a
+:class:`~pp_decomp.ComponentGP` used as a template (its kernel expression,
+priors, noise prior and transform; the input dimension, bounds and name come
+from the problem), a kernel expression, or a shorthand string. A component's
+``transform="log"`` becomes its outcome transform: the loop regresses
+``log y_j`` and composes ``g`` with ``exp`` for that component
+(:mod:`pp_decomp.composition.outcome`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pp_decomp.components.gp import ComponentGP
+from pp_decomp.components.priors import Priors
+from pp_decomp.kernels import Kernel
+from pp_decomp.prior import Prior
+
+
+def component_models(problem, value) -> tuple:
+    """``((name, template), ...)`` for the components ``value`` names: a sequence
+    with one entry per component (``None``: the default model) or a mapping by
+    component name; each entry a ``ComponentGP``, a kernel or a shorthand string."""
+    if value is None:
+        return ()
+    names = list(problem.component_names)
+    if isinstance(value, Mapping):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(
+                f"components: {unknown} are not components of problem {problem.name!r}; "
+                f"its components are {names}"
+            )
+        pairs = [(n, value[n]) for n in names if n in value]
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        if len(value) != len(names):
+            raise ValueError(
+                f"components has {len(value)} model(s) but problem {problem.name!r} has "
+                f"{len(names)} component(s) {names}; pass a dict by name to give only some"
+            )
+        pairs = list(zip(names, value, strict=True))
+    else:
+        raise TypeError(
+            f"components must be a list (one model per component) or a dict by component "
+            f"name; got {type(value).__name__}"
+        )
+    out = []
+    for name, model in pairs:
+        if model is None:
+            continue
+        if isinstance(model, str | Kernel):
+            model = ComponentGP(model, name=name)
+        if not isinstance(model, ComponentGP):
+            raise TypeError(
+                f"components[{name!r}] must be a ComponentGP, a kernel or a kernel name; "
+                f"got {model!r}"
+            )
+        out.append((name, model))
+    return tuple(out)
+
+
+def component_transforms(transform, components: tuple, problem):
+    """The run's outcome transform with the components' own ``transform="log"``:
+    ``transform`` itself where no component has one, else one per component."""
+    logged = {name for name, gp in components if gp.transform == "log"}
+    if not logged:
+        return transform
+    per = [transform] * problem.n_components if isinstance(transform, str) else list(transform)
+    for j, name in enumerate(problem.component_names):
+        if name in logged:
+            per[j] = "log"
+    return per[0] if len(set(per)) == 1 and isinstance(transform, str) else tuple(per)
+
+
+def check_components(components: tuple, strategy, problem, kw: dict) -> None:
+    """Refuse component models where the run has no component GPs to give them,
+    and check each on the problem (its kernel's dimensions and parameters) before
+    any evaluation."""
+    if not components:
+        return
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"components= gives the component GPs of a decomposed strategy their models; "
+            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if kw.get("correlated"):
+        raise ValueError(
+            "components= gives independent component GPs their models; correlated=True "
+            "fits one GP of all the components: choose one"
+        )
+    if kw.get("inference") == "fixed":
+        raise ValueError("components= needs inference 'map' or 'nuts': known kernels are fixed")
+    priors = kw.get("priors") or Priors()
+    for name, gp in components:
+        built = ComponentGP(**loop_arguments(gp, priors, problem, name, 1))
+        if hasattr(built, "bound"):
+            built.bound  # binds the kernel: raises on dimensions or parameters it lacks
+
+
+def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws: int) -> dict:
+    """``ComponentGP`` keyword arguments of component ``name`` in a loop, from its
+    ``template``: its kernel, priors and noise; the problem's dimension and bounds.
+    A log transform is the loop's (an outcome transform), so the GP standardises."""
+    t = template.template
+    return dict(
+        kernel=t["kernel"],
+        input_dim=problem.dim,
+        priors=t["priors"] if t["priors"] is not None else priors,
+        noise=t["noise"],
+        standardize=t["transform"] is not None,
+        bounds=problem.domain.bounds,
+        name=name,
+        max_draws=max_draws,
+    )
+
+
+def model_from_dict(data: dict) -> ComponentGP:
+    """A template ``ComponentGP`` from :meth:`ComponentGP.model_dict`."""
+    return ComponentGP(
+        Kernel.from_dict(data["kernel"]),
+        priors=None if data.get("priors") is None else Priors(**data["priors"]),
+        noise=None if data.get("noise") is None else Prior.from_dict(data["noise"]),
+        transform=data.get("transform", "standardize"),
+    )
