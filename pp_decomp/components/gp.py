@@ -198,7 +198,8 @@ class ComponentGP(MarginalGP):
 
     @property
     def posterior_kernel(self) -> str:
-        """The kernel the numpy posteriors evaluate (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        """The kernel the numpy posteriors evaluate
+        (:func:`~pp_decomp.components.posterior.draws_cov`)."""
         return self.kernel
 
     def sample_prior(self, S: int, rng: np.random.Generator) -> HyperDraws:

@@ -252,7 +252,8 @@ class KernelGP(ComponentGP):
 
     @property
     def posterior_kernel(self) -> BoundKernel:
-        """The kernel the numpy posteriors evaluate (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        """The kernel the numpy posteriors evaluate
+        (:func:`~pp_decomp.components.posterior.draws_cov`)."""
         return self.bound
 
     def sample_prior(self, S: int, rng: np.random.Generator) -> KernelDraws:
@@ -276,7 +277,7 @@ class KernelGP(ComponentGP):
                 f"draws must hold {self.hyper_names()} for this kernel; got {sorted(draws.values)}"
             )
 
-    def _make_posterior(self, Xs, ys, draws: KernelDraws) -> KernelPosterior:
+    def _make_posterior(self, Xs, ys, draws: KernelDraws) -> GPPosterior:
         return GPPosterior(self.bound, Xs, ys, draws, JITTER, self.mean_var)
 
     def _unconstrained(self, init: KernelDraws, cm: KernelModel) -> np.ndarray:

@@ -97,7 +97,7 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> None:
     for name, gp in components:
         built = ComponentGP(**loop_arguments(gp, priors, problem, name, 1))
         if hasattr(built, "bound"):
-            built.bound  # binds the kernel: raises on dimensions or parameters it lacks
+            _ = built.bound  # binds the kernel: raises on dimensions or parameters it lacks
 
 
 def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws: int) -> dict:
