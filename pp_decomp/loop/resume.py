@@ -80,7 +80,11 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
     want = RunSettings.build(problem, **kwargs).to_dict()
     bad = [k for k in given if given[k] != want[k]]
     if bad:
-        diff = "; ".join(f"{k}: file {want[k]!r}, asked {given[k]!r}" for k in bad)
+        diff = "; ".join(
+            _models_differ(want[k], given[k]) if k == "components" else f"{k}: file {want[k]!r}, "
+            f"asked {given[k]!r}"
+            for k in bad
+        )
         raise ValueError(f"{where} holds a run with other settings ({diff})")
     return kwargs
 
@@ -98,3 +102,24 @@ def restore(opt, results, state: dict) -> None:
     opt.pending.restore(state.get("pending", []))
     if opt.updater is not None:
         opt.updater.restore(state["updater"], loop_data(opt))
+
+
+def _models_differ(stored: dict, asked: dict) -> str:
+    """Which components' models differ between a file's settings and the ones asked for."""
+    from pp_decomp.kernels import Kernel
+
+    def show(model):
+        return "the default model" if model is None else repr(Kernel.from_dict(model["kernel"]))
+
+    names = [n for n in dict.fromkeys([*stored, *asked]) if stored.get(n) != asked.get(n)]
+    return "; ".join(
+        f"component {n!r}'s model: file {show(stored.get(n))} {_extras(stored.get(n))}, "
+        f"asked {show(asked.get(n))} {_extras(asked.get(n))}"
+        for n in names
+    )
+
+
+def _extras(model) -> str:
+    if model is None:
+        return ""
+    return f"(noise {model['noise']}, transform {model['transform']!r})"

@@ -41,7 +41,11 @@ def entire():
 
 def fast_view():
     settings = SimpleNamespace(
-        fast_settings=FastSettings(), nuts=NutsSettings(), kernel="se", priors=Priors()
+        fast_settings=FastSettings(),
+        nuts=NutsSettings(),
+        kernel="se",
+        priors=Priors(),
+        components=(),
     )
     problem = SimpleNamespace(dim=2, domain=CandidateSet(XC))
     fc = FastComponent("f", settings, problem)
