@@ -150,7 +150,7 @@ class MarginalGP:
             hyper = self.draws_type.from_posterior(post, self.hyper_names())
             if warn:
                 warn_if_bad(self.diagnostics, self.name)
-        self.draws = hyper.thin(self.max_draws)
+        self.draws = self._completed(hyper.thin(self.max_draws))
         self._posterior = self._make_posterior(Xs, ys, self.draws)
         return self
 
@@ -175,6 +175,10 @@ class MarginalGP:
         self.diagnostics = FitDiagnostics("fixed", draws.n_draws)
         self._posterior = self._make_posterior(Xs, ys, draws)
         return self
+
+    def _completed(self, draws: Draws) -> Draws:
+        """A fit's draws as the posterior takes them (a PyMC model adds its noise sd)."""
+        return draws
 
     def _unconstrained(self, init: Draws, cm) -> np.ndarray:
         """``init``'s draws in the unconstrained (log) space, one flat row per draw: (S, k)."""
@@ -286,23 +290,28 @@ class MarginalGP:
         self._idata, self._map_result = value, None
 
     def summary(self):
-        """ArviZ summary table of the last NUTS/MAP fit.
+        """ArviZ summary table of the last NUTS/MAP fit (:func:`posterior_summary`)."""
+        return posterior_summary(self)
 
-        Where NUTS's chains were weighed by importance sampling
-        (``diagnostics.reweighted``) the table is of the draws in use, the
-        resample: its ``ess_bulk`` and ``ess_tail`` are the importance weights'
-        ESS, ``mcse_mean`` is ``sd / sqrt(ESS)`` and ``r_hat`` is NaN (the
-        resample has no chains; the chains' own are in ``idata["posterior"]``).
-        """
-        import arviz_stats
 
-        if self.idata is None:
-            raise RuntimeError(f"{self.label} {self.name!r} has no posterior (not fitted by fit())")
-        d = self.diagnostics
-        if d.reweighted:
-            return reweighted_summary(self.idata, self.hyper_names(), d.ess_bulk_min)
-        kind = "all" if d.inference == "nuts" else "stats"
-        return arviz_stats.summary(self.idata, var_names=self.hyper_names(), kind=kind)
+def posterior_summary(gp):
+    """ArviZ summary table of ``gp``'s last NUTS/MAP fit.
+
+    Where NUTS's chains were weighed by importance sampling
+    (``diagnostics.reweighted``) the table is of the draws in use, the
+    resample: its ``ess_bulk`` and ``ess_tail`` are the importance weights'
+    ESS, ``mcse_mean`` is ``sd / sqrt(ESS)`` and ``r_hat`` is NaN (the
+    resample has no chains; the chains' own are in ``idata["posterior"]``).
+    """
+    import arviz_stats
+
+    if gp.idata is None:
+        raise RuntimeError(f"{gp.label} {gp.name!r} has no posterior (not fitted by fit())")
+    d = gp.diagnostics
+    if d.reweighted:
+        return reweighted_summary(gp.idata, gp.hyper_names(), d.ess_bulk_min)
+    kind = "all" if d.inference == "nuts" else "stats"
+    return arviz_stats.summary(gp.idata, var_names=gp.hyper_names(), kind=kind)
 
 
 def _map_idata(hyper: Draws, info: dict, names):

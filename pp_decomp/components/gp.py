@@ -9,7 +9,6 @@ import numpy as np
 from pp_decomp.components.base import MarginalGP
 from pp_decomp.components.builtin_form import builtin_form, resolved_priors
 from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.map_objective import GPMapObjective
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import KERNELS, Kernel, shorthand
@@ -96,7 +95,11 @@ class ComponentGP(MarginalGP):
     label = "component"
     draws_type = HyperDraws
 
-    def __new__(cls, kernel="se", *args, priors=None, noise=None, **kwargs):
+    def __new__(cls, kernel="se", *args, priors=None, noise=None, build=None, **kwargs):
+        if cls is ComponentGP and build is not None:
+            from pp_decomp.components.pymc_gp import PyMCGP
+
+            return super().__new__(PyMCGP)
         if cls is ComponentGP and _general(kernel, priors, noise):
             from pp_decomp.components.kernel_gp import KernelGP
 
@@ -146,6 +149,31 @@ class ComponentGP(MarginalGP):
             max_draws=max_draws,
         )
         self._setup_kernel(kernel, noise)
+
+    @classmethod
+    def from_pymc(
+        cls,
+        build,
+        *,
+        input_dim: int | None = None,
+        transform: str | None = "standardize",
+        bounds=None,
+        name: str = "f",
+        max_draws: int = 256,
+    ) -> ComponentGP:
+        """A component GP of your own PyMC model: ``build(X, y)`` returns ``(model,
+        gp)``, a ``pm.Model`` whose likelihood is ``gp.marginal_likelihood(name, X=X,
+        y=y, sigma=...)`` of a ``pm.gp.Marginal`` ``gp`` on the ``pm.Data`` ``X`` and ``y``
+        it is given (:mod:`pp_decomp.components.pymc_gp`; an example in
+        ``docs/component-models.md``)."""
+        return cls(
+            build=build,
+            input_dim=input_dim,
+            transform=transform,
+            bounds=bounds,
+            name=name,
+            max_draws=max_draws,
+        )
 
     def _setup_kernel(self, kernel: Kernel, noise: Prior | None) -> None:
         self.kernel, self._prior_fields = builtin_form(kernel, self.priors, noise)
@@ -225,34 +253,9 @@ class ComponentGP(MarginalGP):
         return GPPosterior(self.kernel, Xs, ys, draws, JITTER, self.mean_var)
 
     def _map_problem(self, Xs, ys, restarts, rng, init):
-        """Objective (:class:`~pp_decomp.components.map_objective.GPMapObjective`),
-        starts and search box of the MAP fit: one start at the prior's centre (or
-        at ``init``), the rest drawn from the prior."""
-        p, d = self.priors, self.input_dim
-        objective = GPMapObjective(self.kernel, Xs, ys, p, self.mean_var)
-        rq = self.kernel == "rq"
-        if init is not None:
-            start = [np.log(getattr(init, n)).mean(0) for n in self.hyper_names()]
-            starts = [np.concatenate([np.atleast_1d(part) for part in start])]
-        else:
-            starts = [p.log_center(self.kernel, d)]
-        for _ in range(restarts - 1):
-            draw = [p.sample_log_ls(rng, d), [np.log(rng.gamma(p.eta_alpha) / p.eta_beta)]]
-            draw.append([p.sample_log_sigma(rng)])
-            # drawn whatever the kernel, so the other draws do not depend on it
-            alpha = np.log(rng.gamma(p.alpha_alpha) / p.alpha_beta)
-            starts.append(np.concatenate(draw + ([[alpha]] if rq else [])))
+        from pp_decomp.components.map_objective import map_problem
 
-        def to_draws(z):
-            v = np.exp(z)
-            return HyperDraws(
-                ls=v[None, :d],
-                eta=v[d : d + 1],
-                sigma=v[d + 1 : d + 2],
-                alpha=v[d + 2 :] if rq else None,
-            )
-
-        return objective, starts, objective.bounds(), to_draws
+        return map_problem(self, Xs, ys, restarts, rng, init)
 
     # -------------------------------------------------------------- prediction
     def prior_cov(self, X1, X2) -> np.ndarray:

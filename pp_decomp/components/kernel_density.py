@@ -23,6 +23,34 @@ from pp_decomp.prior import log_prior
 _DENSITIES: dict = {}
 
 
+@numba.njit(nogil=True, cache=True)
+def theta_of(z, th0, slots, positive):
+    """``θ (P,)``: ``th0`` with the sampled coordinates ``z[:F]`` put at ``slots``
+    (``e^z`` where ``positive``)."""
+    th = th0.copy()
+    for q in range(slots.shape[0]):
+        th[slots[q]] = math.exp(z[q]) if positive[q] else z[q]
+    return th
+
+
+@numba.njit(nogil=True, cache=True)
+def prior_and_jacobian(z, positive, priors, jacobian, grad):
+    """``Σ log p`` of the coordinates whose prior numba knows (``priors (F + 1, 3)``,
+    code ``-1`` for the others), plus the log transforms' Jacobian if asked; the
+    gradient is added to ``grad``. ``z[F]`` is ``log σ``."""
+    F = positive.shape[0]
+    value = 0.0
+    for q in range(F + 1):
+        if priors[q, 0] >= 0.0:
+            v, g = log_prior(int(priors[q, 0]), priors[q, 1], priors[q, 2], z[q])
+            value += v
+            grad[q] += g
+        if jacobian and (q == F or positive[q]):
+            value += z[q]
+            grad[q] += 1.0
+    return value
+
+
 def densities(kfun):
     """``(log_density, log_values, logp)`` for kernel ``kfun``, compiled once per kernel.
 
@@ -33,30 +61,13 @@ def densities(kfun):
     * ``logp(X, y, th0, slots, positive, priors, mean_var, jitter, grad, z)``:
       NUTS's ``(value, grad)``, ``-inf`` and a zero gradient where not finite.
     """
-    if kfun in _DENSITIES:
-        return _DENSITIES[kfun]
+    if kfun not in _DENSITIES:
+        log_density = _make_log_density(kfun)
+        _DENSITIES[kfun] = (log_density, _make_log_values(kfun), _make_logp(log_density))
+    return _DENSITIES[kfun]
 
-    @numba.njit(nogil=True)
-    def theta_of(z, th0, slots, positive):
-        th = th0.copy()
-        for q in range(slots.shape[0]):
-            th[slots[q]] = math.exp(z[q]) if positive[q] else z[q]
-        return th
 
-    @numba.njit(nogil=True)
-    def prior_and_jacobian(z, positive, priors, jacobian, grad):
-        F = positive.shape[0]
-        value = 0.0
-        for q in range(F + 1):
-            if priors[q, 0] >= 0.0:  # a family numba knows
-                v, g = log_prior(int(priors[q, 0]), priors[q, 1], priors[q, 2], z[q])
-                value += v
-                grad[q] += g
-            if jacobian and (q == F or positive[q]):
-                value += z[q]
-                grad[q] += 1.0
-        return value
-
+def _make_log_density(kfun):
     @numba.njit(nogil=True)
     def log_density(z, X, y, th0, slots, positive, priors, mean_var, jitter, jacobian):
         n = X.shape[0]
@@ -101,6 +112,10 @@ def densities(kfun):
         value += prior_and_jacobian(z, positive, priors, jacobian, grad)
         return value, grad
 
+    return log_density
+
+
+def _make_log_values(kfun):
     @numba.njit(nogil=True)
     def log_values(Z, X, y, th0, slots, positive, priors, mean_var, jitter):
         n = X.shape[0]
@@ -132,6 +147,10 @@ def densities(kfun):
             out[r] = value
         return out
 
+    return log_values
+
+
+def _make_logp(log_density):
     @numba.njit(nogil=True)
     def logp(X, y, th0, slots, positive, priors, mean_var, jitter, grad, z):
         value, g = log_density(z, X, y, th0, slots, positive, priors, mean_var, jitter, True)
@@ -144,5 +163,4 @@ def densities(kfun):
             return -np.inf, grad
         return value, grad
 
-    _DENSITIES[kfun] = (log_density, log_values, logp)
-    return _DENSITIES[kfun]
+    return logp

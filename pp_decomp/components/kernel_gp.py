@@ -62,12 +62,16 @@ class KernelModel(CompiledModel):
         return [*names, "sigma_log__"]
 
     def sizes(self) -> list[int]:
+        """Coordinates per value name."""
         return [len(f.slots) for f in self.bound.free] + [1]
 
     def shapes(self) -> list[tuple]:
+        """Shape per value name (``(size,)`` for ARD, ``()`` otherwise)."""
         return [self.bound.shapes[f.name] for f in self.bound.free] + [()]
 
     def args(self) -> tuple:
+        """The numba densities' constants after the data: slots, transforms, priors,
+        ``m`` and the jitter."""
         return (self.slots, self.positive, self.priors, self.mean_var, JITTER)
 
     @cached_property
@@ -289,6 +293,7 @@ class KernelGP(ComponentGP):
         return cm.flatten_rows(parts)
 
     def numpy_density(self):
+        """``(log_posterior, to_draws)`` of the sampler (:mod:`~pp_decomp.components.refresh`)."""
         cm = self._compiled()
         return cm.log_posterior, cm.to_draws
 

@@ -58,3 +58,36 @@ class GPMapObjective:
         if not np.isfinite(value):  # K not numerically positive definite
             return penalty(z)
         return -value, -grad
+
+
+def map_problem(gp, Xs, ys, restarts: int, rng, init):
+    """Objective (:class:`GPMapObjective`), starts and search box of a built-in
+    ``ComponentGP``'s MAP fit, and ``z -> HyperDraws``: one start at the prior's
+    centre (or at ``init``), the rest drawn from the prior."""
+    from pp_decomp.components.draws import HyperDraws
+
+    p, d, kernel = gp.priors, gp.input_dim, gp.kernel
+    objective = GPMapObjective(kernel, Xs, ys, p, gp.mean_var)
+    rq = kernel == "rq"
+    if init is not None:
+        start = [np.log(getattr(init, n)).mean(0) for n in gp.hyper_names()]
+        starts = [np.concatenate([np.atleast_1d(part) for part in start])]
+    else:
+        starts = [p.log_center(kernel, d)]
+    for _ in range(restarts - 1):
+        draw = [p.sample_log_ls(rng, d), [np.log(rng.gamma(p.eta_alpha) / p.eta_beta)]]
+        draw.append([p.sample_log_sigma(rng)])
+        # drawn whatever the kernel, so the other draws do not depend on it
+        alpha = np.log(rng.gamma(p.alpha_alpha) / p.alpha_beta)
+        starts.append(np.concatenate(draw + ([[alpha]] if rq else [])))
+
+    def to_draws(z):
+        v = np.exp(z)
+        return HyperDraws(
+            ls=v[None, :d],
+            eta=v[d : d + 1],
+            sigma=v[d + 1 : d + 2],
+            alpha=v[d + 2 :] if rq else None,
+        )
+
+    return objective, starts, objective.bounds(), to_draws

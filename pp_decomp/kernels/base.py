@@ -51,9 +51,11 @@ class Param:
     input_units: bool = False
 
     def size(self, d: int) -> int:
+        """Values on ``d`` active dimensions."""
         return d if self.ard else 1
 
     def default_prior(self, d: int) -> Prior:
+        """The default on ``d`` active dimensions (a number: fixed)."""
         return self.default(d) if callable(self.default) else self.default
 
 
@@ -70,9 +72,11 @@ class Kernel:
         return Product(self, _check_kernel(other, "*"))
 
     def leaves(self) -> list[Family]:
+        """The families of the expression, left to right."""
         raise NotImplementedError
 
     def to_dict(self) -> dict:
+        """The expression as plain data (``{"op": ..., ...}``); :meth:`from_dict` inverts it."""
         raise NotImplementedError
 
     @staticmethod
@@ -111,9 +115,11 @@ class Sum(Kernel):
         self.a, self.b = a, b
 
     def leaves(self):
+        """The families of the expression, left to right."""
         return self.a.leaves() + self.b.leaves()
 
     def to_dict(self):
+        """The expression as plain data."""
         return {"op": "+", "terms": [self.a.to_dict(), self.b.to_dict()]}
 
     def __repr__(self):
@@ -132,9 +138,11 @@ class Product(Kernel):
                 leaf.values["eta"] = 1.0
 
     def leaves(self):
+        """The families of the expression, left to right."""
         return self.a.leaves() + self.b.leaves()
 
     def to_dict(self):
+        """The expression as plain data."""
         return {"op": "*", "terms": [self.a.to_dict(), self.b.to_dict()]}
 
     def __repr__(self):
@@ -197,9 +205,11 @@ class Family(Kernel):
         return (*cls.params, ETA)
 
     def leaves(self):
+        """The families of the expression, left to right."""
         return [self]
 
     def to_dict(self):
+        """The expression as plain data."""
         params = {k: (v.to_dict() if isinstance(v, Prior) else v) for k, v in self.values.items()}
         return {"op": type(self).__name__, "active_dims": self.active_dims, "params": params}
 

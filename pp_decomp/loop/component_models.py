@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from pp_decomp.components.gp import ComponentGP
 from pp_decomp.components.priors import Priors
+from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import Kernel
 from pp_decomp.prior import Prior
 
@@ -63,8 +64,10 @@ def component_models(problem, value) -> tuple:
 
 
 def component_transforms(transform, components: tuple, problem):
-    """The run's outcome transform with the components' own ``transform="log"``:
-    ``transform`` itself where no component has one, else one per component."""
+    """The run's outcome transform (checked) with the components' own
+    ``transform="log"``: ``transform`` itself where no component has one, else one
+    per component."""
+    transform = check_outcome_transform(transform)
     logged = {name for name, gp in components if gp.transform == "log"}
     if not logged:
         return transform
@@ -96,7 +99,10 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> None:
     priors = kw.get("priors") or Priors()
     for name, gp in components:
         built = ComponentGP(**loop_arguments(gp, priors, problem, name, 1))
-        if hasattr(built, "bound"):
+        if hasattr(built, "build"):  # a PyMC model: built (not compiled) to check it
+            gp.input_dim, gp.name = problem.dim, name  # and recorded as built here
+            _ = gp.model
+        elif hasattr(built, "bound"):
             _ = built.bound  # binds the kernel: raises on dimensions or parameters it lacks
 
 
@@ -105,6 +111,15 @@ def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws:
     ``template``: its kernel, priors and noise; the problem's dimension and bounds.
     A log transform is the loop's (an outcome transform), so the GP standardises."""
     t = template.template
+    if "build" in t:
+        return dict(
+            build=t["build"],
+            input_dim=problem.dim,
+            standardize=t["transform"] is not None,
+            bounds=problem.domain.bounds,
+            name=name,
+            max_draws=max_draws,
+        )
     return dict(
         kernel=t["kernel"],
         input_dim=problem.dim,
@@ -117,8 +132,11 @@ def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws:
     )
 
 
-def model_from_dict(data: dict) -> ComponentGP:
-    """A template ``ComponentGP`` from :meth:`ComponentGP.model_dict`."""
+def model_from_dict(data: dict) -> ComponentGP | dict:
+    """A template ``ComponentGP`` from :meth:`ComponentGP.model_dict`; a PyMC model's
+    description stays as it is (its ``build`` function is the user's, not stored)."""
+    if "pymc" in data:
+        return data
     return ComponentGP(
         Kernel.from_dict(data["kernel"]),
         priors=None if data.get("priors") is None else Priors(**data["priors"]),

@@ -47,10 +47,10 @@ class Optimizer:
         for a linear ``g`` and ``d-gpucb-mc`` otherwise. A strategy that cannot
         run on the problem is refused here, before any evaluation.
     checkpoint : path, optional
-        Results file rewritten atomically after every ``tell`` and locked against
-        a second writer. An existing file is refused (continue it with
-        :meth:`resume` or :meth:`open`) unless ``overwrite=True``, which keeps it
-        as ``.NAME.bak`` until this run's first checkpoint is written.
+        Results file rewritten atomically after every ``tell``, locked against a
+        second writer. An existing file is refused (see :meth:`resume`, :meth:`open`)
+        unless ``overwrite=True``, which keeps it as ``.NAME.bak`` until this run's
+        first checkpoint is written.
     n_init : int
         Space-filling initial design size (shared by all strategies for a seed), counting
         inputs told unasked (data you bring); at least 2, or 0 with ``inference="fixed"``.
@@ -61,17 +61,12 @@ class Optimizer:
     refit_every : int
         Refit every this many new observations (the last draws conditioned in between).
     warm_start : bool
-        MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``),
-        not from three starts afresh: about a fifth of the fit time (``docs/results.md``).
+        MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``).
     kernel, priors, beta :
-        Kernel family (default ``"se"``), hyperparameter :class:`~pp_decomp.Priors`,
-        schedule ``t -> β_t`` (default :func:`~pp_decomp.loop.settings.default_beta`).
+        Kernel (default ``"se"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``.
     components : list or dict, optional
-        Each component's own model: a :class:`~pp_decomp.ComponentGP` (its kernel
-        expression, priors, noise and transform; dimension and bounds come from the
-        problem), a kernel or a shorthand, one per component or a dict by name; a
-        component left out takes ``kernel`` and ``priors``
-        (:mod:`pp_decomp.loop.component_models`).
+        Each component's own model (a ComponentGP, a kernel or a shorthand), one per
+        component or by name (:mod:`pp_decomp.loop.component_models`).
     seed : int
         Root seed of every random choice.
     nuts_kwargs : dict, optional
@@ -93,8 +88,7 @@ class Optimizer:
         One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
         independent GPs whose errors a copula correlates (:mod:`~pp_decomp.composition.copula`).
     outcome_transform : {"none", "log"}
-        The component GPs regress ``y_j`` or ``log y_j``, ``g`` composed with ``exp``
-        (:mod:`pp_decomp.composition.outcome`; default strategy then ``d-gpucb-mc``).
+        The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.composition.outcome`).
     """
 
     def __init__(

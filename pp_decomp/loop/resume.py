@@ -76,13 +76,24 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
     kwargs = RunSettings.kwargs_from_dict(stored)
     if beta is not None:
         kwargs["beta"] = beta
+    stored_models = kwargs.get("components") or {}
+    own = {n: m["pymc"] for n, m in stored_models.items() if isinstance(m, dict)}
+    if own:  # a user's PyMC model is the user's code: given again, checked against the file
+        if "components" not in expected:
+            raise ValueError(
+                f"{where} holds a run whose component(s) {sorted(own)} have their own PyMC "
+                f"models ({own}); pass the same components= to resume it"
+            )
+        kwargs["components"] = expected["components"]
     given = RunSettings.build(problem, **{**kwargs, **expected}).to_dict() if expected else {}
     want = RunSettings.build(problem, **kwargs).to_dict()
+    want["components"] = stored.get("components", {})  # the file's models, as recorded
     bad = [k for k in given if given[k] != want[k]]
     if bad:
         diff = "; ".join(
-            _models_differ(want[k], given[k]) if k == "components" else f"{k}: file {want[k]!r}, "
-            f"asked {given[k]!r}"
+            _models_differ(want[k], given[k])
+            if k == "components"
+            else f"{k}: file {want[k]!r}, asked {given[k]!r}"
             for k in bad
         )
         raise ValueError(f"{where} holds a run with other settings ({diff})")
@@ -109,7 +120,11 @@ def _models_differ(stored: dict, asked: dict) -> str:
     from pp_decomp.kernels import Kernel
 
     def show(model):
-        return "the default model" if model is None else repr(Kernel.from_dict(model["kernel"]))
+        if model is None:
+            return "the default model"
+        if "pymc" in model:
+            return f"PyMC model {model['pymc']}"
+        return repr(Kernel.from_dict(model["kernel"]))
 
     names = [n for n in dict.fromkeys([*stored, *asked]) if stored.get(n) != asked.get(n)]
     return "; ".join(
@@ -122,4 +137,6 @@ def _models_differ(stored: dict, asked: dict) -> str:
 def _extras(model) -> str:
     if model is None:
         return ""
+    if "pymc" in model:
+        return f"(transform {model['transform']!r})"
     return f"(noise {model['noise']}, transform {model['transform']!r})"

@@ -23,7 +23,7 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.components.priors import as_priors
-from pp_decomp.composition.outcome import check_outcome_transform, is_identity, model_problem
+from pp_decomp.composition.outcome import is_identity, model_problem
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop.component_models import (
     check_components,
@@ -243,8 +243,7 @@ class RunSettings:
         if unknown := sorted(set(kw) - set(cls.keywords())):  # else dropped without a word
             raise TypeError(f"unknown setting(s) {unknown}; the settings are {cls.keywords()}")
         components = component_models(problem, kw.get("components"))
-        transform = check_outcome_transform(kw.get("outcome_transform", "none"))
-        transform = component_transforms(transform, components, problem)
+        transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
         s = get_strategy(strategy)
@@ -269,9 +268,7 @@ class RunSettings:
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
         )
-        additive = kw.get("additive_settings") or AdditiveSettings()
-        if not isinstance(additive, AdditiveSettings):
-            raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
+        additive = _additive_settings(kw.get("additive_settings"))
         priors = as_priors(kw.get("priors") or None)
         beta = kw.get("beta")
         beta = default_beta(s, problem, additive) if beta is None else beta
@@ -395,6 +392,13 @@ class RunSettings:
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
         return kw
+
+
+def _additive_settings(value) -> AdditiveSettings:
+    additive = value or AdditiveSettings()
+    if not isinstance(additive, AdditiveSettings):
+        raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
+    return additive
 
 
 def _fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> tuple[bool, bool]:
