@@ -42,7 +42,7 @@ def leaf_pair(cls: type[Family]):
         if issubclass(cls, Stationary):
             _PAIRS[cls] = _stationary_pair(cls, cache)
         else:
-            _PAIRS[cls] = numba.njit(nogil=True, cache=cache)(cls.pair)
+            _PAIRS[cls] = numba.njit(nogil=True, cache=cache, inline="always")(cls.pair)
     return _PAIRS[cls]
 
 
@@ -70,7 +70,7 @@ def _stationary_pair(cls, cache: bool):
         "grad": numba.njit(inline="always", cache=cache)(cls.gradient),
     }
     exec(compile(src, f"<{cls.__name__} pair>", "exec"), env)
-    return numba.njit(nogil=True)(env["pair"])
+    return numba.njit(nogil=True, inline="always")(env["pair"])
 
 
 class BoundKernel:
@@ -211,7 +211,7 @@ class BoundKernel:
         root = emit(self.kernel)[0]
         lines.append(f"    return {root}")
         exec(compile("\n".join(lines) + "\n", "<kernel>", "exec"), env)
-        return numba.njit(nogil=True)(env["kfun"])
+        return numba.njit(nogil=True, inline="always")(env["kfun"])
 
     @cached_property
     def _matrix(self):
