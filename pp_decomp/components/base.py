@@ -19,12 +19,12 @@ from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.compiled import map_search
 from pp_decomp.components.draws import Draws
 from pp_decomp.components.nuts import (
-    MAX_TREE_DEPTH,
     REWEIGHTED,
     NutsSettings,
     StartAtDraws,
     fit_until_converged,
     reweighted_summary,
+    sample_kwargs,
 )
 from pp_decomp.components.posterior import DrawPosterior, mixture_moments
 from pp_decomp.components.priors import as_priors
@@ -202,16 +202,7 @@ class MarginalGP:
         initial_point = None if starts is None else StartAtDraws(starts)
         with quiet_third_party():
             return nutpie.sample(
-                model.build(initial_point, chain_draws=s.tune + s.draws),
-                draws=s.draws,
-                tune=s.tune,
-                chains=s.chains,
-                cores=min(s.chains, 2),
-                seed=seed,
-                target_accept=s.target_accept,
-                maxdepth=MAX_TREE_DEPTH,
-                low_rank_modified_mass_matrix=s.low_rank_mass_matrix,
-                progress_bar=False,
+                model.build(initial_point, chain_draws=s.tune + s.draws), **sample_kwargs(s, seed)
             )
 
     def _nutpie_data(self, Xs, ys) -> dict:

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from pp_decomp.components.density import LOG_2PI, _chol_inverse, _cholesky
+from pp_decomp.components.native import nuts_value
 from pp_decomp.prior import log_prior
 
 _DENSITIES: dict = {}
@@ -154,13 +155,6 @@ def _make_logp(log_density):
     @numba.njit(nogil=True)
     def logp(X, y, th0, slots, positive, priors, mean_var, jitter, grad, z):
         value, g = log_density(z, X, y, th0, slots, positive, priors, mean_var, jitter, True)
-        finite = np.isfinite(value)
-        for k in range(grad.shape[0]):
-            grad[k] = g[k]
-            finite = finite and np.isfinite(g[k])
-        if not finite:
-            grad[:] = 0.0
-            return -np.inf, grad
-        return value, grad
+        return nuts_value(value, g, grad)
 
     return logp

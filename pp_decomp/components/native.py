@@ -151,9 +151,15 @@ class _Expand:
 
 @numba.njit(nogil=True, cache=True)
 def _logp(X, y, prm, grad, z):
-    """:func:`log_density` with the Jacobian at ``z``, the gradient written to
-    ``grad``: ``(value, grad)``; ``(-inf, 0)`` where either is not finite."""
+    """:func:`log_density` with the Jacobian at ``z`` (:func:`nuts_value`)."""
     value, g = log_density(z, X, y, prm, True)
+    return nuts_value(value, g, grad)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def nuts_value(value, g, grad):
+    """What nutpie takes from a density's ``(value, g)``: the gradient copied into the
+    chain's ``grad``, and ``(-inf, 0)`` where either is not finite (a rejected point)."""
     finite = np.isfinite(value)
     for k in range(grad.shape[0]):
         grad[k] = g[k]

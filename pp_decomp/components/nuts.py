@@ -148,6 +148,21 @@ def repair_plan(first: NutsSettings, s: NutsSettings, diag) -> tuple[NutsSetting
     return replace(s, tune=longer, draws=2 * first.draws), False
 
 
+def sample_kwargs(s: NutsSettings, seed: int) -> dict:
+    """``nutpie.sample``'s keyword arguments for settings ``s``, quiet, at most 2 cores."""
+    return dict(
+        draws=s.draws,
+        tune=s.tune,
+        chains=s.chains,
+        cores=min(s.chains, 2),
+        seed=seed,
+        target_accept=s.target_accept,
+        maxdepth=MAX_TREE_DEPTH,
+        low_rank_modified_mass_matrix=s.low_rank_mass_matrix,
+        progress_bar=False,
+    )
+
+
 def pool_chains(a, b):
     """Two NUTS runs of one posterior as one tree, ``b``'s chains after ``a``'s."""
     from pp_decomp.posterior_tree import concat_chains

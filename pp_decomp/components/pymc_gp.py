@@ -314,26 +314,15 @@ class PyMCGP(ComponentGP):
     def _sample(self, Xs, ys, s, seed: int, starts=None):
         import nutpie
 
-        from pp_decomp.components.nuts import MAX_TREE_DEPTH
+        from pp_decomp.components.nuts import sample_kwargs
 
         cm = self.model
         with cm._lock:
             compiled_model = cm.nutpie_model.with_data(
                 X=np.asarray(Xs, float), y=np.asarray(ys, float)
             )
-        return nutpie.sample(
-            compiled_model,
-            draws=s.draws,
-            tune=s.tune,
-            chains=s.chains,
-            cores=min(s.chains, 2),
-            seed=seed,
-            target_accept=s.target_accept,
-            maxdepth=MAX_TREE_DEPTH,
-            low_rank_modified_mass_matrix=s.low_rank_mass_matrix,
-            init_mean=None if starts is None else np.asarray(starts, float).mean(0),
-            progress_bar=False,
-        )
+        init_mean = None if starts is None else np.asarray(starts, float).mean(0)
+        return nutpie.sample(compiled_model, init_mean=init_mean, **sample_kwargs(s, seed))
 
     @property
     def prior_var(self) -> np.ndarray:
