@@ -14,6 +14,7 @@ tests compare against.
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from functools import cached_property, partial
 
@@ -50,6 +51,7 @@ class KernelModel(CompiledModel):
             q += size
         self.priors = np.ascontiguousarray(rows, dtype=float)
         self.log_density, self.log_values, self.logp = densities(bound.kfun)
+        self._lock = threading.Lock()  # a PyTensor function keeps its storage: one thread
         self.label = f"kernel GP model ({bound.kernel!r}, d={bound.input_dim})"
 
     @property
@@ -89,7 +91,14 @@ class KernelModel(CompiledModel):
         for part, prior, positive in self.python_priors:
             theta = pt.exp(z[part]) if positive else z[part]
             total = total + pm.logp(prior.to_pymc_dist(), theta).sum()
-        return pytensor.function([z], [total, pt.grad(total, z)])
+        fn = pytensor.function([z], [total, pt.grad(total, z)])
+
+        def terms(values):
+            with self._lock:
+                value, grad = fn(values)
+                return float(value), np.array(grad)
+
+        return terms
 
     def density(self, z, X, y, jacobian: bool) -> tuple[float, np.ndarray]:
         """``log p(θ | y)`` (with or without the Jacobian) and its gradient in ``z``."""

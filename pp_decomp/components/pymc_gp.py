@@ -66,7 +66,9 @@ class PyMCModel(CompiledModel):
         self.shapes = [tuple(np.shape(point[v.name])) for v in self.values]
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.label = f"PyMC model of component {component!r}"
-        self._lock = threading.Lock()  # the data are shared variables
+        # the data are shared variables, and a compiled PyTensor function keeps its
+        # storage: one thread at a time (refits run in the background)
+        self._lock = threading.RLock()
 
     @property
     def value_names(self) -> list[str]:
@@ -98,7 +100,8 @@ class PyMCModel(CompiledModel):
         """The draws the unconstrained rows ``Z`` are, with the noise sd as ``sigma``."""
         Z = np.atleast_2d(Z)
         parts = self.unflatten(Z)
-        rows = [self._natural(*[parts[n][i] for n in self.value_names]) for i in range(len(Z))]
+        with self._lock:
+            rows = [self._natural(*[parts[n][i] for n in self.value_names]) for i in range(len(Z))]
         values = {n: np.array([r[k] for r in rows]) for k, n in enumerate(self.names)}
         return self.completed(values)
 
@@ -152,19 +155,24 @@ class PyMCModel(CompiledModel):
 
     def matrix(self, X1, X2, values: dict) -> np.ndarray:
         """``k(X1, X2)`` per draw: (S, n1, n2)."""
-        cov = self._batched[0](*self._args(values), np.asarray(X1, float), np.asarray(X2, float))
+        with self._lock:
+            cov = self._batched[0](
+                *self._args(values), np.asarray(X1, float), np.asarray(X2, float)
+            )
         S = len(np.atleast_1d(values[self.names[0]]))
         return np.broadcast_to(cov, (S, len(X1), len(X2))).copy()
 
     def diag(self, X, values: dict) -> np.ndarray:
         """``k(x, x)`` at the rows of ``X`` per draw: (S, m)."""
-        out = self._batched[1](*self._args(values), np.asarray(X, float))
+        with self._lock:
+            out = self._batched[1](*self._args(values), np.asarray(X, float))
         S = len(np.atleast_1d(values[self.names[0]]))
         return np.broadcast_to(out, (S, len(X))).copy()
 
     def noise_var(self, values: dict) -> np.ndarray:
         """The likelihood's noise variance per draw (jitter apart): (S,)."""
-        out = self._batched[2](*self._args(values), np.zeros((1, self.input_dim)))
+        with self._lock:
+            out = self._batched[2](*self._args(values), np.zeros((1, self.input_dim)))
         S = len(np.atleast_1d(values[self.names[0]]))
         return np.broadcast_to(np.asarray(out).reshape(-1, 1)[:, 0], (S,)).copy()
 
