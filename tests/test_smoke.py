@@ -64,3 +64,32 @@ def test_a_full_bayes_run_on_a_box_resumes_and_its_file_opens(tmp_path):
     np.testing.assert_array_equal(on_disk["x"].values, ds["x"].values)
     assert np.all(np.isfinite(on_disk["objective"].values))
     on_disk.close()
+
+
+def test_own_component_models_fit_by_nuts():
+    """A kernel expression (the general engine) and a user's PyMC model
+    (nutpie's PyMC path, PyTensor's vectorize_graph), each fitted by NUTS."""
+    import pymc as pm
+
+    from pp_decomp import ComponentGP, Prior
+    from pp_decomp import kernels as K
+
+    rng = np.random.default_rng(1)
+    X = rng.random((12, 2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1]
+
+    def build(X, y):
+        with pm.Model() as model:
+            ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=2)
+            gp = pm.gp.Marginal(cov_func=pm.gp.cov.Matern32(2, ls=ls))
+            gp.marginal_likelihood("y_obs", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.1))
+        return model, gp
+
+    kernel = K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)) + K.Periodic(
+        period=0.5, active_dims=[0]
+    )
+    for gp in (ComponentGP(kernel), ComponentGP.from_pymc(build)):
+        gp.fit(X, y, "nuts", seed=0, draws=100, tune=100, chains=2, repairs=0, warn=False)
+        mean, var = gp.predict(X[:3])
+        assert np.all(np.isfinite(mean)) and np.all(var >= 0)
+        assert gp.idata["posterior"].sizes["chain"] == 2
