@@ -85,6 +85,8 @@ class Problem:
         if self.n_components is None:
             raise TypeError("n_components (J, the number of observed components) is required")
         J = self.n_components = check_positive_int(self.n_components, "n_components")
+        if self.optimum is not None and not np.isfinite(_as_float(self.optimum)):
+            raise ValueError(f"optimum must be a finite number or None; got {self.optimum!r}")
         if self.components is not None and not callable(self.components):
             raise TypeError("components must be a callable X (n, d) -> (n, J), or None")
         self.linear = None
@@ -204,6 +206,13 @@ class Problem:
         simulate = self._simulator()
         X = check_X(X, "X", input_dim=self.dim)
         return self.compose(np.asarray(simulate(X), dtype=float), X)
+
+
+def _as_float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"optimum must be a number or None; got {value!r}") from None
 
 
 def _per_component(value, name: str, J: int) -> np.ndarray:

@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, ConnectionError) as err:
         print(f"pp-decomp: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a file or folder the system refused: said, not traced
+        print(f"pp-decomp: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             "pp-decomp: interrupted; everything told so far is in the checkpoint", file=sys.stderr

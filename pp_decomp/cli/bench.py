@@ -106,6 +106,11 @@ def cmd_bench(args) -> int:
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}
         overrides["additive"] = {**base, **parse_settings(args.additive, "--additive")}
+    from pp_decomp.cli.run import check_out_path
+
+    if Path(args.out).is_file():
+        raise ValueError(f"--out {args.out} is a file; a benchmark writes a folder")
+    check_out_path(Path(args.out) / "bench.nc", "--out")
     if args.preset:
         spec = preset(args.preset, quick=args.quick, **overrides)
     else:

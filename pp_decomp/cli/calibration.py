@@ -48,11 +48,13 @@ def cmd_calibration(args) -> int:
     """``pp-decomp calibration``: the runs, the table, the netCDF file and the diagram."""
     from pp_decomp.calibration import calibration_run, reliability
     from pp_decomp.cli.model_flags import prior_fields
+    from pp_decomp.cli.run import check_out_path
     from pp_decomp.components import Priors
     from pp_decomp.models import get_problem
     from pp_decomp.plots import plot_reliability
     from pp_decomp.validate import check_positive_int
 
+    check_out_path(Path(args.out), "--out")
     seeds = check_positive_int(args.seeds, "--seeds")
     priors = Priors(**prior_fields(args.prior))
     get_problem(args.problem, seed=0)  # a typo fails here, before any run

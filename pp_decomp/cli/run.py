@@ -189,6 +189,11 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
     results, _ = read(out)
     stored = json.loads(results.attrs["settings"])
     fp = stored.get("problem_fingerprint", {})
+    held = fp.get("name", stored.get("problem"))
+    if held is not None and held != problem.name:
+        raise ValueError(
+            f"--resume: {out} holds a run of problem {held!r}; --problem {problem.name!r} was asked"
+        )
     if problem_seed is not None and fp.get("instance") not in (None, problem_seed):
         raise ValueError(
             f"--problem-seed {problem_seed} differs from the run in {out} "
@@ -210,6 +215,25 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
             )
 
 
+def check_out_path(out: Path, flag: str) -> None:
+    """Refuse an output path that cannot be written, naming it, before any work:
+    a file where a folder should be, or a folder this user cannot write in."""
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if out.exists() and out.is_dir():
+        raise ValueError(f"{flag} {out} is a folder; give a file name")
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {out}: {parent} is a file, not a folder")
+    import tempfile
+
+    try:  # what the checkpoint will do there; os.access says yes to root everywhere
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".pp-decomp-probe"):
+            pass
+    except OSError as err:
+        raise ValueError(f"{flag} {out}: cannot write in {parent} ({err.strerror})") from None
+
+
 def _problem(args):
     from pp_decomp.models import get_problem
 
@@ -225,8 +249,11 @@ def cmd_run(args) -> int:
     from pp_decomp.loop.settings import RunSettings
 
     out = Path(args.out)
+    check_out_path(out, "--out")
     if args.resume and not out.exists():
-        raise ValueError(f"--resume: {out} does not exist (drop --resume to start a run)")
+        # the preemptible job's pattern: always --resume; a first start finds no file
+        print(f"--resume: {out} does not exist yet: starting a run there")
+        args.resume = False
     if out.exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
     problem, given = _problem(args), _given(args)
@@ -287,7 +314,13 @@ def cmd_plot(args) -> int:
     out = Path(args.out) if args.out else path.with_suffix(".png")
     if out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it or --out for another file")
-    with xr.open_dataset(path, engine="h5netcdf") as ds:
-        plot_run(ds.load(), out)
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            ds = ds.load()
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path} is not a pp_decomp results file ({err})") from None
+    if "objective" not in ds:
+        raise ValueError(f"{path} is not a pp_decomp results file (no 'objective' variable)")
+    plot_run(ds, out)
     print(f"plot: {out}")
     return 0

@@ -24,6 +24,7 @@ from pp_decomp.loop.records import (
     checked_observation,
     jsonable,
     step_record,
+    warn_if_repeated,
 )
 from pp_decomp.loop.resume import attach, check_resume
 from pp_decomp.loop.settings import RunSettings
@@ -167,14 +168,14 @@ class Optimizer:
         b = self.problem.domain.bounds
         return b[1] - b[0]
 
-    def tell(self, x, y) -> None:
-        """Record the system's components ``y (J,)`` observed at ``x (d,)``; checkpoint.
-
-        A failed evaluation (an error, a non-finite output) is told with
-        :meth:`tell_failure` instead.
-        """
+    def tell(self, x, y, *, replicate: bool = False) -> None:
+        """Record the components ``y (J,)`` observed at ``x (d,)``; checkpoint. An input told
+        before warns unless ``replicate=True``; a failure is told by :meth:`tell_failure`."""
         x, y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
-        rec = self.pending.take(x[0]) or step_record("user", self.gamma)
+        rec = self.pending.take(x[0])
+        if rec is None:
+            warn_if_repeated(self.X, x[0], replicate)
+            rec = step_record("user", self.gamma)
         self.X = np.vstack([self.X, x])
         self.Y = np.vstack([self.Y, y])
         # GP-MI's γ only grows: with results told out of order it is the latest asked's

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from pp_decomp.validate import check_X, check_Y
@@ -94,3 +96,20 @@ def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndar
             "tell it with tell_failure(x, reason) if the system failed there"
         )
     return x, y
+
+
+def warn_if_repeated(X: np.ndarray, x: np.ndarray, replicate: bool) -> None:
+    """Warn, naming it, where ``x`` was told before and was not asked again: a notebook
+    cell run twice tells the same result twice. A replicate meant as one
+    (``replicate=True``) is recorded silently; either way nothing is dropped."""
+    if replicate or not len(X):
+        return
+    same = np.flatnonzero(np.all(X == x, axis=1))
+    if len(same):
+        warnings.warn(
+            f"tell: x={x.tolist()} was told before (evaluation {int(same[0]) + 1}) and not "
+            "asked again; it is recorded as a replicate. Pass replicate=True where one is "
+            "meant (a cell run twice tells the same result twice)",
+            UserWarning,
+            stacklevel=3,
+        )

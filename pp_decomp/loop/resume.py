@@ -65,6 +65,9 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
     stored = json.loads(results.attrs["settings"])
     where = f"checkpoint {str(path)!r}"
     fp = stored.get("problem_fingerprint")
+    held = (fp or {}).get("name", stored.get("problem"))
+    if held is not None and held != problem.name:
+        raise ValueError(f"{where} holds a run of problem {held!r}; {problem.name!r} was given")
     if fp is None and stored.get("problem") != problem.name:
         raise ValueError(f"{where} is for problem {stored['problem']!r}, not {problem.name!r}")
     if fp is not None:
