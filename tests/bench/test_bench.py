@@ -261,8 +261,9 @@ def _wait_until(done, seconds: float, what: str) -> None:
 
 def test_a_killed_bench_leaves_no_worker_running(tmp_path):
     """Both workers of the bench's pool inside a task (each says so with a file), the
-    bench process is killed: its workers die with it (PR_SET_PDEATHSIG), although they
-    would otherwise have stayed in their tasks for good."""
+    bench process is killed: its workers die with it within 10 s (PR_SET_PDEATHSIG),
+    although they would otherwise have stayed in their tasks for good; the rerun
+    into the same folder gives the uninterrupted bench's results."""
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     args = ["bench", "--problems", "synthetic", "--strategies", "d-gpucb,gp-ucb"]
@@ -292,10 +293,23 @@ def test_a_killed_bench_leaves_no_worker_running(tmp_path):
         assert proc.wait(timeout=60) == -signal.SIGKILL
         _wait_until(
             lambda: not any(_running(p) for p in workers),
-            60,
+            10,
             f"workers {sorted(p for p in workers if _running(p))} outlived the killed bench",
         )
         assert not list(tmp_path.glob("b/runs/*/*/trial*[0-9].nc"))  # killed inside their tasks
+        for again in (args, [*args[:-2], "--out", str(tmp_path / "ref")]):  # rerun, reference
+            ran = subprocess.run(
+                [sys.executable, "-c", BENCH, *again],
+                env=_bench_env("finished:999", barrier),  # a kill point never reached
+                capture_output=True,
+                text=True,
+                timeout=600,
+                start_new_session=True,
+            )
+            assert ran.returncode == 0, ran.stderr[-3000:]
+        rerun, ref = (xr.load_dataset(tmp_path / d / "bench.nc") for d in ("b", "ref"))
+        timing = [v for v in ref.data_vars if "seconds" in v]
+        xr.testing.assert_equal(rerun.drop_vars(timing), ref.drop_vars(timing))
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
