@@ -168,3 +168,44 @@ def test_no_command_ends_in_a_traceback_for_typed_input(tmp_path, capsys):
         out, err = capsys.readouterr()
         assert code not in (0, None), args
         assert "Traceback" not in err and err.strip(), (args, err)
+
+
+def test_open_on_a_checkpoint_of_another_strategy_and_seed_names_both(tmp_path):
+    problem = _problem(name="two")
+    path = tmp_path / "run.nc"
+    ppd.Optimizer.open(path, problem, strategy="d-gpucb-mc", seed=1, n_init=2).run(3)
+    with pytest.raises(ValueError, match=r"strategy: file 'd-gpucb-mc', asked 'gp-ucb'.*seed: "):
+        ppd.Optimizer.open(path, problem, strategy="gp-ucb", seed=2, n_init=2)
+    assert ppd.Optimizer.open(path, problem, strategy="d-gpucb-mc", seed=1, n_init=2).n == 3
+
+
+def test_a_run_stopped_by_a_failing_input_resumes_past_it_recording_it(tmp_path):
+    armed, bad = [], []  # the problem's own check of g runs the system once, unarmed
+
+    def system(X):
+        # the 5th input crashes the simulator, and crashes it whenever it comes again
+        if armed:
+            armed.append(X[0])
+            if len(armed) == 6 or any(np.allclose(X[0], b) for b in bad):
+                bad.append(X[0])
+                raise RuntimeError("the simulator crashed")
+        return np.c_[X[:, 0], X[:, 1]]
+
+    problem = ppd.Problem(
+        domain=ppd.Box([0, 0], [1, 1]),
+        components=system,
+        n_components=2,
+        g=lambda F: F[..., 0] + F[..., 1],
+        name="crashy",
+    )
+    armed.append(True)
+    path = tmp_path / "run.nc"
+    opt = ppd.Optimizer(problem, n_init=3, seed=0, checkpoint=path)
+    with pytest.raises(RuntimeError, match="the simulator crashed"):
+        opt.run(12)
+    kept = opt.n
+    opt.close()
+    again = ppd.Optimizer.resume(path, problem)
+    assert again.n == kept  # everything told before the failure
+    again.run(12, on_error="record")
+    assert again.n == 12 and len(again.failures) == 1  # the input that failed, recorded
