@@ -184,12 +184,13 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
     import json
 
     from pp_decomp.loop.checkpoint import read
+    from pp_decomp.loop.resume import stored_problem
     from pp_decomp.loop.settings import RunSettings
 
     results, _ = read(out)
     stored = json.loads(results.attrs["settings"])
     fp = stored.get("problem_fingerprint", {})
-    held = fp.get("name", stored.get("problem"))
+    held = stored_problem(stored)
     if held is not None and held != problem.name:
         raise ValueError(
             f"--resume: {out} holds a run of problem {held!r}; --problem {problem.name!r} was asked"

@@ -185,8 +185,12 @@ class ComponentGP(MarginalGP):
             self.priors = resolved_priors(self.priors, self._prior_fields, self.input_dim)
             self._prior_fields = None
 
+    def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
+        out = super()._set_data(X, y, min_rows, mean)
+        self._resolve_priors()  # the input dimension is known from here on
+        return out
+
     def _transformed(self, y: np.ndarray) -> np.ndarray:
-        self._resolve_priors()
         if self.transform != "log":
             return y
         bad = np.flatnonzero(~(y > 0))
@@ -266,8 +270,9 @@ class ComponentGP(MarginalGP):
 
     @property
     def prior_var(self) -> np.ndarray:
-        """Prior variance ``k(x, x) = s_y² (η² + c)`` per draw in original units: (S,)."""
-        return self.y_std**2 * (self.draws.eta**2 + self.mean_var)
+        """Prior variance ``s_y² (k(x, x) + c)`` per draw at the unit box's origin: (S,)."""
+        x0 = np.zeros((1, self.input_dim))
+        return self.y_std**2 * self.posterior.prior_var(x0)[:, 0]
 
     def __repr__(self) -> str:
         fitted = "unfitted" if self._posterior is None else f"S={self.draws.n_draws}"

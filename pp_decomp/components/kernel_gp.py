@@ -230,28 +230,34 @@ class KernelGP(ComponentGP):
 
     @property
     def bound(self) -> BoundKernel:
-        """The kernel on this GP's inputs (after the input dimension is known)."""
+        """The kernel on this GP's inputs (after the input dimension is known), shared
+        by every GP of the same structure: its numba functions compile once."""
         if self._bound is None:
             if self.input_dim is None:
                 raise RuntimeError(f"component {self.name!r}: the input dimension is not known yet")
             widths = None if self.bounds is None else self.bounds[1] - self.bounds[0]
-            self._bound = self.kernel.bind(self.input_dim, widths, self.name)
+            make = partial(self.kernel.bind, self.input_dim, widths, self.name)
+            self._bound = compiled(("bound", *self._structure()), make)
         return self._bound
+
+    def _structure(self) -> tuple:
+        """What identifies the kernel on these inputs: the expression (its families'
+        classes too), the input dimension and the input box's widths."""
+        widths = None if self.bounds is None else (self.bounds[1] - self.bounds[0]).tolist()
+        families = tuple(
+            f"{type(f).__module__}.{type(f).__qualname__}" for f in self.kernel.leaves()
+        )
+        expression = json.dumps(self.kernel.to_dict(), sort_keys=True)
+        return expression, families, self.input_dim, json.dumps(widths)
 
     def hyper_names(self) -> list[str]:
         return [*self.bound.names, "sigma"]
 
     def _compiled(self) -> KernelModel:
-        widths = None if self.bounds is None else (self.bounds[1] - self.bounds[0]).tolist()
-        key = (
-            "kernel",
-            json.dumps(self.kernel.to_dict(), sort_keys=True),
-            self.input_dim,
-            json.dumps(widths),
-            json.dumps(self.noise.to_dict(), sort_keys=True),
-            self.mean_var,
-        )
-        model = compiled(key, lambda: KernelModel(self.bound, self.noise, self.mean_var))
+        noise = json.dumps(self.noise.to_dict(), sort_keys=True)
+        key = ("kernel", *self._structure(), noise, self.mean_var)
+        bound = self.bound  # first: the cache's lock is held while a model is made
+        model = compiled(key, lambda: KernelModel(bound, self.noise, self.mean_var))
         if model.python_priors and not getattr(model, "_warned", False):
             model._warned = True
             names = [p.distribution for _, p, _ in model.python_priors]
@@ -322,13 +328,6 @@ class KernelGP(ComponentGP):
             starts = [cm.center()]
         starts += [cm.sample_z(rng) for _ in range(restarts - 1)]
         return objective, starts, cm.bounds(), cm.to_draws
-
-    @property
-    def prior_var(self) -> np.ndarray:
-        """Prior variance ``k(x, x) + c`` per draw in original units, at the origin of
-        the unit box (the same everywhere for stationary kernels): (S,)."""
-        x0 = np.zeros((1, self.input_dim))
-        return self.y_std**2 * self.posterior.prior_var(x0)[:, 0]
 
     def pymc_model(self, X, y):
         """The PyMC model on model-scale data ``X (n, d)``, ``y (n,)``: the reference

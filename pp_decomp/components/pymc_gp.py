@@ -110,17 +110,27 @@ class PyMCModel(CompiledModel):
         values = {n: np.asarray(values[n], dtype=float) for n in self.names}
         return KernelDraws({**values, "sigma": np.sqrt(self.noise_var(values))})
 
+    @cached_property
+    def _unnatural(self):
+        """The inverse of :attr:`_natural`: the free variables' values to the value
+        variables (PyMC's transforms, forward), compiled once."""
+        import pytensor
+        from pytensor.graph.replace import graph_replace
+
+        ins = [rv.type() for rv in self.rvs]
+        outs = []
+        for rv, x in zip(self.rvs, ins, strict=True):
+            transform = self.root.rvs_to_transforms.get(rv)
+            outs.append(x if transform is None else transform.forward(x, *rv.owner.inputs))
+        outs = graph_replace(outs, dict(zip(self.rvs, ins, strict=True)), strict=False)
+        return pytensor.function(ins, outs, on_unused_input="ignore")
+
     def unconstrained(self, draws: KernelDraws) -> np.ndarray:
         """The rows of ``z`` the draws are (transforms of PyMC's own): (S, k)."""
-        S = draws.n_draws
-        rows = []
-        for rv in self.rvs:
-            transform = self.root.rvs_to_transforms.get(rv)
-            v = np.asarray(draws.values[rv.name], dtype=float)
-            if transform is not None:
-                v = np.asarray(transform.forward(v, *rv.owner.inputs).eval())
-            rows.append(v.reshape(S, -1))
-        return np.concatenate(rows, axis=1)
+        values = [np.asarray(draws.values[n], dtype=float) for n in self.names]
+        with self._lock:
+            rows = [self._unnatural(*[v[i] for v in values]) for i in range(draws.n_draws)]
+        return np.array([np.concatenate([np.ravel(part) for part in row]) for row in rows])
 
     # ----------------------------------------------------- batched covariances
     @cached_property
@@ -331,11 +341,6 @@ class PyMCGP(ComponentGP):
             )
         init_mean = None if starts is None else np.asarray(starts, float).mean(0)
         return nutpie.sample(compiled_model, init_mean=init_mean, **sample_kwargs(s, seed))
-
-    @property
-    def prior_var(self) -> np.ndarray:
-        x0 = np.zeros((1, self.input_dim))
-        return self.y_std**2 * self.posterior.prior_var(x0)[:, 0]
 
     def model_dict(self) -> dict:
         """The component's model as plain data: the build function's name and the

@@ -217,6 +217,10 @@ class BoundKernel:
     def _matrix(self):
         return _make_matrix(self.kfun)
 
+    @cached_property
+    def _diag(self):
+        return _make_diag(self.kfun)
+
     def matrix(self, X1: np.ndarray, X2: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """``k(X1, X2)`` for every row of ``θ (S, P)``: (S, n1, n2)."""
         X1 = np.ascontiguousarray(X1, dtype=float)
@@ -226,7 +230,7 @@ class BoundKernel:
     def diag(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """``k(x, x)`` at each row of ``X (m, d)`` for every row of ``θ``: (S, m)."""
         X = np.ascontiguousarray(X, dtype=float)
-        return _make_diag(self.kfun)(X, np.ascontiguousarray(theta, dtype=float))
+        return self._diag(X, np.ascontiguousarray(theta, dtype=float))
 
     # ------------------------------------------------------------------ PyMC
     def to_pymc(self, values: dict):
@@ -281,9 +285,6 @@ def _scaled(prior: Prior, c: float) -> Prior:
     return Prior(kind, **p)
 
 
-_MATRIX: dict = {}
-
-
 def _make_matrix(kfun):
     @numba.njit(nogil=True)
     def matrix(X1, X2, TH):
@@ -300,17 +301,14 @@ def _make_matrix(kfun):
 
 
 def _make_diag(kfun):
-    if kfun not in _MATRIX:
+    @numba.njit(nogil=True)
+    def diag(X, TH):
+        S, P = TH.shape
+        out = np.empty((S, X.shape[0]))
+        g = np.empty(P)
+        for s in range(S):
+            for i in range(X.shape[0]):
+                out[s, i] = kfun(X[i], X[i], TH[s], g)
+        return out
 
-        @numba.njit(nogil=True)
-        def diag(X, TH):
-            S, P = TH.shape
-            out = np.empty((S, X.shape[0]))
-            g = np.empty(P)
-            for s in range(S):
-                for i in range(X.shape[0]):
-                    out[s, i] = kfun(X[i], X[i], TH[s], g)
-            return out
-
-        _MATRIX[kfun] = diag
-    return _MATRIX[kfun]
+    return diag

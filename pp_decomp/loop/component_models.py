@@ -12,6 +12,7 @@ from the problem), a kernel expression, or a shorthand string. A component's
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 
 from pp_decomp.components.gp import ComponentGP
@@ -78,12 +79,13 @@ def component_transforms(transform, components: tuple, problem):
     return per[0] if len(set(per)) == 1 and isinstance(transform, str) else tuple(per)
 
 
-def check_components(components: tuple, strategy, problem, kw: dict) -> None:
-    """Refuse component models where the run has no component GPs to give them,
-    and check each on the problem (its kernel's dimensions and parameters) before
-    any evaluation."""
+def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
+    """``components``, refused where the run has no component GPs to give them and
+    each checked on the problem (its kernel's dimensions and parameters) before any
+    evaluation; a PyMC model's template is a copy, built on the problem's inputs (so
+    that the run records the model as built), the user's own left as it was."""
     if not components:
-        return
+        return components
     if strategy.surrogate != "decomposed":
         raise ValueError(
             f"components= gives the component GPs of a decomposed strategy their models; "
@@ -97,13 +99,17 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> None:
     if kw.get("inference") == "fixed":
         raise ValueError("components= needs inference 'map' or 'nuts': known kernels are fixed")
     priors = kw.get("priors") or Priors()
+    out = []
     for name, gp in components:
         built = ComponentGP(**loop_arguments(gp, priors, problem, name, 1))
         if hasattr(built, "build"):  # a PyMC model: built (not compiled) to check it
-            gp.input_dim, gp.name = problem.dim, name  # and recorded as built here
+            gp = copy.copy(gp)
+            gp.input_dim, gp.name = problem.dim, name
             _ = gp.model
         elif hasattr(built, "bound"):
             _ = built.bound  # binds the kernel: raises on dimensions or parameters it lacks
+        out.append((name, gp))
+    return tuple(out)
 
 
 def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws: int) -> dict:

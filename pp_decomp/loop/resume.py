@@ -58,6 +58,11 @@ def attach(path, fresh: bool, overwrite: bool = False) -> CheckpointFile:
     return held
 
 
+def stored_problem(stored: dict) -> str | None:
+    """The name of the problem a run was made on, from its stored settings."""
+    return (stored.get("problem_fingerprint") or {}).get("name", stored.get("problem"))
+
+
 def check_resume(path, results, problem, expected: dict, beta) -> dict:
     """The keyword arguments that rebuild the stored run, or a ValueError naming what
     differs: the problem instance (name, dimension, J, domain, instance seed) or any
@@ -65,11 +70,9 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
     stored = json.loads(results.attrs["settings"])
     where = f"checkpoint {str(path)!r}"
     fp = stored.get("problem_fingerprint")
-    held = (fp or {}).get("name", stored.get("problem"))
+    held = stored_problem(stored)
     if held is not None and held != problem.name:
         raise ValueError(f"{where} holds a run of problem {held!r}; {problem.name!r} was given")
-    if fp is None and stored.get("problem") != problem.name:
-        raise ValueError(f"{where} is for problem {stored['problem']!r}, not {problem.name!r}")
     if fp is not None:
         mine = json.loads(json.dumps(problem.fingerprint()))
         bad = [k for k in fp if fp[k] != mine.get(k)]

@@ -247,7 +247,7 @@ class RunSettings:
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
         strategy = default_strategy(problem) if strategy is None else strategy
         s = get_strategy(strategy)
-        check_components(components, s, problem, kw)
+        components = check_components(components, s, problem, kw)
         inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
         check_transform(transform, s, inference)
         fixed = inference == "fixed"
