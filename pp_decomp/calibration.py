@@ -194,7 +194,10 @@ def calibration_run(
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
     ``level``, ``component``, ``bound`` (``central`` interval or ``upper`` bound):
     ``objective_coverage``, ``component_coverage``, ``ucb_used`` (coverage by
-    :func:`ucb_bound`), ``ucb_used_nominal`` (``Φ(√β_t)``); see :func:`reliability`.
+    :func:`ucb_bound`), ``ucb_used_nominal`` (``Φ(√β_t)``); and what the run
+    itself could see of it, each component GP's criticism of its own observations
+    at that step (:mod:`pp_decomp.criticism`): ``loo_coverage`` (share inside their
+    95% leave-one-out interval) and ``loo_pit_distance``; see :func:`reliability`.
     """
     from pp_decomp import Optimizer
     from pp_decomp.validate import check_positive_int
@@ -261,6 +264,8 @@ def _as_dataset(runs: list[dict], seeds, steps, q, names, attrs) -> xr.Dataset:
                 ("seed", "step", "component", "level", "bound"),
                 stack("component", (J, L, 2)),
             ),
+            "loo_coverage": (("seed", "step", "component"), stack("loo_coverage", (J,))),
+            "loo_pit_distance": (("seed", "step", "component"), stack("loo_pit_distance", (J,))),
             "ucb_used": (("seed", "step"), stack("ucb_used", ())),
             "ucb_used_nominal": (("seed", "step"), stack("ucb_used_nominal", ())),
         },
@@ -284,18 +289,31 @@ def _calibration_seed(
     scored, modelled = {}, 0
     while opt.n < iterations:
         x = opt.ask()
-        if opt.pending.items[0][1]["phase"] == "acquisition":
+        rec = opt.pending.items[0][1]
+        if rec["phase"] == "acquisition":
             if modelled % every == 0:
                 scored[opt.n + 1] = step_coverage(opt, X, q, n_samples, seed=rng)
+                scored[opt.n + 1].update(_loo(rec, problem.component_names))
             modelled += 1
         opt.tell(x, problem.evaluate(x[None], seed=rng)[0])
     return scored
 
 
+def _loo(rec: dict, names) -> dict:
+    """The step's LOO coverage and LOO-PIT distance per component (NaN where not criticised)."""
+    crit = rec.get("criticism", {})
+    return {
+        f: np.array([crit.get(n, {}).get(f, np.nan) for n in names])
+        for f in ("loo_coverage", "loo_pit_distance")
+    }
+
+
 def reliability(ds: xr.Dataset) -> xr.Dataset:
     """Mean coverage over seeds and scored steps per level (and component), with
     its standard error over those ``k`` runs × steps (``*_se``; the inputs of one
-    step are correlated, so they are not counted as independent)."""
+    step are correlated, so they are not counted as independent), and each
+    component's mean LOO coverage and LOO-PIT distance (``NaN`` for a dataset
+    made before they were recorded)."""
     k = int(np.isfinite(ds["ucb_used"]).sum())
     runs = ("seed", "step")
     out = xr.Dataset(
@@ -305,8 +323,19 @@ def reliability(ds: xr.Dataset) -> xr.Dataset:
             "component_coverage": ds["component_coverage"].mean(runs),
             "component_se": ds["component_coverage"].std(runs) / np.sqrt(max(k, 1)),
             "nominal": ds["level"],
+            "loo_coverage": _component_mean(ds, "loo_coverage"),
+            "loo_pit_distance": _component_mean(ds, "loo_pit_distance"),
             "ucb_used": ds["ucb_used"].mean(),
             "ucb_used_nominal": ds["ucb_used_nominal"].mean(),
         }
     )
     return out.assign_attrs(ds.attrs, scored_steps=k)
+
+
+def _component_mean(ds: xr.Dataset, name: str) -> xr.DataArray:
+    """``ds[name]`` (seed, step, component) averaged over runs; NaN where absent."""
+    if name in ds:
+        return ds[name].mean(("seed", "step"))
+    return xr.full_like(ds["component_coverage"].isel(level=0, bound=0), np.nan).mean(
+        ("seed", "step")
+    )

@@ -1,9 +1,10 @@
-"""Diagnostics of a hyperparameter fit (arviz-stats): r-hat, ESS and divergences.
+"""Diagnostics of a hyperparameter fit (arviz-stats): r-hat, ESS, Pareto k̂, divergences.
 
-Every NUTS fit is summarised against the thresholds of
-:data:`pp_decomp.components.nuts.CONVERGENCE`; a fit that still fails after its
-repairs raises one :class:`DiagnosticsWarning` naming the GP and the numbers,
-attributed to the user's own line.
+Every fit is judged by :data:`CONVERGENCE` on the draws its predictions use
+(:attr:`FitDiagnostics.draws_used`); the thresholds, one table for the whole
+package, are in the documentation's "Diagnostics" section (docs/concepts.md).
+A fit that still fails after its repairs raises one :class:`DiagnosticsWarning`
+naming the GP and the numbers, attributed to the user's own line.
 """
 
 from __future__ import annotations
@@ -13,6 +14,28 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from pp_decomp._quiet import warn
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The thresholds a fit's draws must meet (Vehtari et al. 2021, 2024).
+
+    NUTS chains used as they ran: rank-normalised split ``R̂ ≤ rhat_max``, bulk
+    and tail ESS ``≥ ess_min`` for every hyperparameter, at most
+    ``divergences_max`` divergent transitions. Weighted draws (chains weighed by
+    importance sampling, importance draws of a proposal around the previous
+    posterior): the weights' Pareto ``k̂ ≤ pareto_k_max`` and ESS
+    ``≥ ess_min``; importance draws of the prior: ``k̂ ≤ pareto_k_max`` and
+    ESS at least the draws kept. Why these values: docs/design.md, "Convergence".
+    """
+
+    rhat_max: float = 1.01
+    ess_min: float = 400.0
+    divergences_max: int = 0
+    pareto_k_max: float = 0.7
+
+
+CONVERGENCE = Convergence()
 
 
 class DiagnosticsWarning(UserWarning):
@@ -50,23 +73,37 @@ class FitDiagnostics:
     pareto_k: float = float("nan")
     proposal: str = ""
 
-    def problems(self, criteria=None) -> list[str]:
-        """Human-readable reasons the fit is unreliable (empty when it is fine)."""
-        from pp_decomp.components.nuts import CONVERGENCE
+    @property
+    def draws_used(self) -> str:
+        """What the fit's predictions use: ``"map"`` (one point), ``"fixed"`` (given
+        draws), ``"chains"`` (NUTS draws as they ran), ``"reweighted chains"``, or
+        ``"prior importance"`` / ``"posterior importance"`` (weighted draws of a proposal)."""
+        if self.inference == "nuts":
+            return "reweighted chains" if self.reweighted else "chains"
+        if self.inference == "importance":
+            return f"{self.proposal or 'prior'} importance"
+        return self.inference
 
+    @property
+    def weighted(self) -> bool:
+        """Whether the draws in use are importance-weighted (judged by ESS and ``k̂``)."""
+        return self.reweighted or self.inference == "importance"
+
+    def problems(self, criteria: Convergence | None = None) -> list[str]:
+        """Why the draws in use fail :data:`CONVERGENCE` (empty when they pass)."""
+        c = criteria or CONVERGENCE
+        if self.weighted:
+            need = self.n_draws if self.proposal == "prior" else c.ess_min
+            return _weight_problems(self.ess_bulk_min, self.pareto_k, need, c, self.draws_used)
         if self.inference != "nuts":
             return []
-        c = criteria or CONVERGENCE
-        ess_min = c.ess_min
-        if self.reweighted:
-            return _weight_problems(self.ess_bulk_min, self.pareto_k, ess_min)
         out = []
         if not self.rhat_max <= c.rhat_max:
             out.append(f"r-hat {self.rhat_max:.3f} > {c.rhat_max}")
-        if not self.ess_bulk_min >= ess_min:
-            out.append(f"bulk ESS {self.ess_bulk_min:.0f} < {ess_min:.0f}")
-        if not self.ess_tail_min >= ess_min:
-            out.append(f"tail ESS {self.ess_tail_min:.0f} < {ess_min:.0f}")
+        if not self.ess_bulk_min >= c.ess_min:
+            out.append(f"bulk ESS {self.ess_bulk_min:.0f} < {c.ess_min:.0f}")
+        if not self.ess_tail_min >= c.ess_min:
+            out.append(f"tail ESS {self.ess_tail_min:.0f} < {c.ess_min:.0f}")
         if self.divergences > c.divergences_max:
             out.append(f"{self.divergences} divergent transition(s)")
         return out
@@ -76,12 +113,10 @@ class FitDiagnostics:
         return asdict(self)
 
 
-def _weight_problems(ess: float, k: float, ess_min: float) -> list[str]:
-    from pp_decomp.components.reweight import K_MAX
-
-    out = [] if k <= K_MAX else [f"Pareto k {k:.2f} > {K_MAX} (chains reweighted)"]
+def _weight_problems(ess: float, k: float, ess_min: float, c: Convergence, kind: str) -> list[str]:
+    out = [] if not k > c.pareto_k_max else [f"Pareto k {k:.2f} > {c.pareto_k_max} ({kind})"]
     if not ess >= ess_min:
-        out.append(f"importance ESS {ess:.0f} < {ess_min:.0f} (chains reweighted)")
+        out.append(f"importance ESS {ess:.0f} < {ess_min:.0f} ({kind})")
     return out
 
 

@@ -20,11 +20,13 @@ def _best_so_far(values: np.ndarray, maximize: bool) -> np.ndarray:
 
 
 def plot_run(ds: xr.Dataset, path) -> None:
-    """Objective (with best so far, the optimum and the initial design marked), regret
-    and time per step of one run, saved to ``path``."""
+    """Objective (with best so far, the optimum and the initial design marked), regret,
+    each GP's LOO coverage (its criticism, where recorded) and time per step of one
+    run, saved to ``path``."""
     plt = _pyplot()
-    has_regret = "regret" in ds
-    fig, axes = plt.subplots(1, 3 if has_regret else 2, figsize=(15, 4.2), constrained_layout=True)
+    has_regret, has_loo = "regret" in ds, "loo_coverage" in ds
+    panels = 2 + has_regret + has_loo
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4.2), constrained_layout=True)
     it = ds["iteration"].values
     n_init = int((ds["phase"].values == "init").sum())
     maximize = bool(ds.attrs.get("maximize", 1))
@@ -50,6 +52,8 @@ def plot_run(ds: xr.Dataset, path) -> None:
         ax.set_yscale("symlog", linthresh=1e-3)
         ax.set_ylabel("regret (0 is the optimum)")
         ax.legend(fontsize=8)
+    if has_loo:
+        _plot_loo_coverage(axes[-2], ds)
     ax = axes[-1]
     ax.plot(it, ds["ask_seconds"], label="ask (model update + acquisition)")
     ax.plot(it, ds["fit_seconds"], label="model update")
@@ -58,6 +62,18 @@ def plot_run(ds: xr.Dataset, path) -> None:
     fig.suptitle(f"{ds.attrs['problem']} / {ds.attrs['strategy']} (seed {ds.attrs['seed']})")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _plot_loo_coverage(ax, ds: xr.Dataset) -> None:
+    """Each GP's share of observations inside its 95% leave-one-out interval per step."""
+    cov = ds["loo_coverage"]
+    gp_dim = cov.dims[1]
+    for name in cov[gp_dim].values:
+        ax.plot(ds["iteration"], cov.sel({gp_dim: name}), ".-", ms=3, lw=0.8, label=str(name))
+    ax.axhline(0.95, ls="--", color="k", lw=1, label="nominal 0.95")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("LOO coverage of own observations (95% interval)")
+    ax.legend(fontsize=7, ncol=2)
 
 
 def plot_comparison(runs: dict, path) -> None:
@@ -89,7 +105,9 @@ def plot_comparison(runs: dict, path) -> None:
 def plot_reliability(rel: xr.Dataset, path) -> None:
     """Reliability diagram of :func:`pp_decomp.calibration.reliability`: empirical
     against nominal coverage of the objective (central intervals and upper
-    bounds) and of each component (central intervals), with ±2 SE bars."""
+    bounds) and of each component (central intervals), with ±2 SE bars, and each
+    component's LOO coverage of its own observations at 0.95 (crosses): what the
+    run could tell of its calibration without the truth."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 5))
     q = rel["nominal"].values
@@ -99,8 +117,21 @@ def plot_reliability(rel: xr.Dataset, path) -> None:
         se = rel["objective_se"].sel(bound=bound).values
         ax.errorbar(q, y, yerr=2 * se, fmt=style, capsize=3, label=f"objective, {bound}")
     comp = rel["component_coverage"].sel(bound="central")
-    for name in comp["component"].values:
-        ax.plot(q, comp.sel(component=name).values, lw=0.8, alpha=0.6, label=f"{name}, central")
+    for j, name in enumerate(comp["component"].values):
+        color = f"C{(j + 2) % 10}"
+        ax.plot(
+            q,
+            comp.sel(component=name).values,
+            lw=0.8,
+            alpha=0.6,
+            color=color,
+            label=f"{name}, central",
+        )
+        loo = float(rel["loo_coverage"].sel(component=name)) if "loo_coverage" in rel else np.nan
+        if np.isfinite(loo):  # what the run saw of itself: its own observations left out
+            ax.plot([0.95], [loo], "x", color=color, ms=7)
+    if "loo_coverage" in rel and np.isfinite(rel["loo_coverage"]).any():
+        ax.plot([], [], "x", color="0.3", label="LOO coverage of own observations (0.95)")
     ax.plot(
         [float(rel["ucb_used_nominal"])],
         [float(rel["ucb_used"])],

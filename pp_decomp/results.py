@@ -69,9 +69,14 @@ ATTRS = {
     "rhat_max": (
         "largest r-hat",
         "1",
-        "rank-normalised split r-hat, worst hyperparameter of a NUTS refit",
+        "rank-normalised split r-hat, worst hyperparameter of a refit that uses its NUTS "
+        "chains as they ran (NaN for weighted draws)",
     ),
-    "ess_bulk_min": ("smallest bulk ESS", "1", "bulk effective sample size, worst hyperparameter"),
+    "ess_bulk_min": (
+        "smallest bulk ESS",
+        "1",
+        "bulk effective sample size, worst hyperparameter (weighted draws: the weights' ESS)",
+    ),
     "ess_tail_min": ("smallest tail ESS", "1", "tail effective sample size, worst hyperparameter"),
     "divergences": (
         "divergent transitions",
@@ -86,19 +91,26 @@ ATTRS = {
     "converged": (
         "refit converged",
         "",
-        "whether the refit in use met r-hat ≤ 1.01, bulk and tail ESS ≥ 400 and no divergence "
-        "(MAP fits count as converged; False where none ran)",
+        "whether the draws the refit's predictions use (fit_draws) met the thresholds of "
+        "pp_decomp.diagnostics.CONVERGENCE: chains r-hat ≤ 1.01, bulk and tail ESS ≥ 400, "
+        "no divergence; weighted draws Pareto k ≤ 0.7 and importance ESS ≥ 400 (prior "
+        "importance: ≥ the draws kept); MAP fits count as converged; False where none ran",
     ),
     "reweighted": (
         "refit chains reweighted",
         "",
-        "whether a NUTS refit's chains disagreed and were weighed by importance sampling "
-        "(then converged means Pareto k ≤ 0.7 and importance ESS ≥ 400)",
+        "whether a NUTS refit's chains disagreed and were weighed by importance sampling",
+    ),
+    "fit_draws": (
+        "draws the refit uses",
+        "",
+        "map, chains, reweighted chains, prior importance or posterior importance: what "
+        "the diagnostics beside it describe ('' where no refit ran)",
     ),
     "fit_pareto_k": (
         "Pareto k of a refit's importance weights",
         "1",
-        "where a refit's chains were reweighted; NaN elsewhere",
+        "where a refit's draws are weighted (reweighted chains, importance); NaN elsewhere",
     ),
     "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
     "ess": (
@@ -111,6 +123,34 @@ ATTRS = {
         "1",
         "fast path: Pareto k-hat of the reweighted draws' importance weights (-inf before "
         "any reweighting); above the threshold of FastSettings a refit starts",
+    ),
+    "elpd_loo": (
+        "PSIS-LOO elpd",
+        "log density",
+        "Σ_i log p(y_i | y_-i) of the GP's own observations under the posterior the "
+        "step used, in the component's units (pp_decomp.criticism)",
+    ),
+    "loo_k_max": (
+        "largest PSIS-LOO Pareto k",
+        "1",
+        "worst observation's Pareto k of the leave-one-out importance weights "
+        "(NaN for MAP, whose LOO is exact; above 0.7 its LOO is unreliable)",
+    ),
+    "loo_pit_distance": (
+        "LOO-PIT distance",
+        "1",
+        "max |ECDF(u) - u| of the LOO-PIT values (0: calibrated; about 1.36/sqrt(n) is "
+        "the 5% Kolmogorov-Smirnov critical value for independent values)",
+    ),
+    "loo_pit_p": (
+        "LOO-PIT uniformity p-value",
+        "1",
+        "arviz-stats' uniformity test of the LOO-PIT values (small: miscalibrated)",
+    ),
+    "loo_coverage": (
+        "LOO coverage at 95%",
+        "1",
+        "share of the GP's observations inside their central 95% leave-one-out interval",
     ),
     "structure": (
         "additive structure",
@@ -158,6 +198,8 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     ``refit``, ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
     ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``repairs``, ``converged``,
     ``reweighted``, ``fit_pareto_k``, ``refit_seconds``; on the fast path ``ess``;
+    per GP and model-based step its criticism (:data:`CRITICISM`: ``elpd_loo``,
+    ``loo_k_max``, ``loo_pit_distance``, ``loo_pit_p``, ``loo_coverage``);
     for the additive strategies ``structure``; where the problem's optimum is known
     ``true_objective``, ``regret``, ``cumulative_regret``, ``simple_regret``.
     :data:`ATTRS` describes each.
@@ -179,6 +221,7 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
         },
     )
     ds = _add_refits(ds, records, list(problem.component_names))
+    ds = _add_criticism(ds, records, list(problem.component_names))
     if any("structure" in r for r in records):
         ds["structure"] = ("iteration", np.array([r.get("structure", "") for r in records]))
     if problem.optimum is not None and n:
@@ -214,7 +257,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     arrays["ls_mean"] = np.full(shape + (d,), np.nan)
     refit, div = np.zeros(shape, bool), np.zeros(shape, np.int64)
     repairs, converged = np.zeros(shape, np.int64), np.zeros(shape, bool)
-    reweighted = np.zeros(shape, bool)
+    reweighted, draws_used = np.zeros(shape, bool), np.full(shape, "", dtype=object)
     for i, r in enumerate(records):
         for k, name in enumerate(names):
             for f in per_step:
@@ -226,6 +269,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
             repairs[i, k] = summ.get("repairs", 0)
             converged[i, k] = summ.get("converged", True)
             reweighted[i, k] = summ.get("reweighted", False)
+            draws_used[i, k] = summ.get("fit_draws", "")
             arrays["ls_mean"][i, k] = summ["ls_mean"]
             arrays["refit_seconds"][i, k] = summ["fit_seconds"]
             for f in _REFIT_FLOAT:
@@ -233,7 +277,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     dims = ("iteration", dim)
     ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
     ds["repairs"], ds["converged"] = (dims, repairs), (dims, converged)
-    ds["reweighted"] = (dims, reweighted)
+    ds["reweighted"], ds["fit_draws"] = (dims, reweighted), (dims, draws_used.astype(str))
     ds["ls_mean"] = ((*dims, "dim"), arrays.pop("ls_mean"))
     fast = {f: arrays.pop(f) for f in per_step}
     for f, a in arrays.items():
@@ -242,6 +286,56 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
         for f, a in fast.items():
             ds[f] = (dims, a)
     return ds
+
+
+CRITICISM = ("elpd_loo", "loo_k_max", "loo_pit_distance", "loo_pit_p", "loo_coverage")
+
+
+def _add_criticism(ds: xr.Dataset, records, components) -> xr.Dataset:
+    """Each GP's criticism at each model-based step (:data:`CRITICISM`), NaN elsewhere."""
+    names = list(dict.fromkeys(m for r in records for m in r.get("criticism", {})))
+    if not names:
+        return ds
+    dim = _gp_dim(names, components)
+    if dim == "component":
+        names = [c for c in components if c in names]
+    elif "model" in ds.coords:  # the refits' GPs first, any other after (NaN there)
+        names = list(ds["model"].values) + [m for m in names if m not in ds["model"]]
+        ds = ds.reindex(model=names)
+    else:
+        ds = ds.assign_coords(model=names)
+    out = {f: np.full((ds.sizes["iteration"], len(names)), np.nan) for f in CRITICISM}
+    for i, r in enumerate(records):
+        for k, name in enumerate(names):
+            crit = r.get("criticism", {}).get(name, {})
+            for f in CRITICISM:
+                out[f][i, k] = crit.get(f, np.nan)
+    for f, a in out.items():
+        ds[f] = (("iteration", dim), a)
+    return ds
+
+
+def criticism_summary(ds: xr.Dataset) -> str:
+    """One line per GP: its criticism at the run's last model-based step (LOO
+    coverage at 95%, LOO-PIT distance and p-value, largest Pareto ``k̂``,
+    ``elpd_loo``); empty where the run recorded none."""
+    if "loo_coverage" not in ds:
+        return ""
+    gp_dim = ds["loo_coverage"].dims[1]
+    lines = []
+    for name in ds[gp_dim].values:
+        c = ds[list(CRITICISM)].sel({gp_dim: name}).dropna("iteration", how="all")
+        if not c.sizes["iteration"]:
+            continue
+        last = c.isel(iteration=-1)
+        k = float(last["loo_k_max"])
+        lines.append(
+            f"  {name}: LOO coverage {float(last['loo_coverage']):.2f} (95% nominal), "
+            f"LOO-PIT distance {float(last['loo_pit_distance']):.2f} "
+            f"(p {float(last['loo_pit_p']):.2f}), k̂ max "
+            f"{'n/a (MAP)' if np.isnan(k) else f'{k:.2f}'}, elpd_loo {float(last['elpd_loo']):.4g}"
+        )
+    return "\n".join(lines)
 
 
 def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:

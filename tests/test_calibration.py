@@ -81,6 +81,9 @@ def test_calibration_run_with_the_true_kernels_is_calibrated(tmp_path):
     err = np.abs(rel["component_coverage"].sel(bound="central") - rel["nominal"])
     assert float(err.mean()) < 0.1
     assert float(np.abs(rel["objective_coverage"] - rel["nominal"]).mean()) < 0.12
+    # and so are their leave-one-out predictions of their own observations
+    assert ds["loo_coverage"].dims == ("seed", "step", "component")
+    assert abs(float(rel["loo_coverage"].mean()) - 0.95) < 0.05
     plot_reliability(rel, tmp_path / "rel.png")
     assert (tmp_path / "rel.png").stat().st_size > 0
 
@@ -110,7 +113,9 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     args += ["--init", "4", "--every", "2", "--points", "40", "--out", str(out)]
     args += ["--prior", "ls_family=inverse-gamma", "--prior", "ls_beta=0.3", "--kernel", "matern32"]
     assert main(args) == 0
-    assert "| nominal | objective, central |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| nominal | objective, central |" in printed
+    assert "| LOO coverage, 0.95 (own observations) |" in printed
     ds = xr.load_dataset(out)
     assert ds.sizes["step"] == 3 and out.with_suffix(".png").exists()
     assert "ls_family='inverse-gamma'" in ds.attrs["priors"] and "ls_beta=0.3" in ds.attrs["priors"]

@@ -96,6 +96,12 @@ def format_table(rel) -> str:
         ]
         cells += [f"{float(rel['component_coverage'][j, i, 0]):.3f}" for j in range(len(names))]
         lines.append(f"| {q:.2f} | " + " | ".join(cells) + " |")
+    for var, label in (
+        ("loo_coverage", "LOO coverage, 0.95"),
+        ("loo_pit_distance", "LOO-PIT distance"),
+    ):
+        cells = [f"{float(v):.3f}" for v in rel[var].values]
+        lines.append(f"| {label} (own observations) | | | " + " | ".join(cells) + " |")
     lines.append(
         f"\nUCB bound used (averaged over draws): coverage {float(rel['ucb_used']):.3f} at nominal "
         f"{float(rel['ucb_used_nominal']):.4f}; {rel.attrs.get('scored_steps')} scored steps."

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pp_decomp.results import criticism_summary
+
 # run flags that determine the run, as the Optimizer calls them
 _FLAGS = {
     "strategy": "--strategy",
@@ -300,6 +302,9 @@ def _report(problem, opt, ds, out) -> None:
             f", cumulative regret {float(ds.cumulative_regret[-1]):.4g}, "
             f"simple regret {float(ds.simple_regret[-1]):.4g}"
         )
+    criticism = criticism_summary(ds)
+    if criticism:
+        msg += "\neach GP's criticism at the last step (pp_decomp.criticism):\n" + criticism
     print(msg + f"\nresults: {out}")
 
 

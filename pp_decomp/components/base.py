@@ -29,6 +29,7 @@ from pp_decomp.components.nuts import (
 from pp_decomp.components.posterior import DrawPosterior, mixture_moments
 from pp_decomp.components.priors import as_priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
+from pp_decomp.criticism import LooData
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
@@ -220,6 +221,20 @@ class MarginalGP:
         if self._posterior is None:
             raise RuntimeError(f"{self.label} {self.name!r} is not fitted; call fit() first")
         return self._posterior
+
+    def loo_data(self):
+        """The training data's factors as the posterior models them
+        (:class:`~pp_decomp.criticism.LooData`, equal weights), for
+        :func:`~pp_decomp.criticism.criticise`; ``None`` before a fit or where the
+        posterior keeps no factors."""
+        L_inv = getattr(self._posterior, "L_inv", None)
+        if L_inv is None:
+            return None
+        r = self._posterior.y
+        jacobian = -np.log(self.y_std)  # ỹ = (t(y) - ȳ) / s_y
+        if getattr(self, "transform", None) == "log":
+            jacobian = jacobian - self.y_train  # t(y) = log y: dt/dy = 1/y
+        return LooData(L_inv, r, None, jacobian, self.y_mean + self.y_std * r)
 
     def _Xnew(self, Xnew):
         return self.scale_X(check_X(Xnew, "Xnew", input_dim=self.input_dim))

@@ -157,12 +157,12 @@ def _safe_value(density, z: np.ndarray) -> float:
 
 def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
     """The draws to use and their diagnostics: the chains' own where they pass
-    :data:`~pp_decomp.components.nuts.CONVERGENCE`, else the chains weighed by
+    :data:`~pp_decomp.diagnostics.CONVERGENCE`, else the chains weighed by
     importance sampling (:mod:`~pp_decomp.components.reweight`, as a component
     GP's failed fit is) where those weights pass their checks, else the chains
     as they are, the fit marked not converged."""
-    from pp_decomp.components.nuts import CONVERGENCE
     from pp_decomp.components.reweight import reweight_chains
+    from pp_decomp.diagnostics import CONVERGENCE
 
     C, D, k = chains_z.shape
     if not diag.problems():

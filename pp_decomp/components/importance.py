@@ -36,14 +36,16 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
     Xs, ys = gp._set_data(X, y)
     prior = gp.sample_prior(n_prior, rng)
     logw = log_likelihood(gp.posterior_kernel, Xs, ys, prior, gp.mean_var)
-    ess_ = ess(logw)
-    if not (ess_ >= n_keep and pareto_k(logw) <= k_max):
+    ess_, k = ess(logw), pareto_k(logw)
+    if not (ess_ >= n_keep and k <= k_max):
         return False
     gp.condition(X, y, prior.subset(resample(logw, rng, n_keep)))
     gp.diagnostics = FitDiagnostics(
         "importance",
         n_keep,
         ess_bulk_min=ess_,
+        ess_tail_min=ess_,
+        pareto_k=k,
         proposal="prior",
         seconds=time.perf_counter() - start,
     )

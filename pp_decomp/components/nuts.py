@@ -1,6 +1,6 @@
 """NUTS refits that converge by default: checked, and repaired before their draws are used.
 
-Every fit is checked against :class:`Convergence` (the thresholds of Vehtari
+Every fit is checked against :class:`~pp_decomp.diagnostics.Convergence` (the thresholds of Vehtari
 et al. 2021, "Rank-normalization, folding, and localization: an improved R̂",
 Bayesian Analysis 16(2)): rank-normalised split ``R̂ ≤ 1.01``, bulk and tail
 ESS of at least 400, no divergent transition.
@@ -42,32 +42,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.validate import check_positive_int
-
-
-@dataclass(frozen=True)
-class Convergence:
-    """Thresholds a NUTS fit must meet (Vehtari et al. 2021).
-
-    ``rhat_max``: largest rank-normalised split R̂; ``ess_min``: smallest bulk
-    and tail ESS over the parameters; ``divergences_max``.
-
-    ``ess_min = 400`` whatever the number of chains: it is Vehtari et al.'s 100
-    per chain for their recommended 4 chains, the ESS at which R̂ ≤ 1.01 can
-    be trusted; and it is at least 1.5 times the draws kept for prediction
-    (``max_draws`` 256, the fast path's ``kept_draws`` 128), so the kept draws,
-    thinned evenly, are close to independent. A fit extended by pooled chains
-    must reach the same ESS, not more: the ESS measures the draws in hand,
-    whichever chains they come from.
-    """
-
-    rhat_max: float = 1.01
-    ess_min: float = 400.0
-    divergences_max: int = 0
-
-
-CONVERGENCE = Convergence()
-
 
 # NUTS trees at most 2**8 leapfrog steps per draw (nutpie's default is 2**10): these
 # posteriors have 3-7 parameters, healthy trees stay below depth 5, and a chain at

@@ -19,7 +19,7 @@ resampling, Rubin 1988), with no NUTS run.
 It is used only where it is reliable, by the checks a NUTS fit whose chains are
 weighed must pass (:mod:`pp_decomp.components.reweight`): the Pareto ``k̂`` of
 the weights at most 0.7 and their ESS at least the ESS a NUTS fit must reach
-(:data:`~pp_decomp.components.nuts.CONVERGENCE`). Where the first ``M`` draws
+(:data:`~pp_decomp.diagnostics.CONVERGENCE`). Where the first ``M`` draws
 fall short but their ESS is at least 20 (they have found where the posterior
 is), the proposal is built again around a resample of them and ``M`` new draws
 are weighed (one adaptation, as in population Monte Carlo, Cappé et al.
@@ -116,7 +116,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     ``proposal="posterior"``, the weights' ESS (of
     :data:`~pp_decomp.components.reweight.N_PROPOSAL`) and their ``k̂``.
     """
-    from pp_decomp.components.nuts import CONVERGENCE
+    from pp_decomp.diagnostics import CONVERGENCE
 
     start = time.perf_counter()
     density = sampler_density(gp)

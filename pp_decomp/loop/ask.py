@@ -22,7 +22,13 @@ from pp_decomp.loop.context import (
     design_left,
     design_point,
 )
-from pp_decomp.loop.records import ACQ_STREAM, FIT_STREAM, INIT_STREAM, step_record
+from pp_decomp.loop.records import (
+    ACQ_STREAM,
+    FIT_STREAM,
+    INIT_STREAM,
+    criticism_record,
+    step_record,
+)
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
@@ -126,6 +132,8 @@ def _ask_one(opt) -> None:
             models = opt.updater.update(loop_data(opt), key, opt._rng(key, FIT_STREAM), rec)
         opt.models = models
         rec["fit_seconds"] = time.perf_counter() - start
+        names = opt.model_problem.component_names
+        rec["criticism"] = criticism_record(models, opt.settings.outcome_transform, names)
         t = opt.n + len(opt.pending) + 1
         ctx = build_context(opt, models, t, opt._rng(key, ACQ_STREAM), busy, _gamma(opt))
         x, value = opt.strategy.choose(ctx)

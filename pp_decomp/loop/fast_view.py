@@ -19,6 +19,7 @@ import numpy as np
 
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.criticism import LooData
 from pp_decomp.rng import as_generator
 
 
@@ -88,6 +89,13 @@ class FastGPView:
         view.posterior = FastPosterior(self.comp.post, keep, self.comp.gp.scale_X)
         view._weighted = False
         return view
+
+    def loo_data(self):
+        """The step's factors, standardised data and draw weights
+        (:class:`~pp_decomp.criticism.LooData`), for :func:`~pp_decomp.criticism.criticise`."""
+        post = self.comp.post
+        y = self.y_mean + self.y_std * post.y
+        return LooData(post.L_inv, post.y, post.logw, -np.log(self.y_std), y)
 
     @property
     def n_draws(self) -> int:

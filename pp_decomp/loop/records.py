@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from pp_decomp.criticism import criticise
 from pp_decomp.validate import check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
@@ -48,18 +49,36 @@ def fit_summary(gp, seconds: float | None = None) -> dict:
 
 
 def diagnostics_summary(d, seconds: float | None = None) -> dict:
-    """A refit's :class:`~pp_decomp.diagnostics.FitDiagnostics` as record fields."""
+    """A refit's :class:`~pp_decomp.diagnostics.FitDiagnostics` as record fields,
+    each about the draws the fit's predictions use (``fit_draws``): weighted draws
+    have no r-hat (NaN; their chains' is in the fit's ``idata``), and ``converged``
+    is :meth:`~pp_decomp.diagnostics.FitDiagnostics.problems` finding none."""
     return {
-        "rhat_max": d.rhat_max,
+        "rhat_max": np.nan if d.weighted else d.rhat_max,
         "ess_bulk_min": d.ess_bulk_min,
         "ess_tail_min": d.ess_tail_min,
         "divergences": d.divergences,
         "repairs": d.attempts - 1,
-        "converged": bool(d.converged),
+        "converged": bool(d.converged) and not d.problems(),
         "reweighted": bool(d.reweighted),
         "fit_pareto_k": d.pareto_k,
+        "fit_draws": d.draws_used,
         "fit_seconds": d.seconds if seconds is None else seconds,
     }
+
+
+def criticism_record(models: dict, transform, names) -> dict:
+    """Each GP's :func:`~pp_decomp.criticism.criticise` summary by name, in the
+    system's units (``transform``: the loop's outcome transform over the
+    components ``names``); GPs that keep no factors are left out."""
+    logged = transform if isinstance(transform, tuple | list) else (transform,) * len(names)
+    log_of = dict(zip(names, (t == "log" for t in logged), strict=True))
+    out = {}
+    for name, model in models.items():
+        c = criticise(model, outcome_log=log_of.get(name, False))
+        if c is not None:
+            out[name] = c.record()
+    return out
 
 
 def jsonable(obj):

@@ -194,7 +194,7 @@ class FastSettings:
         checks ask for at that efficiency, between ``min_draws`` and ``draws``."""
         if ess_per_draw is None or not ess_per_draw > 0:
             return self.draws
-        from pp_decomp.components.nuts import CONVERGENCE
+        from pp_decomp.diagnostics import CONVERGENCE
 
         need = self.draws_margin * CONVERGENCE.ess_min / (ess_per_draw * self.chains)
         return int(min(max(math.ceil(need), self.min_draws), self.draws))
