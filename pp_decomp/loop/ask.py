@@ -133,7 +133,8 @@ def _ask_one(opt) -> None:
         opt.models = models
         rec["fit_seconds"] = time.perf_counter() - start
         names = opt.model_problem.component_names
-        rec["criticism"] = criticism_record(models, opt.settings.outcome_transform, names)
+        transform = opt.settings.outcome_transform
+        rec["criticism"] = criticism_record(models, transform, names, rec["refit"])
         t = opt.n + len(opt.pending) + 1
         ctx = build_context(opt, models, t, opt._rng(key, ACQ_STREAM), busy, _gamma(opt))
         x, value = opt.strategy.choose(ctx)

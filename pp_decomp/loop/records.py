@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from pp_decomp.criticism import criticise
+from pp_decomp.criticism import criticise_data
 from pp_decomp.validate import check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
@@ -67,17 +67,24 @@ def diagnostics_summary(d, seconds: float | None = None) -> dict:
     }
 
 
-def criticism_record(models: dict, transform, names) -> dict:
+def criticism_record(models: dict, transform, names, refit=None) -> dict:
     """Each GP's :func:`~pp_decomp.criticism.criticise` summary by name, in the
     system's units (``transform``: the loop's outcome transform over the
-    components ``names``); GPs that keep no factors are left out."""
+    components ``names``); GPs that keep no factors are left out.
+
+    ``refit``: the GPs (re)fitted at this step; the others are criticised only
+    where that is exact and cheap (one draw, as MAP's), so that weighted draws
+    pay for PSIS once per refit, not at every step. ``None``: every GP.
+    """
     logged = transform if isinstance(transform, tuple | list) else (transform,) * len(names)
     log_of = dict(zip(names, (t == "log" for t in logged), strict=True))
     out = {}
     for name, model in models.items():
-        c = criticise(model, outcome_log=log_of.get(name, False))
-        if c is not None:
-            out[name] = c.record()
+        loo_data = getattr(model, "loo_data", None)
+        data = None if loo_data is None else loo_data()
+        if data is None or (refit is not None and name not in refit and len(data.L_inv) > 1):
+            continue
+        out[name] = criticise_data(data, outcome_log=log_of.get(name, False)).record()
     return out
 
 
