@@ -289,19 +289,21 @@ def _calibration_seed(
     scored, modelled = {}, 0
     while opt.n < iterations:
         x = opt.ask()
-        rec = opt.pending.items[0][1]
-        if rec["phase"] == "acquisition":
+        if opt.pending.items[0][1]["phase"] == "acquisition":
             if modelled % every == 0:
                 scored[opt.n + 1] = step_coverage(opt, X, q, n_samples, seed=rng)
-                scored[opt.n + 1].update(_loo(rec, problem.component_names))
+                scored[opt.n + 1].update(_loo(opt, problem.component_names))
             modelled += 1
         opt.tell(x, problem.evaluate(x[None], seed=rng)[0])
     return scored
 
 
-def _loo(rec: dict, names) -> dict:
-    """The step's LOO coverage and LOO-PIT distance per component (NaN where not criticised)."""
-    crit = rec.get("criticism", {})
+def _loo(opt, names) -> dict:
+    """LOO coverage and LOO-PIT distance per component of the GPs the step used
+    (NaN where a GP keeps no factors)."""
+    from pp_decomp.loop.records import criticism_record
+
+    crit = criticism_record(opt.models, opt.settings.outcome_transform, names)
     return {
         f: np.array([crit.get(n, {}).get(f, np.nan) for n in names])
         for f in ("loo_coverage", "loo_pit_distance")
