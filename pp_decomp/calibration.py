@@ -191,13 +191,10 @@ def calibration_run(
 
     Returns
     -------
-    xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
-    ``level``, ``component``, ``bound`` (``central`` interval or ``upper`` bound):
-    ``objective_coverage``, ``component_coverage``, ``ucb_used`` (coverage by
-    :func:`ucb_bound`), ``ucb_used_nominal`` (``Φ(√β_t)``); and what the run
-    itself could see of it, each component GP's criticism of its own observations
-    at that step (:mod:`pp_decomp.criticism`): ``loo_coverage`` (share inside their
-    95% leave-one-out interval) and ``loo_pit_distance``; see :func:`reliability`.
+    xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made), ``level``,
+    ``component``, ``bound`` (``central`` interval or ``upper`` bound): ``objective_coverage``,
+    ``component_coverage``, ``ucb_used`` (coverage by :func:`ucb_bound`), ``ucb_used_nominal``
+    (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.criticism`).
     """
     from pp_decomp import Optimizer
     from pp_decomp.validate import check_positive_int

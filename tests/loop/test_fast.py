@@ -144,10 +144,14 @@ def test_background_refits_resume_exactly_and_report_ess(domain, tmp_path):
     # candidates the prior proposal is off: the first fit is by NUTS. Later refits
     # refresh the draws by importance sampling (k̂ recorded, no r-hat) or run NUTS
     refit, rhat, k = full["refit"].values, full["rhat_max"].values, full["fit_pareto_k"].values
-    prior = (refit & np.isnan(rhat) & np.isnan(k)).sum(0)
-    refresh = (refit & np.isnan(rhat) & np.isfinite(k)).sum(0)
-    nuts = (refit & np.isfinite(rhat)).sum(0)
-    assert np.all(np.nan_to_num(k[refit & np.isnan(rhat)], nan=0.0) <= 0.7)
+    kind = full["fit_draws"].values
+    prior = (kind == "prior importance").sum(0)
+    refresh = (kind == "posterior importance").sum(0)
+    nuts = np.isin(kind, ["chains", "reweighted chains"]).sum(0)
+    assert np.array_equal(kind != "", refit)
+    weighted = np.isin(kind, ["prior importance", "posterior importance", "reweighted chains"])
+    assert np.all(np.isnan(rhat[weighted])) and np.all(k[weighted] <= 0.7)
+    assert np.all(np.isfinite(rhat[kind == "chains"]))
     if domain == "box":
         assert np.all(prior >= 1) and np.all(refresh + nuts >= 1), (prior, refresh, nuts)
     else:
