@@ -152,6 +152,13 @@ ATTRS = {
         "1",
         "share of the GP's observations inside their central 95% leave-one-out interval",
     ),
+    "hyper_posterior": (
+        "hyperparameter posterior",
+        "model scale",
+        "each refit's hyperparameter posterior over its draws (mean, sd, 5% and 95% "
+        "quantiles) on the model's scale: lengthscales on unit-scaled inputs, amplitudes "
+        "and noise in standardised output units; NaN where no refit ran",
+    ),
     "structure": (
         "additive structure",
         "",
@@ -199,7 +206,9 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``repairs``, ``converged``,
     ``reweighted``, ``fit_pareto_k``, ``refit_seconds``; on the fast path ``ess``;
     per GP and model-based step its criticism (:data:`CRITICISM`: ``elpd_loo``,
-    ``loo_k_max``, ``loo_pit_distance``, ``loo_pit_p``, ``loo_coverage``);
+    ``loo_k_max``, ``loo_pit_distance``, ``loo_pit_p``, ``loo_coverage``); per refit
+    ``hyper_posterior(…, parameter, statistic)``, each hyperparameter's mean, sd and
+    5% and 95% quantiles;
     for the additive strategies ``structure``; where the problem's optimum is known
     ``true_objective``, ``regret``, ``cumulative_regret``, ``simple_regret``.
     :data:`ATTRS` describes each.
@@ -222,6 +231,7 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
     )
     ds = _add_refits(ds, records, list(problem.component_names))
     ds = _add_criticism(ds, records, list(problem.component_names))
+    ds = _add_posterior(ds, records, list(problem.component_names))
     if any("structure" in r for r in records):
         ds["structure"] = ("iteration", np.array([r.get("structure", "") for r in records]))
     if problem.optimum is not None and n:
@@ -288,6 +298,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     return ds
 
 
+STATISTICS = ("mean", "sd", "q05", "q95")  # of hyper_posterior, in this order
 CRITICISM = ("elpd_loo", "loo_k_max", "loo_pit_distance", "loo_pit_p", "loo_coverage")
 
 
@@ -313,6 +324,29 @@ def _add_criticism(ds: xr.Dataset, records, components) -> xr.Dataset:
     for f, a in out.items():
         ds[f] = (("iteration", dim), a)
     return ds
+
+
+def _add_posterior(ds: xr.Dataset, records, components) -> xr.Dataset:
+    """``hyper_posterior(iteration, GP, parameter, statistic)``: each refit's
+    hyperparameter posterior summary (:func:`~pp_decomp.loop.records.posterior_summary`)."""
+    fits = [
+        (i, n, f["posterior"])
+        for i, r in enumerate(records)
+        for n, f in r.get("refit", {}).items()
+        if "posterior" in f
+    ]
+    if not fits:
+        return ds
+    gp_dim = ds["refit"].dims[1]
+    params = list(dict.fromkeys(p for _, _, post in fits for p in post))
+    names = list(ds[gp_dim].values)
+    out = np.full((ds.sizes["iteration"], len(names), len(params), len(STATISTICS)), np.nan)
+    for i, name, post in fits:
+        for k, p in enumerate(params):
+            if p in post and name in names:
+                out[i, names.index(name), k] = post[p]
+    ds["hyper_posterior"] = (("iteration", gp_dim, "parameter", "statistic"), out)
+    return ds.assign_coords(parameter=params, statistic=list(STATISTICS))
 
 
 def criticism_summary(ds: xr.Dataset) -> str:
@@ -359,6 +393,9 @@ def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:
     ds["iteration"].attrs.update(long_name="evaluation number", units="1")
     ds["dim"].attrs.update(long_name="input dimension")
     ds["component"].attrs.update(long_name="observed component f_j")
+    if "parameter" in ds.coords:
+        ds["parameter"].attrs.update(long_name="hyperparameter (element [i] of a vector)")
+        ds["statistic"].attrs.update(long_name="posterior statistic over the fit's draws")
     ds.attrs.update(
         title=f"pp_decomp run: {settings['strategy']} on {problem.name}",
         problem=problem.name,

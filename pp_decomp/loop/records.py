@@ -29,23 +29,40 @@ def step_record(phase: str, gamma: float) -> dict:
 def fit_summary(gp, seconds: float | None = None) -> dict:
     """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's).
 
-    A kernel expression's means are under ``hyper_means`` by name (``ls_mean`` and
-    ``eta_mean`` are then NaN: its hyperparameters are not one ``ℓ`` and one ``η``).
+    A kernel expression's ``ls_mean`` and ``eta_mean`` are NaN (its hyperparameters
+    are not one ``ℓ`` and one ``η``); every model's hyperparameters, by name, are
+    summarised in ``posterior`` (:func:`posterior_summary`).
     """
     d = gp.draws
     if hasattr(d, "ls"):
         means = {"ls_mean": d.ls.mean(0), "eta_mean": float(d.eta.mean())}
     else:
-        means = {
-            "ls_mean": np.full(gp.input_dim, np.nan),
-            "eta_mean": np.nan,
-            "hyper_means": {n: v.mean(0) for n, v in d.values.items()},
-        }
+        means = {"ls_mean": np.full(gp.input_dim, np.nan), "eta_mean": np.nan}
     return {
         **means,
         "sigma_mean": float(d.sigma.mean()),
+        "posterior": posterior_summary(d),
         **diagnostics_summary(gp.diagnostics, seconds),
     }
+
+
+def posterior_summary(draws) -> dict:
+    """Each hyperparameter's posterior over the fit's draws, ``name -> [mean, sd,
+    5% and 95% quantiles]`` (:data:`~pp_decomp.results.STATISTICS`), on the model's scale; a vector
+    hyperparameter (ARD lengthscales) gives one entry per element, ``ls[0]``, ..."""
+    out = {}
+    for name in draws.NDIM:
+        value = getattr(draws, name, None)
+        if value is None:
+            continue
+        value = np.asarray(value, dtype=float)
+        columns = value.reshape(len(value), -1)
+        vector = value.ndim > 1
+        for i in range(columns.shape[1]):
+            v = columns[:, i]
+            stats = [v.mean(), v.std(), *np.quantile(v, [0.05, 0.95])]
+            out[f"{name}[{i}]" if vector else name] = [float(x) for x in stats]
+    return out
 
 
 def diagnostics_summary(d, seconds: float | None = None) -> dict:

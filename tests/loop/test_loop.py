@@ -200,3 +200,25 @@ def test_data_told_before_any_ask_count_towards_the_initial_design():
     few.tell(X[0], problem.evaluate(X[:1], seed=0)[0])
     few.ask()  # one result: the design's remaining points come first
     assert few.pending.items[-1][1]["phase"] == "init"
+
+
+def test_each_refit_records_its_hyperparameter_posterior(small_synthetic, tmp_path):
+    """mean, sd and the 5% and 95% quantiles of every hyperparameter, per refit, on disk."""
+    from pp_decomp import kernels as K
+
+    own = {"f1": K.Matern12() + K.Linear()}
+    kw = dict(n_init=4, seed=1, inference="nuts", components=own)
+    ds = Optimizer(small_synthetic, "d-gpucb", checkpoint=tmp_path / "r.nc", **kw).run(7)
+    post = xr.open_dataset(tmp_path / "r.nc")["hyper_posterior"]
+    assert post.dims == ("iteration", "component", "parameter", "statistic")
+    assert list(post["statistic"].values) == ["mean", "sd", "q05", "q95"]
+    assert {"ls[0]", "eta", "sigma", "ls_0[0]", "eta_0", "eta_1"} <= set(post["parameter"].values)
+    refit = ds["refit"].values
+    fitted = post.values[refit]  # (fits, parameter, statistic): NaN where a GP lacks one
+    mean, sd, lo, hi = (fitted[..., k] for k in range(4))
+    have = np.isfinite(mean)
+    assert np.all(lo[have] <= mean[have]) and np.all(mean[have] <= hi[have])
+    assert np.all(sd[have] > 0)  # full Bayes: draws, not a point
+    assert np.all(np.isnan(post.values[~refit]))
+    f1 = post.sel(component="f1").values[refit[:, 1]]
+    assert np.all(np.isnan(f1[:, list(post["parameter"].values).index("eta")]))
