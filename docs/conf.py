@@ -24,7 +24,13 @@ extensions = [
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
-exclude_patterns = ["_build", "results/README.md", "results/*/summary.md"]
+exclude_patterns = [
+    "_build",
+    "results/README.md",
+    "results/*/summary.md",
+    "results/*/*/summary.md",
+    "results/calibration-46/*.md",
+]
 templates_path = ["_templates"]
 
 autosummary_generate = True
