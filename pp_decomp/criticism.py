@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import norm
+from scipy.stats import kstest, norm
 
 LOO_LEVEL = 0.95  # the central LOO interval whose coverage is reported
 
@@ -177,14 +177,10 @@ def _psis(log_ratio_lik: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pit_distance(pit: np.ndarray) -> float:
-    """``max_u |F_n(u) - u|`` of the ECDF of ``pit`` against the uniform (the
-    Kolmogorov-Smirnov distance); NaN for no values."""
-    p = np.sort(np.asarray(pit, dtype=float))
-    n = len(p)
-    if not n:
-        return float("nan")
-    i = np.arange(1, n + 1)
-    return float(max(np.max(i / n - p), np.max(p - (i - 1) / n)))
+    """``max_u |F_n(u) - u|`` of the ECDF of ``pit`` against the uniform (scipy's
+    Kolmogorov-Smirnov statistic); NaN for no values."""
+    pit = np.asarray(pit, dtype=float)
+    return float(kstest(pit, "uniform").statistic) if len(pit) else float("nan")
 
 
 def uniformity_p(pit: np.ndarray) -> float:
@@ -211,9 +207,14 @@ def criticise(model, outcome_log: bool = False) -> Criticism | None:
     ``outcome_log``: the model's data are ``log y`` of the system's ``y`` (a
     loop's ``outcome_transform="log"``); ``elpd_loo`` is then in ``y``'s units.
     """
-    loo_data = getattr(model, "loo_data", None)
-    data = None if loo_data is None else loo_data()
+    data = loo_data_of(model)
     return None if data is None else criticise_data(data, outcome_log)
+
+
+def loo_data_of(model) -> LooData | None:
+    """``model.loo_data()``, or ``None`` for a model without it or before its fit."""
+    loo_data = getattr(model, "loo_data", None)
+    return None if loo_data is None else loo_data()
 
 
 def criticise_data(data: LooData, outcome_log: bool = False) -> Criticism:

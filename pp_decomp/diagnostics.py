@@ -114,7 +114,7 @@ class FitDiagnostics:
 
 
 def _weight_problems(ess: float, k: float, ess_min: float, c: Convergence, kind: str) -> list[str]:
-    out = [] if not k > c.pareto_k_max else [f"Pareto k {k:.2f} > {c.pareto_k_max} ({kind})"]
+    out = [] if k <= c.pareto_k_max else [f"Pareto k {k:.2f} > {c.pareto_k_max} ({kind})"]
     if not ess >= ess_min:
         out.append(f"importance ESS {ess:.0f} < {ess_min:.0f} ({kind})")
     return out

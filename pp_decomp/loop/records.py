@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from pp_decomp.criticism import criticise_data
+from pp_decomp.criticism import criticise_data, loo_data_of
 from pp_decomp.validate import check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
@@ -97,8 +97,7 @@ def criticism_record(models: dict, transform, names, refit=None) -> dict:
     log_of = dict(zip(names, (t == "log" for t in logged), strict=True))
     out = {}
     for name, model in models.items():
-        loo_data = getattr(model, "loo_data", None)
-        data = None if loo_data is None else loo_data()
+        data = loo_data_of(model)
         if data is None or (refit is not None and name not in refit and len(data.L_inv) > 1):
             continue
         out[name] = criticise_data(data, outcome_log=log_of.get(name, False)).record()
