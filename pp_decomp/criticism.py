@@ -57,7 +57,8 @@ class Criticism:
     """How well a GP predicts each of its own observations left out.
 
     ``elpd_loo``: ``Σ_i log p(y_i | y_{-i})`` in the observations' own units
-    (the transforms' Jacobians added), with its standard error ``elpd_se``;
+    (the transforms' Jacobians added), with its standard error ``elpd_se`` and
+    its terms ``elpd_i (n,)``;
     ``pareto_k_max``: the largest PSIS ``k̂`` (NaN for one draw; above 0.7 the
     estimate for that observation is unreliable); ``pit (n,)``: the LOO-PIT
     values; ``pit_distance``: ``max_u |F_n(u) - u|`` of their ECDF against
@@ -69,6 +70,7 @@ class Criticism:
 
     elpd_loo: float
     elpd_se: float
+    elpd_i: np.ndarray
     pareto_k_max: float
     pit: np.ndarray
     pit_distance: float
@@ -130,6 +132,7 @@ def loo_gaussian(
     return Criticism(
         elpd_loo=float(elpd_i.sum()),
         elpd_se=float(np.sqrt(n * np.var(elpd_i))),
+        elpd_i=elpd_i,
         pareto_k_max=k_max,
         pit=pit,
         pit_distance=pit_distance(pit),
