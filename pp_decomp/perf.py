@@ -270,6 +270,7 @@ def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> di
     """All measurements; ``quick`` runs 30 steps instead of 100."""
     from pp_decomp.components import Priors
     from pp_decomp.components.model import compiled_model
+    from pp_decomp.kernels import DEFAULT_KERNEL
     from pp_decomp.models import get_problem
     from pp_decomp.validate import check_choice
 
@@ -280,7 +281,7 @@ def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> di
     start = time.perf_counter()
     for dim in sorted({get_problem(case).dim for case in cases}):
         # once per process and structure, not inside a timed run
-        _ = compiled_model("se", dim, Priors()).nutpie_model
+        _ = compiled_model(DEFAULT_KERNEL, dim, Priors()).nutpie_model
     report["compile_seconds"] = time.perf_counter() - start
     log(f"nutpie models compiled once in {report['compile_seconds']:.1f} s")
     for case in cases:

@@ -157,8 +157,9 @@ def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
     opt.ask()
     X = p.domain.X[:40]
     comps = [opt.models[n] for n in p.component_names]
-    exact = DGPUCB(decomposed_surrogate(comps, p), 4.0)(X)
+    surrogate = decomposed_surrogate(comps, p, copula=opt.settings.copula)
+    exact = DGPUCB(surrogate, 4.0)(X)
     got = ucb_bound(opt, X, np.zeros((2, 40)), 4.0, np.random.default_rng(0))
-    _, var = decomposed_surrogate(comps, p).linear_per_draw(X)
+    _, var = surrogate.linear_per_draw(X)
     np.testing.assert_allclose(got, exact, atol=float(0.05 * np.sqrt(var).max()))
     assert not np.allclose(got, ucb_bound(opt, X, np.zeros((2, 40)), 9.0, 0))

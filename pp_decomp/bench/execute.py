@@ -164,10 +164,12 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want["outcome_transform"] = task.outcome_transform
             want["copula"] = task.copula
             want["warm_start"] = task.warm_start
-            # runs stored before these settings existed had the defaults
+            # runs stored before these settings existed ran without them
             unset = {
-                k: getattr(RunSettings, k)
-                for k in ("correlated", "outcome_transform", "copula", "warm_start")
+                "correlated": False,
+                "outcome_transform": "none",
+                "copula": False,
+                "warm_start": False,
             }
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]

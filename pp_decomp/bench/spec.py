@@ -67,8 +67,9 @@ class BenchSpec:
     priors: dict = field(default_factory=dict)
     # what the component GPs of the decomposed strategies regress (Optimizer(outcome_transform=))
     outcome_transform: str = "none"
-    # their posterior errors correlated by a Gaussian copula (Optimizer(copula=True))
-    copula: bool = False
+    # their posterior errors correlated by a Gaussian copula (Optimizer(copula=);
+    # None: wherever it applies, the Optimizer's default)
+    copula: bool | None = None
     # MAP refits of the component and composed GPs from the last mode (Optimizer(warm_start=True))
     warm_start: bool = False
     # the summary's paired comparison: these strategies against the baseline
@@ -109,8 +110,8 @@ class BenchSpec:
                 f"outcome_transform={self.outcome_transform!r} needs inference 'map' or "
                 "'nuts'; got 'fixed'"
             )
-        if not isinstance(self.copula, bool):
-            raise TypeError(f"copula must be True or False; got {self.copula!r}")
+        if self.copula is not None and not isinstance(self.copula, bool):
+            raise TypeError(f"copula must be True, False or None; got {self.copula!r}")
         if self.copula and self.correlated:
             raise ValueError(
                 "copula=True correlates independent component GPs; correlated=True models "
@@ -159,12 +160,21 @@ class BenchSpec:
                         self.kernel,
                         priors,
                         self.outcome_transform if decomposed else "none",
-                        self.copula and decomposed,
+                        self._copula(s, problem) if decomposed else False,
                         self.warm_start and surrogate in ("decomposed", "composed"),
                     )
                     for k in range(self.trials)
                 ]
         return out
+
+    def _copula(self, strategy: str, problem) -> bool:
+        """The copula setting a decomposed strategy's runs get."""
+        from pp_decomp.loop.settings import copula_applies
+        from pp_decomp.strategies import get_strategy
+
+        if self.copula is not None:
+            return self.copula
+        return copula_applies(get_strategy(strategy), problem, self.correlated, self.inference)
 
     def _decomposed_unsupported(self, strategy: str, problem) -> str | None:
         """Why the correlated or transformed components cannot run, or ``None``."""

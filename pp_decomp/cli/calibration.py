@@ -71,7 +71,7 @@ def cmd_calibration(args) -> int:
         **({"correlated": True} if args.correlated else {}),
         **({"kernel": args.kernel} if args.kernel else {}),
         **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
-        **({"copula": True} if args.copula else {}),
+        **({"copula": args.copula} if args.copula is not None else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)

@@ -1,15 +1,21 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
-``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula`` and ``--warm-start``."""
+``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula`` and
+``--warm-start``."""
 
 from __future__ import annotations
 
-from pp_decomp.kernels import KERNELS
+from argparse import BooleanOptionalAction
+
+from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS
 
 
 def add_kernel_flag(parser) -> None:
     """``--kernel``, one of the kernels (default: the Optimizer's)."""
     parser.add_argument(
-        "--kernel", default=None, choices=list(KERNELS), help="the GPs' kernel (default se)"
+        "--kernel",
+        default=None,
+        choices=list(KERNELS),
+        help=f"the GPs' kernel (default {DEFAULT_KERNEL})",
     )
 
 
@@ -27,13 +33,15 @@ def add_outcome_transform_flag(parser) -> None:
 
 
 def add_copula_flag(parser) -> None:
-    """``--copula``: the independent component GPs' errors correlated by a Gaussian copula."""
+    """``--copula`` / ``--no-copula``: the independent component GPs' errors
+    correlated by a Gaussian copula (default: wherever it applies)."""
     parser.add_argument(
         "--copula",
-        action="store_true",
+        action=BooleanOptionalAction,
         default=None,
         help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
-        "to their whitened residuals (decomposed strategies; each keeps its own kernel)",
+        "to their whitened residuals (default: on for the joint bounds of decomposed "
+        "strategies with fitted kernels and at least 2 components)",
     )
 
 

@@ -29,7 +29,7 @@ from pp_decomp.components.posterior import JITTER, mixture_moments
 from pp_decomp.components.priors import Priors, as_priors
 from pp_decomp.components.scaling import unit_scale
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
-from pp_decomp.kernels import canonical_kernel
+from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
     check_bounds,
@@ -167,7 +167,7 @@ class CorrelatedComponents:
 
     Parameters
     ----------
-    kernel : {"se", "matern52", "matern32"}
+    kernel : {"se", "matern52", "matern32"}, default "matern32"
     input_dim : int
     names : sequence of str, one per component (at least two)
     priors, bounds, max_draws : as :class:`~pp_decomp.ComponentGP`
@@ -182,7 +182,7 @@ class CorrelatedComponents:
 
     def __init__(
         self,
-        kernel: str = "se",
+        kernel: str = DEFAULT_KERNEL,
         input_dim: int = 1,
         names=("f0", "f1"),
         *,

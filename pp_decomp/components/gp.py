@@ -11,7 +11,7 @@ from pp_decomp.components.builtin_form import builtin_form, resolved_priors
 from pp_decomp.components.draws import HyperDraws
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
-from pp_decomp.kernels import KERNELS, Kernel, shorthand
+from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS, Kernel, shorthand
 from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import check_X
 
@@ -54,7 +54,7 @@ class ComponentGP(MarginalGP):
         The covariance: a :mod:`pp_decomp.kernels` expression (``K.Matern12()``,
         ``K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0])``), or a
         shorthand for a family with its default priors (aliases ``"expquad"``,
-        ``"matern"``, ``"ratquad"``).
+        ``"matern"``, ``"ratquad"``); default ``"matern32"``.
     input_dim : int, optional
         Number of input dimensions ``d``; by default taken from ``bounds``, the
         data at the first fit, or the problem in an optimisation loop.
@@ -95,7 +95,7 @@ class ComponentGP(MarginalGP):
     label = "component"
     draws_type = HyperDraws
 
-    def __new__(cls, kernel="se", *args, priors=None, noise=None, build=None, **kwargs):
+    def __new__(cls, kernel=DEFAULT_KERNEL, *args, priors=None, noise=None, build=None, **kwargs):
         if cls is ComponentGP and build is not None:
             from pp_decomp.components.pymc_gp import PyMCGP
 
@@ -108,7 +108,7 @@ class ComponentGP(MarginalGP):
 
     def __init__(
         self,
-        kernel: str | Kernel = "se",
+        kernel: str | Kernel = DEFAULT_KERNEL,
         input_dim: int | None = None,
         *,
         priors: Priors | None = None,

@@ -26,38 +26,21 @@ class Priors:
     Inputs are scaled to the unit box by the GP's ``bounds`` and outputs
     standardised, so the defaults are on that scale:
 
-    * ``ℓ_d ~ LogNormal(ls_loc + ½ log d, ls_scale)`` (``ls_family="lognormal"``,
-      default): the dimension-scaled prior of Hvarfner, Hellsten & Nardi (2024,
-      "Vanilla Bayesian optimization performs great in high dimensions"), also
-      BoTorch's default. Its median grows like ``sqrt(d)``, as the typical
-      distance between points in the unit cube does, so a 5-D problem is not
-      assumed to vary on the scale of a 1-D one; it is wide (``ls_scale = √3``)
-      and lets the data decide. ``ls_family="inverse-gamma"`` gives
-      ``ℓ_d ~ InverseGamma(ls_alpha, ls_beta)`` (mean 0.3 whatever ``d``), the
-      earlier default, still used by the additive models' per-group kernels.
-      It puts little mass on lengthscales of many box widths, which keeps MAP
-      from declaring inputs irrelevant on little data: on flu, with the Matérn
-      3/2 kernel, the components' 95% intervals cover 87-91% of the truth
-      against 46-53% under the default prior and kernel, at level regret on
-      flu and synthetic and +4% (1.5 SE) on the July perceived-temperature day
-      (docs/results.md, "Calibration");
+    * ``ℓ_d ~ InverseGamma(ls_alpha, ls_beta)`` (``ls_family="inverse-gamma"``,
+      default): ``InverseGamma(3, 0.6)``, mean 0.3 of the box whatever ``d``, with
+      little mass on lengthscales of many box widths, so MAP does not declare
+      an input irrelevant on little data. ``ls_family="lognormal"`` gives
+      ``ℓ_d ~ LogNormal(ls_loc + ½ log d, ls_scale)``, the dimension-scaled prior
+      of Hvarfner, Hellsten & Nardi (2024) and BoTorch's default, whose median
+      grows like ``sqrt(d)``; it was the default until the calibration study
+      (`design notes <../docs/design.md#calibrated-defaults>`_);
     * ``η ~ Gamma(eta_alpha, eta_beta)``: ``Gamma(400, 400)``, ``η = 1 ± 0.05``,
       the standardised output's scale, all but fixed as in BoTorch's
-      ``SingleTaskGP`` (no output scale). Left free (``Gamma(5, 4)``, the
-      earlier default) MAP traded ``η`` against ``ℓ`` and decided worse: D-GPUCB's
-      cumulative regret on the synthetic problem (10 trials × 100 evaluations,
-      paired with BoTorch's composite loop on the same instances) was +3.70 ±
-      1.89 above BoTorch's, +1.43 ± 1.25 with ``η`` tied;
+      ``SingleTaskGP``;
     * ``σ ~ LogNormal(sigma_loc, sigma_scale)`` (``sigma_family="lognormal"``,
-      default): median ``e⁻⁴ ≈ 0.018``, wide (``sigma_scale = 1.5``: 95% between
-      0.001 and 0.35), so a nearly noise-free system (the synthetic problem's
-      noise is 1e-4) is fitted as one and a noisy one as noisy. With ``η`` tied,
-      the earlier ``σ ~ Gamma(2, 20)`` (mean 0.1, density zero at 0; still
-      ``sigma_family="gamma"``) left the synthetic regret +1.43 ± 1.25 above
-      BoTorch's and this one −1.17 ± 0.90 below (flu: +0.01 ± 0.09, level),
-      measured by ``pp-decomp bench`` and ``benchmarks/paired_compare.py``
-      (docs/results.md, "Against BoTorch's composite loop", with full Bayes
-      and on other trials);
+      default): median ``e⁻⁴ ≈ 0.018``, 95% between 0.001 and 0.35, so a nearly
+      noise-free system is fitted as one and a noisy one as noisy;
+      ``sigma_family="gamma"`` gives ``σ ~ Gamma(sigma_alpha, sigma_beta)``;
     * ``α ~ Gamma(alpha_alpha, alpha_beta)`` for the rational-quadratic kernel;
     * a constant mean ``m ~ Normal(0, mean_sd²)`` added to the zero-mean GP of the
       standardised output and integrated analytically: the kernel gains the
@@ -68,9 +51,15 @@ class Priors:
       clustered (correlated) observations as the little evidence they are (the
       generalised-least-squares mean of ordinary kriging). ``mean_sd = 0`` keeps
       the plain average.
+
+    Example
+    -------
+    >>> from pp_decomp import Priors
+    >>> Priors().ls_family, Priors(ls_family="lognormal").ls_log_center(4) > 1
+    ('inverse-gamma', True)
     """
 
-    ls_family: str = "lognormal"
+    ls_family: str = "inverse-gamma"
     ls_loc: float = float(np.sqrt(2.0))
     ls_scale: float = float(np.sqrt(3.0))
     ls_alpha: float = 3.0

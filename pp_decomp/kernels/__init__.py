@@ -18,6 +18,7 @@ Example
 from pp_decomp.kernels.base import Family, Kernel, Param, Product, Stationary, Sum
 from pp_decomp.kernels.builtin import (
     ALIASES,
+    DEFAULT_KERNEL,
     KERNELS,
     canonical_kernel,
     correlation_from_sqdist,
@@ -39,6 +40,7 @@ from pp_decomp.kernels.families import (
 
 __all__ = [
     "ALIASES",
+    "DEFAULT_KERNEL",
     "KERNELS",
     "Constant",
     "ExpQuad",

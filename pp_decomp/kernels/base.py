@@ -25,13 +25,8 @@ from pp_decomp.prior import Prior, as_prior
 SQRT3, SQRT5 = math.sqrt(3.0), math.sqrt(5.0)
 ETA_ALONE = Prior("Gamma", alpha=400.0, beta=400.0)  # η = 1 ± 0.05: the standardised scale
 ETA_IN_SUM = Prior("Gamma", alpha=2.0, beta=2.0)  # terms of a sum share the variance
-LS_LOC, LS_SCALE = math.sqrt(2.0), math.sqrt(3.0)
-
-
-def dimension_scaled_ls(d: int) -> Prior:
-    """``LogNormal(√2 + ½ log d, √3)``: the default lengthscale prior on ``d`` inputs
-    (`design notes <../docs/design.md#priors>`_)."""
-    return Prior("LogNormal", mu=LS_LOC + 0.5 * math.log(d), sigma=LS_SCALE)
+# ℓ_d ~ InverseGamma(3, 0.6) on the unit box, as Priors' default (docs/design.md, "Priors")
+DEFAULT_LS = Prior("InverseGamma", alpha=3.0, beta=0.6)
 
 
 @dataclass(frozen=True)
@@ -243,7 +238,7 @@ class Stationary(Family):
     ``pymc_name``, PyMC's class (``pm.gp.cov.<pymc_name>(d, ls=, **extra)``).
     """
 
-    params = (Param("ls", default=dimension_scaled_ls, ard=True),)
+    params = (Param("ls", default=DEFAULT_LS, ard=True),)
     pymc_name = ""
 
     @staticmethod

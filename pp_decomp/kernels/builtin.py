@@ -21,6 +21,8 @@ import numpy as np
 from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 
 KERNELS = ("se", "matern52", "matern32", "rq")
+# the GPs' kernel unless given: docs/design.md, "Calibrated defaults"
+DEFAULT_KERNEL = "matern32"
 ALIASES = {"expquad": "se", "matern": "matern52", "ratquad": "rq"}
 FAMILY = {"se": ExpQuad, "matern52": Matern52, "matern32": Matern32, "rq": RatQuad}
 

@@ -44,9 +44,8 @@ class Optimizer:
     ----------
     problem : Problem
     strategy : str, optional
-        A name from :data:`pp_decomp.strategies.STRATEGIES`; default ``d-gpucb``
-        for a linear ``g`` and ``d-gpucb-mc`` otherwise. A strategy that cannot
-        run on the problem is refused here, before any evaluation.
+        A name from :data:`pp_decomp.strategies.STRATEGIES`; default ``d-gpucb`` for a
+        linear ``g``, else ``d-gpucb-mc``. One that cannot run on the problem is refused.
     checkpoint : path, optional
         Results file rewritten atomically after every ``tell``, locked against a
         second writer. An existing file is refused (see :meth:`resume`, :meth:`open`)
@@ -64,7 +63,7 @@ class Optimizer:
     warm_start : bool
         MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``).
     kernel, priors, beta :
-        Kernel (default ``"se"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``.
+        Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``.
     components : list or dict, optional
         Each component's own model (a ComponentGP, a kernel or a shorthand), one per
         component or by name (:mod:`pp_decomp.loop.component_models`).
@@ -87,7 +86,8 @@ class Optimizer:
         How many times an input that failed may be asked again (default 0: never).
     correlated, copula : bool
         One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
-        independent GPs whose errors a copula correlates (:mod:`~pp_decomp.composition.copula`).
+        independent GPs whose errors a copula correlates (default: wherever it applies,
+        :func:`~pp_decomp.loop.settings.copula_applies`).
     outcome_transform : {"none", "log"}
         The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.composition.outcome`).
     """

@@ -91,7 +91,10 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
                 f"models ({own}); pass the same components= to resume it"
             )
         kwargs["components"] = expected["components"]
-    given = RunSettings.build(problem, **{**kwargs, **expected}).to_dict() if expected else {}
+    asked = {**kwargs, **expected}
+    if "copula" not in expected and asked["strategy"] != kwargs["strategy"]:
+        asked["copula"] = None  # the file's copula was its strategy's default
+    given = RunSettings.build(problem, **asked).to_dict() if expected else {}
     want = RunSettings.build(problem, **kwargs).to_dict()
     want["components"] = stored.get("components", {})  # the file's models, as recorded
     bad = [k for k in given if given[k] != want[k]]

@@ -24,7 +24,7 @@ from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.components.priors import as_priors
 from pp_decomp.composition.outcome import is_identity, model_problem
-from pp_decomp.kernels import canonical_kernel
+from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.loop.component_models import (
     check_components,
     component_models,
@@ -218,7 +218,7 @@ class RunSettings:
     n_init: int = 5
     inference: str = "map"
     refit_every: int = 1
-    kernel: str = "se"
+    kernel: str = DEFAULT_KERNEL
     priors: Priors = field(default_factory=Priors)
     seed: int = 0
     nuts: NutsSettings = field(default_factory=NutsSettings)
@@ -263,7 +263,7 @@ class RunSettings:
             raise ValueError(
                 f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
             )
-        kernel = known.kernel if known is not None else canonical_kernel(kernel or "se")
+        kernel = known.kernel if known is not None else canonical_kernel(kernel or DEFAULT_KERNEL)
         fast, correlated = _fast_and_correlated(kw, s, problem, inference, kernel)
         check_strategy(
             s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
@@ -294,7 +294,7 @@ class RunSettings:
             beta=beta,
             correlated=correlated,
             outcome_transform=transform,
-            copula=check_copula(kw.get("copula", False), s, problem, correlated),
+            copula=check_copula(kw.get("copula"), s, problem, correlated, inference),
             warm_start=check_warm_start(kw.get("warm_start", False), s, inference),
             components=components,
         )
@@ -450,11 +450,27 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
 
 
-def check_copula(copula, strategy, problem, correlated: bool) -> bool:
-    """``copula``, refused by name where there are no independent component GPs to
-    correlate (:mod:`pp_decomp.composition.copula`)."""
+def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:
+    """Whether the copula is on by default (``copula=None``): for the joint bounds of
+    a decomposed strategy's independent, fitted component GPs (at least two);
+    known kernels (``inference="fixed"``) keep the papers' independent components."""
+    return (
+        strategy.surrogate == "decomposed"
+        and strategy.needs.joint
+        and problem.n_components >= 2
+        and not correlated
+        and inference != "fixed"
+    )
+
+
+def check_copula(copula, strategy, problem, correlated: bool, inference: str) -> bool:
+    """``copula``: ``None`` is :func:`copula_applies`; ``True`` is refused by name
+    where there are no independent component GPs to correlate
+    (:mod:`pp_decomp.composition.copula`)."""
+    if copula is None:
+        return copula_applies(strategy, problem, correlated, inference)
     if not isinstance(copula, bool):
-        raise TypeError(f"copula must be True or False; got {copula!r}")
+        raise TypeError(f"copula must be True, False or None; got {copula!r}")
     if not copula:
         return False
     if strategy.surrogate != "decomposed":

@@ -8,6 +8,7 @@ import pytest
 from pp_decomp import ComponentGP, HyperDraws, Optimizer
 from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.acquisition.surrogate import CopulaSurrogate, decomposed_surrogate
+from pp_decomp.bench import BenchSpec
 from pp_decomp.composition.copula import residual_correlation
 from pp_decomp.models import get_problem
 
@@ -110,7 +111,7 @@ def test_joint_samples_are_correlated_across_components(run):
     [
         (dict(strategy="gp-ucb"), "strategy 'gp-ucb' models 'composed'"),
         (dict(correlated=True), "choose one"),
-        (dict(copula="yes"), "copula must be True or False"),
+        (dict(copula="yes"), "copula must be True, False or None"),
     ],
 )
 def test_settings_that_cannot_take_a_copula_are_refused(kw, match):
@@ -119,6 +120,27 @@ def test_settings_that_cannot_take_a_copula_are_refused(kw, match):
     kw.setdefault("copula", True)
     with pytest.raises((ValueError, TypeError), match=match):
         Optimizer(p, strategy, **kw)
+
+
+def test_the_copula_is_on_by_default_wherever_it_applies():
+    p = get_problem("synthetic", seed=2, n_components=3, n_points=120)
+    on = {
+        (s, inference, corr): Optimizer(p, s, inference=inference, correlated=corr).settings.copula
+        for s, inference, corr in [
+            ("d-gpucb", "map", False),
+            ("d-gpucb-mc", "nuts", False),
+            ("d-gpucb", "map", True),  # one coregionalised GP correlates them already
+            ("d-gpucb", "fixed", False),  # the papers' known, independent kernels
+            ("d-gpucb-lipschitz", "map", False),  # bounds each marginal
+            ("gp-ucb", "map", False),  # no components
+        ]
+    }
+    assert list(on.values()) == [True, True, False, False, False, False], on
+    one = get_problem("synthetic", seed=2, n_components=1, n_points=120)
+    assert not Optimizer(one, "d-gpucb").settings.copula
+    assert not Optimizer(p, "d-gpucb", copula=False).settings.copula
+    tasks = BenchSpec(problems=["synthetic"], strategies=["d-gpucb", "gp-ucb"], trials=1).tasks()
+    assert {t.strategy: t.copula for t in tasks} == {"d-gpucb": True, "gp-ucb": False}
 
 
 def test_a_copula_run_resumes_with_the_same_choices(tmp_path):

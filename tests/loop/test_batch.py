@@ -76,7 +76,8 @@ def test_ask_q_returns_q_distinct_inputs_and_keeps_them_pending(problem, strateg
     _tell_all(opt, problem, X[[1]])  # results arrive in any order
     X2 = opt.ask(3)
     np.testing.assert_array_equal(X2[:2], X[[0, 2]])
-    assert not any(np.allclose(X2[2], x) for x in np.vstack([X, opt.X[:4]]))
+    # new, not a pending input (an observed one may be asked again: noisy systems)
+    assert not any(np.allclose(X2[2], x) for x in X2[:2])
     assert opt.n == 5 and len(opt.pending) == 3
 
 
