@@ -14,8 +14,8 @@ the squared exponential, each with ``InverseGamma(3, 0.6)`` or the
 dimension-scaled ``LogNormal(√2 + ½ log d, √3)`` lengthscales.
 
 A loop does not choose its components' models by LOO: on the flu problem the
-LOO ranking is the reverse of the coverage ranking over the box
-(`design notes <../docs/design.md#choosing-a-components-model-by-loo>`_).
+LOO ranking is the reverse of the coverage ranking over the box (docs/design.md,
+"Choosing a component's model by LOO").
 
 Example
 -------
