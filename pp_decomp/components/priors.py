@@ -55,7 +55,7 @@ class Priors:
     Example
     -------
     >>> from pp_decomp import Priors
-    >>> Priors().ls_family, Priors(ls_family="lognormal").ls_log_center(4) > 1
+    >>> Priors().ls_family, bool(Priors(ls_family="lognormal").ls_log_center(4) > 1)
     ('inverse-gamma', True)
     """
 

@@ -12,6 +12,8 @@ choose (:mod:`pp_decomp.strategies`), failed evaluations are kept by
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import xarray as xr
 
@@ -116,18 +118,11 @@ class Optimizer:
         self.updater = make_updater(self.settings, self.strategy, self.model_problem)
         self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
-        n_init = self.settings.n_init
-        self._init_design = (
-            problem.domain.sample(n_init, seed=self._rng(0, INIT_STREAM))
-            if n_init
-            else np.empty((0, problem.dim))
-        )
-        self.checkpoint = self._file = None
+        n_init, rng = self.settings.n_init, self._rng(0, INIT_STREAM)
+        self._init_design = problem.domain.sample(n_init, seed=rng) if n_init else self.X.copy()
+        self.checkpoint, self._file = checkpoint, None
         if checkpoint is not None:
-            self.checkpoint, self._file = (
-                checkpoint,
-                attach(checkpoint, fresh=True, overwrite=overwrite),
-            )
+            self._file = attach(checkpoint, fresh=True, overwrite=overwrite)
 
     def _rng(self, key: int, stream: int) -> np.random.Generator:
         seq = np.random.SeedSequence(self.settings.seed, spawn_key=(key, stream))
@@ -222,6 +217,14 @@ class Optimizer:
         )
         return self.results()
 
+    def predict(
+        self, X, *, n_samples: int = 1000, quantiles=(0.05, 0.5, 0.95), seed: int = 0
+    ) -> xr.Dataset:
+        """The posterior at ``X (m, d)`` the last choice saw (:mod:`pp_decomp.loop.predict`)."""
+        from pp_decomp.loop.predict import predict
+
+        return predict(self, X, n_samples=n_samples, quantiles=quantiles, seed=seed)
+
     # ------------------------------------------------------------------ results & I/O
     def _state(self) -> dict:
         return {
@@ -265,8 +268,6 @@ class Optimizer:
     def open(cls, path, problem: Problem, **kwargs) -> Optimizer:
         """Resume the run checkpointed at ``path`` if it exists (``kwargs`` must then
         agree with its settings), else start one writing there with ``kwargs``."""
-        from pathlib import Path
-
         if Path(path).exists():
             return cls.resume(path, problem, **kwargs)
         return cls(problem, checkpoint=path, **kwargs)

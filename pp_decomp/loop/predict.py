@@ -1,0 +1,174 @@
+"""A run's posterior of every component and of the objective at given inputs.
+
+With the models the last choice used (``opt.models``) and over their
+hyperparameter posterior (the draws, each a Gaussian process):
+
+* components ``f_j(x)``: the mixture over draws ``(1/S) Σ_s N(μ_{s,j}(x), σ²_{s,j}(x))``,
+  in the system's units (``exp`` of the modelled ``log y_j`` under the log transform);
+* the objective ``f(x) = g(f_1(x), ..., f_J(x); x)``: for a linear ``g`` (and no
+  outcome transform) the mixture ``(1/S) Σ_s N(m_s(x), v_s(x))`` of
+  ``m_s = Σ_j g_j(x) μ_{s,j}`` and ``v_s = Σ_{jk} g_j g_k C_jk σ_{s,j} σ_{s,k}``
+  (``C``: the copula's or the coregionalised model's correlation, else ``I``);
+  otherwise Monte Carlo: the component draws, jointly across components as the
+  strategy draws them, pushed through ``g``. A composed strategy's one GP of the
+  objective is its posterior directly.
+
+Means, standard deviations and quantiles are exact for the mixtures (the
+quantiles by bisection on the mixture's distribution function) and sample
+statistics for Monte Carlo; ``bound`` is the upper bound of ``sign · f`` the
+strategy maximises (:func:`pp_decomp.calibration.ucb_bound`, at the last
+choice's ``β``).
+
+Example
+-------
+>>> import pp_decomp as ppd
+>>> from pp_decomp.models import get_problem
+>>> opt = ppd.Optimizer(get_problem("synthetic", seed=0), seed=0)
+>>> _ = opt.run(8)
+>>> ds = opt.predict(opt.problem.domain.X[:3], n_samples=200)
+>>> ds["objective_quantile"].dims, ds.attrs["objective_method"]
+(('quantile', 'point'), 'analytic')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+from scipy.stats import norm
+
+from pp_decomp.calibration import _component_samples, ucb_bound
+from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.composition.outcome import inverse, is_identity
+from pp_decomp.rng import SeedLike, as_generator
+from pp_decomp.validate import check_positive_int, check_X
+
+
+def mixture_quantiles(mean_s: np.ndarray, sd_s: np.ndarray, q) -> np.ndarray:
+    """Quantiles ``q (k,)`` of the equal-weight Gaussian mixtures ``N(mean_s, sd_s²)``
+    along axis 0 of ``(S, m)``: ``(k, m)``, by bisection to 1e-10 of the range."""
+    q = np.asarray(q, dtype=float)[:, None]
+    sd_s = np.maximum(sd_s, 1e-300)
+    lo = np.broadcast_to((mean_s - 9 * sd_s).min(0), (len(q), mean_s.shape[1])).copy()
+    hi = np.broadcast_to((mean_s + 9 * sd_s).max(0), lo.shape).copy()
+    for _ in range(int(np.ceil(np.log2(1e10))) + 2):
+        mid = (lo + hi) / 2
+        below = norm.cdf((mid[:, None, :] - mean_s) / sd_s).mean(1) < q
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
+
+
+def predict(
+    opt, X, *, n_samples: int = 1000, quantiles=(0.05, 0.5, 0.95), seed: SeedLike = 0
+) -> xr.Dataset:
+    """The posterior at ``X (m, d)`` as an xarray Dataset (see the module docstring).
+
+    Variables: ``component_draws (sample, point, component)``,
+    ``objective_draws (sample, point)``, ``component_mean``/``_sd``
+    ``(point, component)``, ``component_quantile (quantile, point, component)``,
+    ``objective_mean``/``_sd (point)``, ``objective_quantile (quantile, point)``,
+    ``bound (point)``; a composed strategy has no component variables. Attributes
+    say which summaries are ``"analytic"`` or ``"monte carlo"``.
+    """
+    X = check_X(X, "X", input_dim=opt.problem.dim)
+    n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
+    q = np.atleast_1d(np.asarray(quantiles, dtype=float))
+    if q.ndim != 1 or not np.all((q > 0) & (q < 1)):
+        raise ValueError(f"quantiles must lie in (0, 1); got {quantiles!r}")
+    if not opt.models:
+        raise ValueError(
+            f"predict needs the fitted models of a model-based step; this run has "
+            f"{opt.n} evaluation(s) and strategy {opt.settings.strategy!r} has fitted none yet"
+        )
+    if "composed" not in opt.models and "additive" in opt.models:
+        raise ValueError(f"predict does not cover the additive strategies ({opt.strategy.name})")
+    rng = as_generator(seed)
+    sign = opt.problem.sign
+    if "composed" in opt.models and opt.strategy.surrogate == "composed":
+        ds = _objective(opt.models["composed"].predict_per_draw(X), sign, q, n_samples, rng)
+        h = sign * ds["objective_draws"].values
+    else:
+        ds, h = _decomposed(opt, X, q, n_samples, rng)
+    ds["bound"] = ("point", ucb_bound(opt, X, h, _last_beta(opt), rng))
+    ds["X"] = (("point", "input"), X)
+    ds = ds.assign_coords(quantile=q)
+    ds.attrs.update(strategy=opt.settings.strategy, inference=opt.settings.inference, n=opt.n)
+    return ds
+
+
+def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
+    """Component and objective variables of a decomposed strategy, and the signed
+    objective's draws ``h (n, m)``."""
+    from pp_decomp.acquisition.surrogate import decomposed_surrogate
+
+    problem, transform = opt.model_problem, opt.settings.outcome_transform
+    names = problem.component_names
+    models = [opt.models[n] for n in names]
+    F = _component_samples(models, X, n_samples, rng, opt.settings.copula)
+    h = problem.sign * problem.compose(F, X)
+    comps = inverse(transform, F)
+    ds = xr.Dataset(coords={"component": list(names)})
+    ds["component_draws"] = (("sample", "point", "component"), comps)
+    if is_identity(transform):
+        per = [m.predict_per_draw(X) for m in models]
+        moments = [mixture_moments(mu, v) for mu, v in per]
+        mean = np.stack([m for m, _ in moments], -1)
+        sd = np.sqrt(np.stack([v for _, v in moments], -1))
+        quant = np.stack([mixture_quantiles(mu, np.sqrt(v), q) for mu, v in per], -1)
+        ds.attrs["component_method"] = "analytic"
+    else:
+        mean, sd, quant = comps.mean(0), comps.std(0), np.quantile(comps, q, axis=0)
+        ds.attrs["component_method"] = "monte carlo"
+    ds["component_mean"] = (("point", "component"), mean)
+    ds["component_sd"] = (("point", "component"), sd)
+    ds["component_quantile"] = (("quantile", "point", "component"), quant)
+    if problem.linear is not None:
+        surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
+        mean_s, var_s = surrogate.linear_per_draw(X)  # of h = sign · f
+        obj = _objective((problem.sign * mean_s, var_s), 1, q, n_samples, rng)
+        obj["objective_draws"] = (("sample", "point"), problem.sign * h)
+    else:
+        obj = _sampled(problem.sign * h, q)
+    return ds.merge(obj, combine_attrs="no_conflicts"), h
+
+
+def _objective(per_draw, sign: float, q, n_samples: int, rng) -> xr.Dataset:
+    """The objective's variables from per-draw means and variances ``(S, m)`` of
+    ``sign · f``: mixture summaries and ``n_samples`` draws."""
+    mean_s, var_s = sign * per_draw[0], per_draw[1]
+    mean, var = mixture_moments(mean_s, var_s)
+    s = rng.integers(0, mean_s.shape[0], n_samples)
+    draws = mean_s[s] + np.sqrt(var_s[s]) * rng.standard_normal((n_samples, mean_s.shape[1]))
+    return xr.Dataset(
+        {
+            "objective_draws": (("sample", "point"), draws),
+            "objective_mean": ("point", mean),
+            "objective_sd": ("point", np.sqrt(var)),
+            "objective_quantile": (
+                ("quantile", "point"),
+                mixture_quantiles(mean_s, np.sqrt(var_s), q),
+            ),
+        },
+        attrs={"objective_method": "analytic"},
+    )
+
+
+def _sampled(draws: np.ndarray, q) -> xr.Dataset:
+    """The objective's variables from its draws ``(n, m)``."""
+    return xr.Dataset(
+        {
+            "objective_draws": (("sample", "point"), draws),
+            "objective_mean": ("point", draws.mean(0)),
+            "objective_sd": ("point", draws.std(0)),
+            "objective_quantile": (("quantile", "point"), np.quantile(draws, q, axis=0)),
+        },
+        attrs={"objective_method": "monte carlo"},
+    )
+
+
+def _last_beta(opt) -> float:
+    """``β`` of the last model-based choice (pending or told), else of the next step."""
+    records = [*opt.records, *(rec for _, rec in opt.pending.items)]
+    chosen = [r for r in records if r.get("phase") == "acquisition" and np.isfinite(r["beta"])]
+    if not chosen:
+        return float(opt.settings.beta(opt.n + 1))
+    return float(max(chosen, key=lambda r: r.get("key", 0))["beta"])
