@@ -24,11 +24,10 @@ from pp_decomp.loop.pending import Pending
 from pp_decomp.loop.records import (
     INIT_STREAM,
     checked_observation,
-    jsonable,
     step_record,
     warn_if_repeated,
 )
-from pp_decomp.loop.resume import attach, check_resume
+from pp_decomp.loop.resume import attach, check_resume, loop_state
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.updaters import make_updater
 from pp_decomp.problem import Problem
@@ -225,16 +224,14 @@ class Optimizer:
 
         return predict(self, X, n_samples=n_samples, quantiles=quantiles, seed=seed)
 
-    # ------------------------------------------------------------------ results & I/O
-    def _state(self) -> dict:
-        return {
-            "gamma": self.gamma,
-            "records": [jsonable(r) for r in self.records],
-            "failures": self.failures.state(),
-            "pending": self.pending.state(),
-            "updater": {} if self.updater is None else jsonable(self.updater.state()),
-        }
+    def posterior(self, name: str | None = None):
+        """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's)
+        (:mod:`pp_decomp.loop.posterior`)."""
+        from pp_decomp.loop.posterior import posterior
 
+        return posterior(self, name)
+
+    # ------------------------------------------------------------------ results & I/O
     def results(self) -> xr.Dataset:
         """The run so far as an xarray Dataset (see :func:`pp_decomp.results.build_dataset`)."""
         settings = {"problem": self.problem.name, **self.settings.to_dict()}
@@ -245,7 +242,7 @@ class Optimizer:
 
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
-        ckpt.write(path, self.results(), self._state())
+        ckpt.write(path, self.results(), loop_state(self))
 
     def _save(self) -> None:
         if self._file is not None:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from pp_decomp.loop.checkpoint import CheckpointError, FileLock, remove_stale_temporaries
+from pp_decomp.loop.records import jsonable
 from pp_decomp.loop.settings import RunSettings
 
 
@@ -107,6 +108,17 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
         )
         raise ValueError(f"{where} holds a run with other settings ({diff})")
     return kwargs
+
+
+def loop_state(opt) -> dict:
+    """The loop's state beside its results in a checkpoint; :func:`restore` reads it."""
+    return {
+        "gamma": opt.gamma,
+        "records": [jsonable(r) for r in opt.records],
+        "failures": opt.failures.state(),
+        "pending": opt.pending.state(),
+        "updater": {} if opt.updater is None else jsonable(opt.updater.state()),
+    }
 
 
 def restore(opt, results, state: dict) -> None:

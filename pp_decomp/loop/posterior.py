@@ -1,0 +1,136 @@
+"""A run's hyperparameter posteriors as ArviZ 1 takes them: one DataTree per GP.
+
+For each GP the last choice used (``opt.models``), a :class:`xarray.DataTree` with
+
+* ``posterior`` (and ``sample_stats`` where NUTS ran): the last fit's chains, so
+  ``arviz.summary`` computes r-hat and ESS from them; MAP's one draw; or, for a
+  fit by importance sampling (or one restored from a checkpoint), its draws as
+  one chain, with no r-hat: the root's attributes give the weights' ESS and
+  Pareto ``k̂`` (``fit_draws`` says which);
+* ``draws_in_use``: the draws the last choice predicted with, ``(chain=1,
+  draw=S)``, with their normalised ``log_weight``: reweighted by every
+  observation since the fit on the full-Bayes fast path, equal otherwise;
+* root attributes: the fit's diagnostics (:func:`~pp_decomp.loop.records.diagnostics_summary`)
+  and the GP's ``label``.
+
+Hyperparameters are on the model's scale (unit-scaled inputs, standardised
+outputs), named as in the GP's PyMC model (``ls``, ``eta``, ``sigma``, ...).
+
+Example
+-------
+>>> import arviz_stats
+>>> import pp_decomp as ppd
+>>> from pp_decomp.models import get_problem
+>>> opt = ppd.Optimizer(get_problem("synthetic", seed=0), seed=0)
+>>> _ = opt.run(7)
+>>> tree = opt.posterior("f0")
+>>> sorted(tree.children), tree.attrs["fit_draws"]
+(['draws_in_use', 'posterior'], 'map')
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+import xarray as xr
+from scipy.special import logsumexp
+
+from pp_decomp.loop.records import diagnostics_summary
+from pp_decomp.posterior_tree import draws_dataset, from_draws
+
+
+def posterior(opt, name: str | None = None) -> xr.DataTree | dict[str, xr.DataTree]:
+    """GP ``name``'s posterior tree (see the module docstring), or every GP's by name."""
+    if not opt.models:
+        raise ValueError(
+            f"posterior needs the fitted models of a model-based step; this run has "
+            f"{opt.n} evaluation(s) and strategy {opt.settings.strategy!r} has fitted none yet"
+        )
+    if name is None:
+        return {n: model_posterior(m) for n, m in opt.models.items()}
+    if name not in opt.models:
+        raise KeyError(f"name must be one of {sorted(opt.models)}; got {name!r}")
+    return model_posterior(opt.models[name])
+
+
+def model_posterior(model) -> xr.DataTree:
+    """The posterior tree of one loop model: a GP, a fast-path view or a correlated
+    component (whose tree is the shared coregionalised model's)."""
+    gp, logw = _fitted(model)
+    draws = _draw_arrays(gp.draws)
+    tree = gp.idata
+    if tree is None:  # importance draws, known kernels, or restored from a checkpoint
+        tree = from_draws({k: v[None] for k, v in draws.items()}, inference=_inference(gp))
+    else:
+        tree = tree.copy()
+    S = len(next(iter(draws.values())))
+    logw = np.zeros(S) if logw is None else np.asarray(logw, dtype=float)
+    in_use = draws_dataset({k: v[None] for k, v in draws.items()})
+    in_use["log_weight"] = (("chain", "draw"), (logw - logsumexp(logw))[None])
+    tree["draws_in_use"] = xr.DataTree(in_use)
+    w = np.exp(logw - logsumexp(logw))
+    tree.attrs["ess_in_use"] = float(1.0 / np.sum(w**2))
+    if gp.diagnostics is not None:
+        summary = diagnostics_summary(gp.diagnostics)
+        tree.attrs.update({k: _attr(v) for k, v in summary.items()})
+        tree.attrs["description"] = describe(gp.diagnostics)
+    tree.attrs["label"] = str(getattr(gp, "label", type(gp).__name__))
+    return tree
+
+
+def describe(d) -> str:
+    """One sentence on what a fit's draws are and how far to trust them."""
+    if d.inference == "map":
+        return "the posterior mode (MAP): one draw, no posterior spread"
+    if d.inference == "fixed":
+        return "given hyperparameters (known kernels, or kept from an earlier fit): no inference"
+    if d.inference == "importance":
+        return (
+            f"{d.n_draws} draws resampled from {d.proposal or 'a proposal'} draws by their "
+            f"importance weights (weights' ESS {d.ess_bulk_min:.0f}, Pareto k̂ {d.pareto_k:.2f}); "
+            "no chains, so no r-hat, and ArviZ's ESS of the resample is not the weights'"
+        )
+    verdict = "converged" if d.converged and not d.problems() else "did not converge"
+    weighed = ", weighed by importance sampling" if d.reweighted else ""
+    return (
+        f"NUTS, {d.chains} chains{weighed}: r-hat max {d.rhat_max:.3f}, bulk ESS min "
+        f"{d.ess_bulk_min:.0f}, tail ESS min {d.ess_tail_min:.0f}, {d.divergences} "
+        f"divergences; {verdict} (docs/concepts.md, 'Diagnostics')"
+    )
+
+
+def _fitted(model):
+    """The fitted object that holds ``model``'s draws, idata and diagnostics, and the
+    current log weights of its draws (``None``: equal)."""
+    comp = getattr(model, "comp", None)
+    if comp is not None:  # a full-Bayes fast-path view
+        return comp.gp, comp.post.logw
+    joint = getattr(model, "joint", None)
+    return (joint if joint is not None else model), None
+
+
+def _draw_arrays(draws) -> dict[str, np.ndarray]:
+    """Each hyperparameter's draws ``(S, ...)`` by name."""
+    if hasattr(draws, "values") and isinstance(draws.values, dict):  # a kernel expression's
+        return {k: np.asarray(v, dtype=float) for k, v in draws.values.items()}
+    names = getattr(draws, "NDIM", None) or [f.name for f in fields(draws)]
+    return {
+        n: np.asarray(getattr(draws, n), dtype=float)
+        for n in names
+        if getattr(draws, n, None) is not None
+    }
+
+
+def _inference(gp) -> str:
+    d = gp.diagnostics
+    return "unknown" if d is None else str(d.inference)
+
+
+def _attr(value):
+    """An attribute netCDF and ArviZ can hold."""
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, int | float | np.integer | np.floating):
+        return float(value)
+    return str(value)
