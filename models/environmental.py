@@ -68,8 +68,8 @@ def environmental(seed: int = 0) -> Problem:
         component_names=names,
         description="pollutant spill model calibration, 4 inputs, 12 outputs "
         "(Bliznyuk et al. 2008; Astudillo & Frazier 2019)",
-        metadata={
-            "source": "Astudillo & Frazier 2019, §5; Bliznyuk et al. 2008",
-            "units": {"objective": "(concentration)²", "y": "concentration"},
-        },
+        # mass spilled, diffusion rate, location and time of the second spill
+        input_names=["M", "D", "L", "tau"],
+        units={"components": "concentration", "objective": "(concentration)²"},
+        metadata={"source": "Astudillo & Frazier 2019, §5; Bliznyuk et al. 2008"},
     )

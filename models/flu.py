@@ -162,6 +162,8 @@ def flu(seed: int = 0, params: FluParameters | None = None) -> Problem:
         optimum=optimum(params)["value"],
         name="flu",
         component_names=[f"sick_days_{g}" for g in GROUPS],
+        input_names=[f"vaccinated_{g}" for g in GROUPS],
+        units={"inputs": "1", "components": "days per person", "objective": "days per person"},
         description="age-stratified SIR flu season, US contacts (Prem 2021), vaccine budget",
         metadata={
             "population": N.tolist(),

@@ -266,6 +266,12 @@ def perceived_temperature(
         optimum=float(g(Y).max()),
         name=_problem_name(day, humidity, known_kernels),
         component_names=list(COMPONENTS if humidity == "rh" else DEWPOINT_COMPONENTS),
+        input_names=["latitude", "longitude"],
+        units={
+            "inputs": ["degrees_north", "degrees_east"],
+            "components": ["degC", "%" if humidity == "rh" else "degC", "m s-1"],
+            "objective": "degC",
+        },
         description=f"{variant} perceived temperature at {len(X)} US stations, {DAYS[day][1]}",
         metadata={**learnt, **about},
         known_kernels=kernels,

@@ -24,6 +24,7 @@ from pp_decomp.components.known import KnownKernels
 from pp_decomp.composition import LinearComposition
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box, CandidateSet, Domain
+from pp_decomp.units import Units, check_input_names
 from pp_decomp.validate import check_finite, check_positive_int, check_X, check_Y
 
 
@@ -62,6 +63,11 @@ class Problem:
         The components' kernels when they are known in advance (drawn with the
         functions, or fitted on earlier runs), for ``inference="fixed"``.
     name, component_names : labels
+    input_names : sequence of d str, optional
+        The inputs' names (default ``x0``, ``x1``, ...).
+    units : dict, optional
+        Units of the ``"inputs"``, ``"components"`` and ``"objective"``
+        (:mod:`pp_decomp.units`), carried into the results.
     """
 
     domain: Domain
@@ -78,6 +84,8 @@ class Problem:
     description: str = ""
     metadata: dict = field(default_factory=dict)
     known_kernels: KnownKernels | None = None
+    input_names: Sequence[str] | None = None
+    units: dict | None = None
 
     def __post_init__(self):
         if not isinstance(self.domain, Box | CandidateSet):
@@ -113,6 +121,7 @@ class Problem:
             dup = sorted({c for c in names if names.count(c) > 1})
             raise ValueError(f"component_names must be distinct; {dup} appear more than once")
         self.component_names = names
+        self._check_labels()
         if self.known_kernels is not None:
             if not isinstance(self.known_kernels, KnownKernels):
                 raise TypeError(
@@ -121,6 +130,15 @@ class Problem:
                 )
             self.known_kernels.check(J, self.dim)
         self._check_g()
+
+    def _check_labels(self) -> None:
+        self.input_names = check_input_names(self.input_names, self.dim)
+        legacy = self.metadata.get("units")
+        if self.units is None and isinstance(legacy, dict):
+            units = Units.from_legacy(legacy, self.dim, self.n_components)
+        else:
+            units = Units.build(self.units, self.dim, self.n_components)
+        self.units = units.as_dict()  # every key, one unit per input and component
 
     @property
     def dim(self) -> int:

@@ -375,23 +375,31 @@ def criticism_summary(ds: xr.Dataset) -> str:
 def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:
     """Attach :data:`ATTRS` to every variable and the run's settings to the Dataset.
 
-    ``units`` "problem" stands for the problem's own units, read from
-    ``problem.metadata["units"]`` (keys ``x``, ``y``, ``objective``) where given;
-    text and boolean variables have no units.
+    ``units`` "problem" stands for the problem's own units (``Problem(units=...)``,
+    :mod:`pp_decomp.units`), and the inputs' names and per-item units are
+    coordinates (``input_name``, ``input_units``, ``component_units``); text and
+    boolean variables have no units.
     """
-    own = problem.metadata.get("units", {})
+    own = _declared_units(problem)
     for name, (long_name, units, description) in ATTRS.items():
         if name not in ds:
             continue
         attrs = {"long_name": long_name, "description": description}
         if units == "problem":
-            key = {"x": "x", "y": "y"}.get(name, "objective")
-            units = own.get(key, "the problem's own (not declared)")
+            units = own[{"x": "x", "y": "y"}.get(name, "objective")]
         if ds[name].dtype.kind not in "USOb":
             attrs["units"] = units
         ds[name].attrs.update(attrs)
     ds["iteration"].attrs.update(long_name="evaluation number", units="1")
-    ds["dim"].attrs.update(long_name="input dimension")
+    ds = ds.assign_coords(
+        input_name=("dim", list(problem.input_names)),
+        input_units=("dim", [_or_undeclared(u) for u in problem.units["inputs"]]),
+        component_units=("component", [_or_undeclared(u) for u in problem.units["components"]]),
+    )
+    ds["dim"].attrs.update(long_name="input dimension (named by input_name)")
+    ds["input_name"].attrs.update(long_name="the input's name")
+    ds["input_units"].attrs.update(long_name="the input's units")
+    ds["component_units"].attrs.update(long_name="the component's units")
     ds["component"].attrs.update(long_name="observed component f_j")
     if "parameter" in ds.coords:
         ds["parameter"].attrs.update(long_name="hyperparameter (element [i] of a vector)")
@@ -410,6 +418,32 @@ def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:
     if problem.optimum is not None:
         ds.attrs["optimum"] = float(problem.optimum)
     return ds
+
+
+UNDECLARED = "the problem's own (not declared)"
+
+
+def _or_undeclared(unit: str | None) -> str:
+    return UNDECLARED if unit is None else unit
+
+
+def _declared_units(problem) -> dict:
+    """The ``units`` attribute of ``x``, ``y`` and the objective-valued variables:
+    the declared unit where all inputs (components) share one, else a pointer to
+    the per-item coordinate."""
+
+    def one(units, coord):
+        first = units[0] if units else None
+        if all(u == first for u in units):
+            return _or_undeclared(first)
+        return f"per item: see {coord}"
+
+    u = problem.units
+    return {
+        "x": one(u["inputs"], "input_units"),
+        "y": one(u["components"], "component_units"),
+        "objective": _or_undeclared(u["objective"]),
+    }
 
 
 def add_regret(ds: xr.Dataset, optimum: float, maximize: bool = True) -> xr.Dataset:

@@ -90,7 +90,10 @@ def predict(
         ds, h = _decomposed(opt, X, q, n_samples, rng)
     ds["bound"] = ("point", ucb_bound(opt, X, h, _last_beta(opt), rng))
     ds["X"] = (("point", "input"), X)
-    ds = ds.assign_coords(quantile=q)
+    ds = ds.assign_coords(quantile=q, input=list(opt.problem.input_names))
+    units = opt.problem.units
+    for var in ("objective_draws", "objective_mean", "objective_sd", "objective_quantile"):
+        ds[var].attrs["units"] = units["objective"] or "the problem's own (not declared)"
     ds.attrs.update(strategy=opt.settings.strategy, inference=opt.settings.inference, n=opt.n)
     return ds
 
