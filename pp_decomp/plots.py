@@ -76,10 +76,10 @@ def _plot_loo_coverage(ax, ds: xr.Dataset) -> None:
     ax.legend(fontsize=7, ncol=2)
 
 
-def plot_comparison(runs: dict, path) -> None:
+def plot_comparison(runs: dict, path, title: str | None = None) -> None:
     """Mean cumulative and average regret (± standard error over seeds) per strategy.
 
-    ``runs`` maps ``(strategy, seed)`` to a run's Dataset.
+    ``runs`` maps ``(strategy, seed)`` to a run's Dataset; ``title`` heads the figure.
     """
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
@@ -98,6 +98,8 @@ def plot_comparison(runs: dict, path) -> None:
     for ax in axes:
         ax.set_xlabel("evaluation")
         ax.legend()
+    if title:
+        fig.suptitle(title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

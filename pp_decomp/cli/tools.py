@@ -7,9 +7,10 @@ from pathlib import Path
 DEMO = {
     "problem": "synthetic",
     "strategies": ("d-gpucb", "gp-ucb"),
+    "inference": "nuts",
     "iterations": 40,
     "init": 5,
-    "seeds": (0, 1),
+    "seeds": (0, 1, 2),
 }
 
 
@@ -22,6 +23,12 @@ def add_parsers(sub) -> None:
     d.add_argument("--out", default="demo-output", help="folder for results and plots")
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
+
+    rp = sub.add_parser("report", help="pictures and a short report of a run's file")
+    rp.add_argument("run", help="a run's results file (its checkpoint)")
+    rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
+    rp.add_argument("--problem", default=None, help="package.module:factory of your own problem")
+    rp.set_defaults(func=cmd_report)
 
     r = sub.add_parser("regression", help="decomposed vs entire GP regression study (Wang Fig. 2)")
     r.add_argument("--kernel", default="se", choices=["se", "matern", "matern52", "matern32", "rq"])
@@ -74,31 +81,56 @@ def cmd_strategies(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """``pp-decomp demo``: D-GPUCB against GP-UCB on two synthetic instances."""
+    """``pp-decomp demo``: D-GPUCB against GP-UCB under full Bayes on synthetic
+    instances, then the pictures and report of :mod:`pp_decomp.report`."""
     from pp_decomp.loop import Optimizer
     from pp_decomp.models import get_problem
     from pp_decomp.plots import plot_comparison
+    from pp_decomp.report import run_pictures, title, write_report
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(
-        f"pp-decomp demo: {' vs '.join(DEMO['strategies'])} on the {DEMO['problem']} problem, "
-        f"{DEMO['iterations']} evaluations, seeds {DEMO['seeds']}"
-    )
-    runs = {}
+    what = f"{' vs '.join(DEMO['strategies'])} ({DEMO['inference']}) on {DEMO['problem']}"
+    print(f"pp-decomp demo: {what}, {DEMO['iterations']} evaluations, seeds {DEMO['seeds']}")
+    runs, shown = {}, None
     for seed in DEMO["seeds"]:
         problem = get_problem(DEMO["problem"], seed=seed)
         for strategy in DEMO["strategies"]:
             path = out / f"{DEMO['problem']}-{strategy}-seed{seed}.nc"
-            kw = dict(n_init=DEMO["init"], seed=seed)
+            kw = dict(n_init=DEMO["init"], seed=seed, inference=DEMO["inference"])
             with Optimizer(problem, strategy, checkpoint=path, overwrite=True, **kw) as opt:
                 runs[(strategy, seed)] = opt.run(DEMO["iterations"], progress=not args.quiet)
-    plot_path = out / "regret.png"
-    plot_comparison(runs, plot_path)
+                if shown is None:
+                    opt.ask()  # the next input, with the models on every observation
+                    shown = (opt, run_pictures(opt, out))
+    seeds = len(DEMO["seeds"])
+    pictures = {"regret.png": f"cumulative and average regret, mean ± SE over {seeds} seeds"}
+    plot_comparison(runs, out / "regret.png", title=f"{DEMO['problem']}: {what}")
+    pictures.update(shown[1])
+    notes = []
     for strategy in DEMO["strategies"]:
         final = [float(runs[(strategy, s)]["cumulative_regret"][-1]) for s in DEMO["seeds"]]
+        notes.append(f"- {strategy}: mean final cumulative regret {sum(final) / len(final):.3f}")
         print(f"{strategy:>10}: mean final cumulative regret {sum(final) / len(final):.3f}")
-    print(f"results: {out}/*.nc\nplot:    {plot_path}")
+    report = write_report(out, f"pp-decomp demo: {what}", pictures, notes)
+    print(f"pictures of {title(shown[0])} and the regret: {out}/*.png\nreport:  {report}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    """``pp-decomp report RUN``: :func:`pp_decomp.report.run_pictures` of a run's file."""
+    from pp_decomp.models import get_problem
+    from pp_decomp.report import open_run, run_pictures, title, write_report
+
+    run = Path(args.run)
+    if not run.is_file():
+        raise ValueError(f"RUN {str(run)!r} is not a file")
+    problem = None if args.problem is None else get_problem(args.problem, seed=0)
+    opt = open_run(run, problem)
+    out = Path(args.out) if args.out else run.with_name(run.stem + "-report")
+    pictures = run_pictures(opt, out)
+    report = write_report(out, title(opt), pictures, [f"Run file: {run}"])
+    print(f"pictures: {out}/*.png\nreport:   {report}")
     return 0
 
 

@@ -117,7 +117,8 @@ def run_loop(
     if progress:
         from tqdm.auto import tqdm
 
-        desc = f"{opt.problem.name}/{opt.strategy.name}"
+        s = opt.settings
+        desc = f"{opt.problem.name}/{s.strategy} ({s.inference}, seed {s.seed})"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
     outcomes = Outcomes(opt, bar, max_failures_in_a_row)
     transform = opt.settings.outcome_transform

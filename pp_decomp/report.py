@@ -1,0 +1,213 @@
+"""A run in pictures a reader understands without the docs, and a short report.
+
+:func:`run_pictures` draws, from an optimiser after its run (its models fitted):
+
+* ``component.png``: one component's posterior over the inputs (mean and 90%
+  credible band over the hyperparameter posterior), its observations and, where
+  the problem knows it, the truth;
+* ``objective.png``: the objective's posterior through ``g`` the same way, the
+  strategy's upper bound, and the next input it would evaluate;
+* ``hyperparameters.png``: that component's hyperparameter posterior (ArviZ's
+  ``plot_dist`` of :meth:`~pp_decomp.Optimizer.posterior`);
+* ``diagnostics.png``: per step, each GP's effective sample size and Pareto
+  ``k̂`` of the draws in use, and its leave-one-out coverage of its observations.
+
+Over a domain of one input the posteriors are drawn along it; over more, along
+the first input through the best input observed, the others held there.
+:func:`write_report` lists the pictures in ``report.md``, one line each.
+
+Example
+-------
+>>> import pp_decomp as ppd, tempfile
+>>> from pp_decomp.models import get_problem
+>>> opt = ppd.Optimizer(get_problem("synthetic", seed=0), seed=0)
+>>> _ = opt.run(8)
+>>> out = tempfile.mkdtemp()
+>>> sorted(run_pictures(opt, out))
+['component.png', 'diagnostics.png', 'hyperparameters.png', 'objective.png']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pp_decomp.plots import _pyplot
+from pp_decomp.space import CandidateSet
+
+BAND = (0.05, 0.5, 0.95)
+
+
+def title(opt) -> str:
+    """``problem: strategy (inference), n evaluations``."""
+    s = opt.settings
+    return f"{opt.problem.name}: {s.strategy} ({s.inference}), {opt.n} evaluations"
+
+
+def sweep(opt, n: int = 200) -> tuple[np.ndarray, str]:
+    """Inputs ``(m, d)`` to draw a posterior along, and what the x axis is."""
+    dom, names = opt.problem.domain, opt.problem.input_names
+    if isinstance(dom, CandidateSet):
+        X = dom.X[np.argsort(dom.X[:, 0], kind="stable")]
+        return X, names[0] if dom.dim == 1 else f"{names[0]} (candidates, sorted)"
+    lo, hi = dom.bounds
+    best = opt.X[np.argmax(opt.signed_objective())]
+    X = np.repeat(best[None], n, axis=0)
+    X[:, 0] = np.linspace(lo[0], hi[0], n)
+    if dom.dim == 1:
+        return X, names[0]
+    return X, f"{names[0]} (the other inputs at the best observed)"
+
+
+def run_pictures(opt, out, component: str | None = None) -> dict[str, str]:
+    """Draw the module's four pictures of ``opt`` into folder ``out``; returns
+    ``file name -> one line on what it shows``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = component or (
+        opt.problem.component_names[0] if "composed" not in opt.models else "composed"
+    )
+    X, axis = sweep(opt)
+    pending = opt.pending.X
+    post = opt.predict(X, quantiles=BAND, n_samples=400)
+    lines = {}
+    if "component_mean" in post:
+        plot_component(opt, post, name, axis, out / "component.png")
+        lines["component.png"] = (
+            f"component {name}: posterior mean and 90% band over {axis}, observations, truth"
+        )
+    plot_objective(opt, post, axis, pending, out / "objective.png")
+    lines["objective.png"] = (
+        f"objective g(f): posterior over {axis}, the strategy's bound and the next input"
+    )
+    plot_hyperparameters(opt, name, out / "hyperparameters.png")
+    lines["hyperparameters.png"] = f"hyperparameter posterior of {name} (ArviZ plot_dist)"
+    plot_diagnostics(opt.results(), out / "diagnostics.png", title(opt))
+    lines["diagnostics.png"] = "per step: ESS and Pareto k̂ of each GP's draws, its LOO coverage"
+    return lines
+
+
+def plot_component(opt, post: xr.Dataset, name: str, axis: str, path) -> None:
+    """One component's posterior band along ``post``'s inputs, its observations and truth."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    X = post["X"].values
+    x = X[:, 0]
+    q = post["component_quantile"].sel(component=name).values
+    ax.fill_between(x, q[0], q[2], color="C0", alpha=0.25, label="90% credible band")
+    ax.plot(x, post["component_mean"].sel(component=name), color="C0", label="posterior mean")
+    j = list(opt.problem.component_names).index(name)
+    if opt.problem.components is not None:
+        truth = np.asarray(opt.problem.components(X), dtype=float)[:, j]
+        ax.plot(x, truth, "k--", lw=1, label="truth")
+    if opt.problem.dim == 1:
+        ax.plot(opt.X[:, 0], opt.Y[:, j], "o", color="C3", ms=4, label="observations")
+    units = opt.problem.units["components"][j] or "its own units"
+    ax.set(xlabel=axis, ylabel=f"{name} ({units})")
+    ax.set_title(f"{title(opt)}\ncomponent {name}", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_objective(opt, post: xr.Dataset, axis: str, pending: np.ndarray, path) -> None:
+    """The objective's posterior band, the strategy's bound and the next input."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    X = post["X"].values
+    x, q = X[:, 0], post["objective_quantile"].values
+    ax.fill_between(x, q[0], q[2], color="C2", alpha=0.25, label="90% credible band")
+    ax.plot(x, post["objective_mean"], color="C2", label="posterior mean of g(f)")
+    ax.plot(x, opt.problem.sign * post["bound"], color="C1", lw=1, label="strategy's bound")
+    if opt.problem.components is not None:
+        truth = opt.problem.compose(np.asarray(opt.problem.components(X), dtype=float), X)
+        ax.plot(x, truth, "k--", lw=1, label="truth")
+    if opt.problem.dim == 1:
+        ax.plot(opt.X[:, 0], opt.problem.compose(opt.Y, opt.X), "o", color="C3", ms=4,
+                label="observed g(y)")  # fmt: skip
+    for i, xp in enumerate(pending[:, 0]):
+        ax.axvline(xp, color="C1", ls=":", label="next input" if i == 0 else None)
+    units = opt.problem.units["objective"] or "its own units"
+    goal = "maximised" if opt.problem.maximize else "minimised"
+    ax.set(xlabel=axis, ylabel=f"objective, {goal} ({units})")
+    ax.set_title(f"{title(opt)}\nthe objective through g", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_hyperparameters(opt, name: str, path) -> None:
+    """ArviZ's ``plot_dist`` of GP ``name``'s posterior (:meth:`Optimizer.posterior`)."""
+    import arviz_plots
+
+    _pyplot()
+    tree = opt.posterior(name)
+    pc = arviz_plots.plot_dist(tree, backend="matplotlib")
+    fig = pc.viz["figure"].item()
+    heading = f"{title(opt)}: {name}'s hyperparameters ({tree.attrs.get('fit_draws', '')})"
+    fig.suptitle(heading, y=1.12)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    _pyplot().close(fig)
+
+
+def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
+    """Per step and GP: ESS of the draws in use (bulk), Pareto ``k̂`` and LOO coverage."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
+    it = ds["iteration"].values
+    for ax, var, label in (
+        (axes[0], "ess_bulk_min", "bulk ESS of the fit's draws (smallest)"),
+        (axes[1], "fit_pareto_k", "Pareto k̂ of the fit's weights"),
+        (axes[2], "loo_coverage", "LOO coverage of own observations (95%)"),
+    ):
+        if var not in ds:
+            ax.set_visible(False)
+            continue
+        gp_dim = ds[var].dims[1]
+        for gp in ds[gp_dim].values:
+            ax.plot(it, ds[var].sel({gp_dim: gp}), ".", ms=4, label=str(gp))
+        ax.set(xlabel="evaluation", ylabel=label)
+        ax.legend(fontsize=7, ncol=2)
+    axes[0].axhline(400, ls="--", color="k", lw=1)
+    axes[0].set_yscale("log")
+    axes[1].axhline(0.7, ls="--", color="k", lw=1)
+    axes[2].axhline(0.95, ls="--", color="k", lw=1)
+    fig.suptitle(f"{heading}: diagnostics (dashed: the documented thresholds)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def open_run(path, problem=None):
+    """A read-only optimiser holding the run checkpointed at ``path`` (nothing is
+    written there), with its models fitted on every observation and its next input
+    pending. ``problem``: the run's problem, default the shipped problem the file names."""
+    from pp_decomp.loop import Optimizer
+    from pp_decomp.loop.checkpoint import read
+    from pp_decomp.loop.resume import check_resume, restore, stored_problem
+
+    results, state = read(path)
+    if problem is None:
+        from pp_decomp.models import get_problem
+
+        stored = json.loads(results.attrs["settings"])
+        instance = (stored.get("problem_fingerprint") or {}).get("instance")
+        problem = get_problem(stored_problem(stored), seed=instance or 0)
+    opt = Optimizer(problem, **check_resume(path, results, problem, {}, None))
+    restore(opt, results, state)
+    opt.ask(len(opt.pending) + 1)  # a new choice: the models on every observation
+    return opt
+
+
+def write_report(out, heading: str, pictures: dict[str, str], notes=()) -> Path:
+    """``report.md`` in ``out``: the heading, ``notes`` (lines) and each picture with
+    its one line."""
+    out = Path(out)
+    lines = [f"# {heading}", "", *notes, ""]
+    for file, line in pictures.items():
+        lines += [f"## {file}", "", line, "", f"![{file}]({file})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

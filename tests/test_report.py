@@ -1,0 +1,67 @@
+"""The main job's pictures and report: pp-decomp demo, pp-decomp report, run_pictures."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+import pp_decomp as ppd
+from pp_decomp.cli import main
+from pp_decomp.models import get_problem
+from pp_decomp.report import run_pictures
+
+PICTURES = {"component.png", "objective.png", "hyperparameters.png", "diagnostics.png"}
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_report_draws_a_runs_file_without_touching_it(tmp_path, capsys):
+    run = tmp_path / "run.nc"
+    with ppd.Optimizer(get_problem("synthetic", seed=1), seed=0, checkpoint=run) as opt:
+        opt.run(8)
+    before = _digest(run)
+    assert main(["report", str(run)]) == 0
+    out = tmp_path / "run-report"
+    assert {p.name for p in out.glob("*.png")} == PICTURES
+    report = (out / "report.md").read_text()
+    assert report.startswith("# synthetic: d-gpucb (map), 8 evaluations")
+    assert all(f"![{p}]({p})" in report for p in PICTURES)
+    assert _digest(run) == before  # read only: no pending input, no new lock or write
+    assert main(["report", str(tmp_path / "missing.nc")]) == 2
+    assert "is not a file" in capsys.readouterr().err
+
+
+def test_pictures_of_a_box_in_two_dimensions_and_of_a_composed_strategy(tmp_path):
+    problem = ppd.Problem(
+        ppd.Box([0, 0], [1, 1]),
+        lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 1] ** 2],
+        2,
+        g=lambda F: F[..., 0] * (1 + F[..., 1]),
+        input_names=["speed", "angle"],
+    )
+    opt = ppd.Optimizer(problem, n_init=4, seed=0)
+    opt.run(7)
+    opt.ask()
+    lines = run_pictures(opt, tmp_path / "d")
+    assert (
+        set(lines) == PICTURES
+        and "speed (the other inputs at the best observed)" in lines["objective.png"]
+    )
+    gp_ucb = ppd.Optimizer(problem, "gp-ucb", n_init=4, seed=0)
+    gp_ucb.run(6)
+    assert set(run_pictures(gp_ucb, tmp_path / "c")) == PICTURES - {"component.png"}
+
+
+def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatch, capsys):
+    from pp_decomp.cli import tools
+
+    monkeypatch.setitem(tools.DEMO, "iterations", 7)
+    monkeypatch.setitem(tools.DEMO, "seeds", (0, 1))
+    assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
+    assert {p.name for p in tmp_path.glob("*.png")} == PICTURES | {"regret.png"}
+    report = (tmp_path / "report.md").read_text()
+    assert "d-gpucb vs gp-ucb (nuts) on synthetic" in report and "mean ± SE over 2 seeds" in report
+    assert capsys.readouterr().out.count("mean final cumulative regret") == 2
