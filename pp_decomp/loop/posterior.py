@@ -36,22 +36,19 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
+from pp_decomp.loop.predict import current_models
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.posterior_tree import draws_dataset, from_draws
 
 
 def posterior(opt, name: str | None = None) -> xr.DataTree | dict[str, xr.DataTree]:
     """GP ``name``'s posterior tree (see the module docstring), or every GP's by name."""
-    if not opt.models:
-        raise ValueError(
-            f"posterior needs the fitted models of a model-based step; this run has "
-            f"{opt.n} evaluation(s) and strategy {opt.settings.strategy!r} has fitted none yet"
-        )
+    models = current_models(opt, "posterior")
     if name is None:
-        return {n: model_posterior(m) for n, m in opt.models.items()}
-    if name not in opt.models:
-        raise KeyError(f"name must be one of {sorted(opt.models)}; got {name!r}")
-    return model_posterior(opt.models[name])
+        return {n: model_posterior(m) for n, m in models.items()}
+    if name not in models:
+        raise KeyError(f"name must be one of {sorted(models)}; got {name!r}")
+    return model_posterior(models[name])
 
 
 def model_posterior(model) -> xr.DataTree:

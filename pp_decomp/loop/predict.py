@@ -1,6 +1,8 @@
 """A run's posterior of every component and of the objective at given inputs.
 
-With the models the last choice used (``opt.models``) and over their
+With the models the last choice used (``opt.models``; in a session that has
+made no choice yet, a resumed run, the run's models fitted afresh on every
+observation, which leaves the run's choices unchanged) and over their
 hyperparameter posterior (the draws, each a Gaussian process):
 
 * components ``f_j(x)``: the mixture over draws ``(1/S) Σ_s N(μ_{s,j}(x), σ²_{s,j}(x))``,
@@ -74,17 +76,13 @@ def predict(
     q = np.atleast_1d(np.asarray(quantiles, dtype=float))
     if q.ndim != 1 or not np.all((q > 0) & (q < 1)):
         raise ValueError(f"quantiles must lie in (0, 1); got {quantiles!r}")
-    if not opt.models:
-        raise ValueError(
-            f"predict needs the fitted models of a model-based step; this run has "
-            f"{opt.n} evaluation(s) and strategy {opt.settings.strategy!r} has fitted none yet"
-        )
-    if "composed" not in opt.models and "additive" in opt.models:
+    models = current_models(opt, "predict")
+    if "composed" not in models and "additive" in models:
         raise ValueError(f"predict does not cover the additive strategies ({opt.strategy.name})")
     rng = as_generator(seed)
     sign = opt.problem.sign
-    if "composed" in opt.models and opt.strategy.surrogate == "composed":
-        ds = _objective(opt.models["composed"].predict_per_draw(X), sign, q, n_samples, rng)
+    if "composed" in models and opt.strategy.surrogate == "composed":
+        ds = _objective(models["composed"].predict_per_draw(X), sign, q, n_samples, rng)
         h = sign * ds["objective_draws"].values
     else:
         ds, h = _decomposed(opt, X, q, n_samples, rng)
@@ -96,6 +94,29 @@ def predict(
         ds[var].attrs["units"] = units["objective"] or "the problem's own (not declared)"
     ds.attrs.update(strategy=opt.settings.strategy, inference=opt.settings.inference, n=opt.n)
     return ds
+
+
+def current_models(opt, what: str) -> dict:
+    """The models of ``opt``'s last choice; in a session that has made none (a resumed
+    run) the run's models fitted on every observation by a fresh updater of the
+    same kind, on a stream of its own: the run's state and choices are untouched."""
+    from pp_decomp.loop.records import VIEW_STREAM, step_record
+    from pp_decomp.loop.updaters import loop_data, make_updater
+
+    if opt.models:
+        return opt.models
+    updater = make_updater(opt.settings, opt.strategy, opt.model_problem)
+    if updater is None or opt.n < max(2, opt.settings.n_init):
+        raise ValueError(
+            f"{what} needs a model fitted on the initial design; this run has {opt.n} "
+            f"evaluation(s) (n_init={opt.settings.n_init}) and strategy "
+            f"{opt.settings.strategy!r}"
+        )
+    seq = np.random.SeedSequence(opt.settings.seed, spawn_key=(opt.n, VIEW_STREAM))
+    opt.models = updater.update(
+        loop_data(opt), opt.n + 1, np.random.default_rng(seq), step_record("user", 0.0)
+    )
+    return opt.models
 
 
 def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:

@@ -11,6 +11,8 @@ from pp_decomp.validate import check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
 INIT_STREAM, FIT_STREAM, ACQ_STREAM, NOISE_STREAM = 0, 1, 2, 3
+# fits made to show a posterior (predict, posterior) outside the loop's steps
+VIEW_STREAM = 4
 
 
 def step_record(phase: str, gamma: float) -> dict:

@@ -88,7 +88,7 @@ def test_every_model_kind_has_a_tree(strategy, kw, name, var, fit):
 
 def test_asking_before_a_fit_or_for_an_unknown_gp_is_refused_by_name():
     opt = ppd.Optimizer(_synthetic(), n_init=4, seed=0)
-    with pytest.raises(ValueError, match="fitted models of a model-based step"):
+    with pytest.raises(ValueError, match="posterior needs a model fitted on the initial design"):
         opt.posterior()
     opt.run(6)
     with pytest.raises(KeyError, match=r"name must be one of \['f0', 'f1'\]; got 'f9'"):

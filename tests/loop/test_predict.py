@@ -103,7 +103,7 @@ def test_mixture_quantiles_invert_the_mixture_distribution():
 def test_bad_arguments_are_refused_before_any_work():
     p = get_problem("synthetic", seed=0, n_components=3, n_points=120)
     opt = ppd.Optimizer(p, n_init=4, seed=0)
-    with pytest.raises(ValueError, match="fitted models of a model-based step.*0 evaluation"):
+    with pytest.raises(ValueError, match="a model fitted on the initial design.*0 evaluation"):
         opt.predict(p.domain.X[:2])
     opt.run(6)
     with pytest.raises(ValueError, match=r"quantiles must lie in \(0, 1\); got \(0.5, 1.0\)"):
@@ -112,3 +112,14 @@ def test_bad_arguments_are_refused_before_any_work():
         opt.predict(np.zeros((2, p.dim + 1)))
     with pytest.raises(ValueError, match="n_samples"):
         opt.predict(p.domain.X[:2], n_samples=1)
+
+
+def test_a_resumed_run_predicts_without_changing_its_choices(tmp_path):
+    p = get_problem("synthetic", seed=0, n_components=3, n_points=120)
+    full = ppd.Optimizer(p, n_init=4, seed=0).run(9)
+    with ppd.Optimizer(p, n_init=4, seed=0, checkpoint=tmp_path / "r.nc") as part:
+        part.run(6)
+    opt = ppd.Optimizer.resume(tmp_path / "r.nc", p)
+    assert opt.predict(p.domain.X[:3])["objective_mean"].shape == (3,)  # fitted afresh
+    assert set(opt.posterior()) == set(p.component_names)
+    np.testing.assert_array_equal(opt.run(9)["x"], full["x"])
