@@ -60,12 +60,30 @@ def scaled_sqdist(X1: np.ndarray, X2: np.ndarray, ls: np.ndarray) -> np.ndarray:
     return (inv_ls2 @ diff2.reshape(n1 * n2, d).T).reshape(len(inv_ls2), n1, n2)
 
 
+# the Matérn correlations' numpy expressions make five (S, n, n) temporaries around a
+# square root: compiled as a ufunc they take one pass (docs/design.md, "Calibrated
+# defaults"); ExpQuad's one vectorised exp is faster as it is
+ONE_PASS = (Matern32, Matern52)
+_UFUNCS: dict[type, object] = {}
+
+
+def _one_pass(family):
+    """``family.correlation`` as a numba ufunc of ``r²``, compiled once (disk-cached)."""
+    if family not in _UFUNCS:
+        import numba
+
+        _UFUNCS[family] = numba.vectorize(["float64(float64)"], cache=True)(family.correlation)
+    return _UFUNCS[family]
+
+
 def correlation_from_sqdist(kernel: str, r2: np.ndarray, alpha: np.ndarray | None = None):
     """Unit-amplitude correlation ``k/η²`` from scaled squared distances ``r2`` (S, ...),
     by the family's one definition (:mod:`pp_decomp.kernels.families`)."""
     family = FAMILY.get(kernel)
     if family is None:
         raise ValueError(f"unknown kernel {kernel!r}")
+    if family in ONE_PASS:
+        return _one_pass(family)(r2)
     if kernel == "rq":
         if alpha is None:
             raise ValueError("kernel 'rq' needs alpha")
@@ -90,8 +108,9 @@ def kernel_matrix(kernel, X1, X2, ls, eta, alpha=None) -> np.ndarray:
     -------
     (S, n1, n2) array.
     """
-    r2 = scaled_sqdist(X1, X2, ls)
-    return (eta**2)[:, None, None] * correlation_from_sqdist(kernel, r2, alpha)
+    k = correlation_from_sqdist(kernel, scaled_sqdist(X1, X2, ls), alpha)  # a new array
+    k *= (np.asarray(eta, dtype=float) ** 2)[:, None, None]
+    return k
 
 
 def pymc_cov(kernel: str, input_dim: int, ls, eta, alpha=None):
