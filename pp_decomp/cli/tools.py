@@ -8,7 +8,7 @@ DEMO = {
     "problem": "synthetic",
     "strategies": ("d-gpucb", "gp-ucb"),
     "inference": "nuts",
-    "iterations": 40,
+    "iterations": 30,
     "init": 5,
     "seeds": (0, 1, 2),
 }
