@@ -210,6 +210,21 @@ def _problem_name(day: str, humidity: str, known_kernels: bool) -> str:
     )
 
 
+def _learnt(X, Y, bounds, g, seed: int) -> KnownKernels:
+    """MAP kernels of the components and of ``g`` on the learning stations (the paper's)."""
+    return KnownKernels.fit(X, Y, bounds, composed_y=g(Y), seed=seed)
+
+
+def _units(humidity: str) -> dict:
+    """Station coordinates, the three components' units, and the objective's (°C)."""
+    moisture = "%" if humidity == "rh" else "degC"
+    return {
+        "inputs": ["degrees_north", "degrees_east"],
+        "components": ["degC", moisture, "m s-1"],
+        "objective": "degC",
+    }
+
+
 def perceived_temperature(
     seed: int = 0,
     variant: str = "nws",
@@ -250,11 +265,7 @@ def perceived_temperature(
     X, Y = X_all[idx], Y_all[idx]
     g = VARIANTS[variant] if humidity == "rh" else _from_dewpoint(variant)
     domain = CandidateSet(X, labels=names[idx])
-    kernels = None
-    if known_kernels:
-        kernels = KnownKernels.fit(
-            X_all[learn], Y_all[learn], domain.bounds, composed_y=g(Y_all[learn]), seed=seed
-        )
+    kernels = _learnt(X_all[learn], Y_all[learn], domain.bounds, g, seed) if known_kernels else None
     about = {"variant": variant, "source": DAYS[day][2], "day": day, "humidity": humidity}
     learnt = {"learn_X": X_all[learn], "learn_Y": Y_all[learn], "learn_stations": names[learn]}
     return Problem(
@@ -267,11 +278,7 @@ def perceived_temperature(
         name=_problem_name(day, humidity, known_kernels),
         component_names=list(COMPONENTS if humidity == "rh" else DEWPOINT_COMPONENTS),
         input_names=["latitude", "longitude"],
-        units={
-            "inputs": ["degrees_north", "degrees_east"],
-            "components": ["degC", "%" if humidity == "rh" else "degC", "m s-1"],
-            "objective": "degC",
-        },
+        units=_units(humidity),
         description=f"{variant} perceived temperature at {len(X)} US stations, {DAYS[day][1]}",
         metadata={**learnt, **about},
         known_kernels=kernels,
