@@ -105,7 +105,7 @@ def cmd_demo(args) -> int:
                     shown = (opt, run_pictures(opt, out))
     seeds = len(DEMO["seeds"])
     pictures = {"regret.png": f"cumulative and average regret, mean ± SE over {seeds} seeds"}
-    plot_comparison(runs, out / "regret.png", title=f"{DEMO['problem']}: {what}")
+    plot_comparison(runs, out / "regret.png", title=what)
     pictures.update(shown[1])
     notes = []
     for strategy in DEMO["strategies"]:
