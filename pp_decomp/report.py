@@ -143,14 +143,14 @@ def plot_hyperparameters(opt, name: str, path) -> None:
     """ArviZ's ``plot_dist`` of GP ``name``'s posterior (:meth:`Optimizer.posterior`)."""
     import arviz_plots
 
-    _pyplot()
+    plt = _pyplot()  # the Agg backend before ArviZ draws
     tree = opt.posterior(name)
     pc = arviz_plots.plot_dist(tree, backend="matplotlib")
     fig = pc.viz["figure"].item()
     heading = f"{title(opt)}: {name}'s hyperparameters ({tree.attrs.get('fit_draws', '')})"
     fig.suptitle(heading, y=1.12)
     fig.savefig(path, dpi=110, bbox_inches="tight")
-    _pyplot().close(fig)
+    plt.close(fig)
 
 
 def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:

@@ -38,9 +38,12 @@ import numpy as np
 import xarray as xr
 from scipy.stats import norm
 
+from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.calibration import _component_samples, ucb_bound
 from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
+from pp_decomp.loop.records import VIEW_STREAM, step_record
+from pp_decomp.loop.updaters import loop_data, make_updater
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int, check_X
 
@@ -82,8 +85,10 @@ def predict(
     rng = as_generator(seed)
     sign = opt.problem.sign
     if "composed" in models and opt.strategy.surrogate == "composed":
-        ds = _objective(models["composed"].predict_per_draw(X), sign, q, n_samples, rng)
-        h = sign * ds["objective_draws"].values
+        mean_h, var_h = models["composed"].predict_per_draw(X)  # of h = sign · f
+        ds = _mixture(sign * mean_h, var_h, q)
+        h = _mixture_draws(mean_h, var_h, n_samples, rng)
+        ds["objective_draws"] = (("sample", "point"), sign * h)
     else:
         ds, h = _decomposed(opt, X, q, n_samples, rng)
     ds["bound"] = ("point", ucb_bound(opt, X, h, _last_beta(opt), rng))
@@ -100,9 +105,6 @@ def current_models(opt, what: str) -> dict:
     """The models of ``opt``'s last choice; in a session that has made none (a resumed
     run) the run's models fitted on every observation by a fresh updater of the
     same kind, on a stream of its own: the run's state and choices are untouched."""
-    from pp_decomp.loop.records import VIEW_STREAM, step_record
-    from pp_decomp.loop.updaters import loop_data, make_updater
-
     if opt.models:
         return opt.models
     updater = make_updater(opt.settings, opt.strategy, opt.model_problem)
@@ -122,8 +124,6 @@ def current_models(opt, what: str) -> dict:
 def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     """Component and objective variables of a decomposed strategy, and the signed
     objective's draws ``h (n, m)``."""
-    from pp_decomp.acquisition.surrogate import decomposed_surrogate
-
     problem, transform = opt.model_problem, opt.settings.outcome_transform
     names = problem.component_names
     models = [opt.models[n] for n in names]
@@ -147,24 +147,20 @@ def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     ds["component_quantile"] = (("quantile", "point", "component"), quant)
     if problem.linear is not None:
         surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
-        mean_s, var_s = surrogate.linear_per_draw(X)  # of h = sign · f
-        obj = _objective((problem.sign * mean_s, var_s), 1, q, n_samples, rng)
+        mean_h, var_h = surrogate.linear_per_draw(X)  # of h = sign · f
+        obj = _mixture(problem.sign * mean_h, var_h, q)
         obj["objective_draws"] = (("sample", "point"), problem.sign * h)
     else:
         obj = _sampled(problem.sign * h, q)
     return ds.merge(obj, combine_attrs="no_conflicts"), h
 
 
-def _objective(per_draw, sign: float, q, n_samples: int, rng) -> xr.Dataset:
-    """The objective's variables from per-draw means and variances ``(S, m)`` of
-    ``sign · f``: mixture summaries and ``n_samples`` draws."""
-    mean_s, var_s = sign * per_draw[0], per_draw[1]
+def _mixture(mean_s: np.ndarray, var_s: np.ndarray, q) -> xr.Dataset:
+    """The objective's summaries from per-draw means and variances ``(S, m)`` of ``f``:
+    the exact equal-weight mixture's mean, sd and quantiles."""
     mean, var = mixture_moments(mean_s, var_s)
-    s = rng.integers(0, mean_s.shape[0], n_samples)
-    draws = mean_s[s] + np.sqrt(var_s[s]) * rng.standard_normal((n_samples, mean_s.shape[1]))
     return xr.Dataset(
         {
-            "objective_draws": (("sample", "point"), draws),
             "objective_mean": ("point", mean),
             "objective_sd": ("point", np.sqrt(var)),
             "objective_quantile": (
@@ -174,6 +170,12 @@ def _objective(per_draw, sign: float, q, n_samples: int, rng) -> xr.Dataset:
         },
         attrs={"objective_method": "analytic"},
     )
+
+
+def _mixture_draws(mean_s: np.ndarray, var_s: np.ndarray, n: int, rng) -> np.ndarray:
+    """``n`` draws ``(n, m)`` of the equal-weight mixture, a draw index per sample."""
+    s = rng.integers(0, mean_s.shape[0], n)
+    return mean_s[s] + np.sqrt(var_s[s]) * rng.standard_normal((n, mean_s.shape[1]))
 
 
 def _sampled(draws: np.ndarray, q) -> xr.Dataset:
