@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,30 @@ def test_the_three_analyst_notebooks_exist_with_outputs():
         assert images >= 2, f"{path.name} shows {images} plots"
         errors = [o for c in code for o in c["outputs"] if o.get("output_type") == "error"]
         assert not errors, f"{path.name} was committed with an error output"
+
+
+def test_no_notebook_hides_a_warning_and_each_one_shown_is_explained():
+    import nbformat
+
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        explained = ""  # the markdown above a code cell, and the cell's own comments
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                explained += cell.source
+                continue
+            src = cell.source
+            assert 'simplefilter("ignore")' not in src, f"{path.name} hides warnings: {src[:80]}"
+            assert 'filterwarnings("ignore"' not in src, f"{path.name} hides warnings: {src[:80]}"
+            for out in cell.get("outputs", []):
+                if out.get("name") != "stderr":
+                    continue
+                for kind in re.findall(r"(\w+Warning):", out["text"]):
+                    assert kind in explained + src, (
+                        f"{path.name} prints a {kind} that neither the cell nor the text "
+                        f"above it explains: {out['text'][:200]}"
+                    )
+            explained = ""
 
 
 @pytest.mark.slow
