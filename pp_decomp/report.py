@@ -185,7 +185,7 @@ def open_run(path, problem=None):
     written there), with its models fitted on every observation and its next input
     pending. ``problem``: the run's problem, default the shipped problem the file names."""
     from pp_decomp.loop import Optimizer
-    from pp_decomp.loop.checkpoint import read
+    from pp_decomp.loop.checkpoint import read, read_draws
     from pp_decomp.loop.resume import check_resume, restore, stored_problem
 
     results, state = read(path)
@@ -196,7 +196,7 @@ def open_run(path, problem=None):
         instance = (stored.get("problem_fingerprint") or {}).get("instance")
         problem = get_problem(stored_problem(stored), seed=instance or 0)
     opt = Optimizer(problem, **check_resume(path, results, problem, {}, None))
-    restore(opt, results, state)
+    restore(opt, results, state, read_draws(path))
     opt.ask(len(opt.pending) + 1)  # a new choice: the models on every observation
     return opt
 

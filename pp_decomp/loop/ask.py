@@ -131,6 +131,7 @@ def _ask_one(opt) -> None:
         if opt.updater is not None:
             models = opt.updater.update(loop_data(opt), key, opt._rng(key, FIT_STREAM), rec)
         opt.models = models
+        opt.draw_log.add(key, models)
         rec["fit_seconds"] = time.perf_counter() - start
         names = opt.model_problem.component_names
         transform = opt.settings.outcome_transform

@@ -35,6 +35,7 @@ import xarray as xr
 
 FORMAT_VERSION = 2
 GROUP = "checkpoint"
+DRAWS = "draws"  # the draw log's group
 
 
 class CheckpointError(ValueError):
@@ -48,8 +49,9 @@ def _checksum(state_json: str, X: np.ndarray, Y: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def to_bytes(results: xr.Dataset, state: dict) -> bytes:
-    """The checkpoint file's bytes: ``results`` as the root group, ``state`` in ``checkpoint``."""
+def to_bytes(results: xr.Dataset, state: dict, draws: xr.Dataset | None = None) -> bytes:
+    """The checkpoint file's bytes: ``results`` as the root group, ``state`` in
+    ``checkpoint``, and the ``draws`` (:mod:`pp_decomp.loop.draw_log`) in ``draws``."""
     state_json = json.dumps(state)
     X = np.asarray(results["x"].values, dtype=float)
     Y = np.asarray(results["y"].values, dtype=float)
@@ -61,6 +63,8 @@ def to_bytes(results: xr.Dataset, state: dict) -> bytes:
     with _local_writes():
         results.to_netcdf(buf, engine="h5netcdf")
         ck.to_netcdf(buf, mode="a", group=GROUP, engine="h5netcdf")
+        if draws is not None:
+            draws.to_netcdf(buf, mode="a", group=DRAWS, engine="h5netcdf")
     return buf.getvalue()
 
 
@@ -74,14 +78,15 @@ def _local_writes():
     return dask.config.set(scheduler="synchronous")
 
 
-def write(path, results: xr.Dataset, state: dict) -> None:
-    """Write ``results`` and the loop ``state`` to ``path`` atomically.
+def write(path, results: xr.Dataset, state: dict, draws: xr.Dataset | None = None) -> None:
+    """Write ``results``, the loop ``state`` and the ``draws`` (:func:`to_bytes`) to
+    ``path`` atomically.
 
     Raises a :class:`CheckpointError` (the previous file intact, no temporary
     file left) when the disk is full or the folder cannot be written.
     """
     path = Path(path)
-    data = to_bytes(results, state)
+    data = to_bytes(results, state, draws)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,6 +144,20 @@ def read(path) -> tuple[xr.Dataset, dict]:
     if "settings" not in results.attrs:
         raise CheckpointError(f"checkpoint {str(path)!r} has no 'settings' attribute")
     return results, json.loads(state_json)
+
+
+def read_draws(path) -> xr.Dataset | None:
+    """The draw log stored at ``path`` (:mod:`pp_decomp.loop.draw_log`); ``None`` for
+    a file written without one."""
+    try:
+        with xr.open_dataset(path, engine="h5netcdf", group=DRAWS) as ds:
+            return ds.load()
+    except OSError as err:
+        if "group not found" in str(err):
+            return None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: its draws cannot be read ({err})"
+        ) from err
 
 
 def observations(results: xr.Dataset, dim: int, n_components: int):

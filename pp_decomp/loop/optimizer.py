@@ -19,6 +19,7 @@ import xarray as xr
 
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
+from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.failures import FailureLog
 from pp_decomp.loop.pending import Pending
 from pp_decomp.loop.records import (
@@ -117,6 +118,7 @@ class Optimizer:
         self.updater = make_updater(self.settings, self.strategy, self.model_problem)
         self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
+        self.draw_log = DrawLog()  # the draws every model-based choice used
         n_init, rng = self.settings.n_init, self._rng(0, INIT_STREAM)
         self._init_design = problem.domain.sample(n_init, seed=rng) if n_init else self.X.copy()
         self.checkpoint, self._file = checkpoint, None
@@ -224,12 +226,12 @@ class Optimizer:
 
         return predict(self, X, n_samples=n_samples, quantiles=quantiles, seed=seed)
 
-    def posterior(self, name: str | None = None):
-        """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's)
-        (:mod:`pp_decomp.loop.posterior`)."""
+    def posterior(self, name: str | None = None, iteration: int | None = None):
+        """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's;
+        ``iteration``: at that step, from the draw log) (:mod:`pp_decomp.loop.posterior`)."""
         from pp_decomp.loop.posterior import posterior
 
-        return posterior(self, name)
+        return posterior(self, name, iteration)
 
     # ------------------------------------------------------------------ results & I/O
     def results(self) -> xr.Dataset:
@@ -242,7 +244,8 @@ class Optimizer:
 
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
-        ckpt.write(path, self.results(), loop_state(self))
+        draws = self.draw_log.to_dataset(self.records)
+        ckpt.write(path, self.results(), loop_state(self), draws)
 
     def _save(self) -> None:
         if self._file is not None:
@@ -282,6 +285,6 @@ class Optimizer:
 
         results, state = ckpt.read(path)
         opt = cls(problem, **check_resume(path, results, problem, expected, beta))
-        restore(opt, results, state)
+        restore(opt, results, state, ckpt.read_draws(path))
         opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt

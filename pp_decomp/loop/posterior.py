@@ -30,19 +30,30 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
+from pp_decomp.loop.draw_log import draw_arrays, fitted_draws, step_posterior
 from pp_decomp.loop.predict import current_models
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.posterior_tree import draws_dataset, from_draws
 
 
-def posterior(opt, name: str | None = None) -> xr.DataTree | dict[str, xr.DataTree]:
-    """GP ``name``'s posterior tree (see the module docstring), or every GP's by name."""
+def posterior(
+    opt, name: str | None = None, iteration: int | None = None
+) -> xr.DataTree | dict[str, xr.DataTree]:
+    """GP ``name``'s posterior tree (see the module docstring), or every GP's by name.
+
+    ``iteration``: the draws step ``iteration`` of the results chose with, from the
+    run's draw log (:func:`~pp_decomp.loop.draw_log.step_posterior`), without fitting."""
+    if iteration is not None:
+        stored = opt.draw_log.to_dataset(opt.records)
+        if stored is None:
+            raise ValueError(f"iteration={iteration}: no step of this run chose with a model")
+        if name is None:
+            return {n: step_posterior(stored, n, iteration) for n in stored["gp"].values}
+        return step_posterior(stored, name, iteration)
     models = current_models(opt, "posterior")
     if name is None:
         return {n: model_posterior(m) for n, m in models.items()}
@@ -54,8 +65,8 @@ def posterior(opt, name: str | None = None) -> xr.DataTree | dict[str, xr.DataTr
 def model_posterior(model) -> xr.DataTree:
     """The posterior tree of one loop model: a GP, a fast-path view or a correlated
     component (whose tree is the shared coregionalised model's)."""
-    gp, logw = _fitted(model)
-    draws = _draw_arrays(gp.draws)
+    gp, logw = fitted_draws(model)
+    draws = draw_arrays(gp.draws)
     tree = gp.idata
     if tree is None:  # importance draws, known kernels, or restored from a checkpoint
         tree = from_draws({k: v[None] for k, v in draws.items()}, inference=_inference(gp))
@@ -95,28 +106,6 @@ def describe(d) -> str:
         f"{d.ess_bulk_min:.0f}, tail ESS min {d.ess_tail_min:.0f}, {d.divergences} "
         f"divergences; {verdict} (docs/concepts.md, 'Diagnostics')"
     )
-
-
-def _fitted(model):
-    """The fitted object that holds ``model``'s draws, idata and diagnostics, and the
-    current log weights of its draws (``None``: equal)."""
-    comp = getattr(model, "comp", None)
-    if comp is not None:  # a full-Bayes fast-path view
-        return comp.gp, comp.post.logw
-    joint = getattr(model, "joint", None)
-    return (joint if joint is not None else model), None
-
-
-def _draw_arrays(draws) -> dict[str, np.ndarray]:
-    """Each hyperparameter's draws ``(S, ...)`` by name."""
-    if hasattr(draws, "values") and isinstance(draws.values, dict):  # a kernel expression's
-        return {k: np.asarray(v, dtype=float) for k, v in draws.values.items()}
-    names = getattr(draws, "NDIM", None) or [f.name for f in fields(draws)]
-    return {
-        n: np.asarray(getattr(draws, n), dtype=float)
-        for n in names
-        if getattr(draws, n, None) is not None
-    }
 
 
 def _inference(gp) -> str:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from pp_decomp.loop.checkpoint import CheckpointError, FileLock, remove_stale_temporaries
+from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.records import jsonable
 from pp_decomp.loop.settings import RunSettings
 
@@ -121,8 +122,9 @@ def loop_state(opt) -> dict:
     }
 
 
-def restore(opt, results, state: dict) -> None:
-    """Put a checkpoint's observations and loop state into a freshly built optimiser."""
+def restore(opt, results, state: dict, draws=None) -> None:
+    """Put a checkpoint's observations, loop state and draw log (``draws``, the
+    group :func:`~pp_decomp.loop.checkpoint.read_draws` gives) into a freshly built optimiser."""
     from pp_decomp.loop.checkpoint import observations
     from pp_decomp.loop.updaters import loop_data
 
@@ -132,6 +134,7 @@ def restore(opt, results, state: dict) -> None:
     opt.records = state["records"]
     opt.failures.restore(state.get("failures", {}))
     opt.pending.restore(state.get("pending", []))
+    opt.draw_log = DrawLog.from_dataset(draws)
     if opt.updater is not None:
         opt.updater.restore(state["updater"], loop_data(opt))
 

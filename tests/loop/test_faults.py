@@ -306,13 +306,13 @@ KILLER = textwrap.dedent(
     ARMED = False
 
 
-    def write(path, results, state, _write=ckpt.write):
+    def write(path, results, state, draws=None, _write=ckpt.write):
         global ARMED
         n, asked = results.sizes.get("iteration", 0), bool(state["pending"])
         ARMED = (WHERE in ("mid-write", "before-rename") and not asked and n == K) or (
             WHERE == "before-rename-ask" and asked and n == K - 1
         )
-        _write(path, results, state)
+        _write(path, results, state, draws)
 
 
     class KillingOS:
