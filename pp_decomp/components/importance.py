@@ -14,14 +14,26 @@ The estimate is used only where it is reliable: the Pareto ``k̂`` of the
 weights (Vehtari et al. 2024, "Pareto smoothed importance sampling", JMLR 25)
 at most ``k_max`` and their ESS at least ``S``. As the data grow the posterior
 concentrates and the check fails; NUTS takes over.
+
+The likelihoods are computed in chunks of draws whose ``(draws, n, n)``
+covariances fit in :data:`CHUNK_BYTES`, so memory does not grow with ``M``;
+the first :data:`PILOT` draws decide whether the rest is worth computing: their
+ESS, scaled to ``M`` draws, below ``S`` ends the attempt (a subsample misses
+the largest weights, so its ESS fraction overstates the full sample's: the
+projection errs towards going on).
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from pp_decomp.components.incremental import ess, log_likelihood, pareto_k, resample
 from pp_decomp.diagnostics import FitDiagnostics
+
+CHUNK_BYTES = 64 * 2**20  # one chunk's (draws, n, n) covariances
+PILOT = 2048  # draws whose weights decide whether to compute the rest
 
 
 def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng) -> bool:
@@ -35,7 +47,9 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
     start = time.perf_counter()
     Xs, ys = gp._set_data(X, y)
     prior = gp.sample_prior(n_prior, rng)
-    logw = log_likelihood(gp.posterior_kernel, Xs, ys, prior, gp.mean_var)
+    logw = prior_log_weights(gp, Xs, ys, prior, n_prior, n_keep)
+    if logw is None:
+        return False
     ess_, k = ess(logw), pareto_k(logw)
     if not (ess_ >= n_keep and k <= k_max):
         return False
@@ -50,3 +64,19 @@ def prior_importance_fit(gp, X, y, n_prior: int, n_keep: int, k_max: float, rng)
         seconds=time.perf_counter() - start,
     )
     return True
+
+
+def prior_log_weights(gp, Xs, ys, prior, n_prior: int, n_keep: int) -> np.ndarray | None:
+    """The ``n_prior`` draws' log likelihoods, chunked; ``None`` when the pilot's
+    projected ESS is below ``n_keep`` (module docstring)."""
+    n = len(Xs)
+    chunk = int(max(64, CHUNK_BYTES // (8 * n * n)))
+    logw = np.empty(n_prior)
+    for lo in range(0, n_prior, chunk):
+        hi = min(lo + chunk, n_prior)
+        part = prior.subset(slice(lo, hi))
+        logw[lo:hi] = log_likelihood(gp.posterior_kernel, Xs, ys, part, gp.mean_var)
+        pilot = hi >= min(PILOT, n_prior) and lo < min(PILOT, n_prior)
+        if pilot and hi < n_prior and ess(logw[:hi]) * n_prior / hi < n_keep:
+            return None
+    return logw
