@@ -165,18 +165,20 @@ class Optimizer:
         return b[1] - b[0]
 
     def tell(self, x, y, *, replicate: bool = False) -> None:
-        """Record the components ``y (J,)`` observed at ``x (d,)``; checkpoint. An input told
-        before warns unless ``replicate=True``; a failure is told by :meth:`tell_failure`."""
-        x, y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
-        rec = self.pending.take(x[0])
-        if rec is None:
-            warn_if_repeated(self.X, x[0], replicate)
-            rec = step_record("user", self.gamma)
-        self.X = np.vstack([self.X, x])
-        self.Y = np.vstack([self.Y, y])
-        # GP-MI's γ only grows: with results told out of order it is the latest asked's
-        self.gamma = max(self.gamma, float(rec["gamma_next"]))
-        self.records.append(rec)
+        """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
+        d)`` (data you bring, a batch's results: all checked before any is recorded, one
+        checkpoint write); checkpoint. An input told before warns unless ``replicate=True``;
+        a failure is told by :meth:`tell_failure`."""
+        X, Y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
+        for x, y in zip(X, Y, strict=True):
+            rec = self.pending.take(x)
+            if rec is None:
+                warn_if_repeated(self.X, x, replicate)
+                rec = step_record("user", self.gamma)
+            self.X, self.Y = np.vstack([self.X, x]), np.vstack([self.Y, y])
+            # GP-MI's γ only grows: with results told out of order it is the latest asked's
+            self.gamma = max(self.gamma, float(rec["gamma_next"]))
+            self.records.append(rec)
         self._save()
 
     def tell_failure(self, x, reason: str = "failed") -> None:

@@ -118,25 +118,34 @@ def jsonable(obj):
 
 
 def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:
-    """``x (1, d)``, ``y (1, J)`` validated against ``problem``, ``g(y; x)`` finite,
-    ``y`` in the domain of the outcome ``transform``."""
+    """``x (n, d)``, ``y (n, J)`` validated against ``problem`` (one observation: ``x
+    (d,)``, ``y (J,)``), ``g(y; x)`` finite, ``y`` in the domain of the outcome
+    ``transform``; an error names the first bad row, and nothing is recorded."""
     from pp_decomp.composition.outcome import forward
 
     x = check_X(np.atleast_2d(x), "x", input_dim=problem.dim)
-    y = check_Y(np.atleast_2d(y), "y", n=1, n_components=problem.n_components)
-    if not problem.domain.contains(x)[0]:
-        raise ValueError(f"x={x[0].tolist()} is outside the problem's domain")
-    try:  # refused before it is recorded: every later fit would fail on it
-        forward(transform, y, problem.component_names)
-    except ValueError as err:
-        raise ValueError(
-            f"{err} at x={x[0].tolist()}; it was not recorded (tell_failure(x, reason) "
-            "records a failed evaluation)"
-        ) from None
+    y = check_Y(np.atleast_2d(y), "y", n=len(x), n_components=problem.n_components)
+
+    def where(i: int) -> str:
+        return f"x={x[i].tolist()}" if len(x) == 1 else f"x[{i}]={x[i].tolist()}"
+
+    outside = np.flatnonzero(~problem.domain.contains(x))
+    if len(outside):
+        raise ValueError(f"{where(outside[0])} is outside the problem's domain")
+    for i in range(len(y)):
+        try:  # refused before it is recorded: every later fit would fail on it
+            forward(transform, y[i : i + 1], problem.component_names)
+        except ValueError as err:
+            raise ValueError(
+                f"{err} at {where(i)}; it was not recorded (tell_failure(x, reason) "
+                "records a failed evaluation)"
+            ) from None
     h = problem.compose(y, x)
-    if not np.all(np.isfinite(h)):
+    bad = np.flatnonzero(~np.isfinite(h))
+    if len(bad):
+        i = bad[0]
         raise ValueError(
-            f"g(y; x) is not finite ({h[0]}) at x={x[0].tolist()} for y={y[0].tolist()}: "
+            f"g(y; x) is not finite ({h[i]}) at {where(i)} for y={y[i].tolist()}: "
             "tell it with tell_failure(x, reason) if the system failed there"
         )
     return x, y
