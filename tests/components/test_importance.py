@@ -91,3 +91,25 @@ def test_log_likelihood_after_is_the_conditional_likelihood(rng):
         np.testing.assert_allclose(log_likelihood_after(L_inv, y, n0), want, rtol=1e-10, atol=1e-9)
     with pytest.raises(ValueError, match="n0 must lie in 0..9; got 10"):
         log_likelihood_after(L_inv, y, 10)
+
+
+def test_the_weights_in_chunks_are_the_weights_at_once_and_a_short_pilot_stops_early(
+    monkeypatch,
+):
+    from pp_decomp.components import importance
+
+    gp = ComponentGP("matern32", 2, name="f")
+    X, y = _data(30, d=2)
+    Xs, ys = gp._set_data(X, y)
+    prior = gp.sample_prior(3000, np.random.default_rng(2))
+    whole = log_likelihood(gp.posterior_kernel, Xs, ys, prior, gp.mean_var)
+    monkeypatch.setattr(importance, "CHUNK_BYTES", 8 * 30 * 30 * 100)  # chunks of 100 draws
+    chunked = importance.prior_log_weights(gp, Xs, ys, prior, 3000, n_keep=1)
+    np.testing.assert_allclose(chunked, whole, rtol=1e-13)  # batch sizes move the last bit
+    calls = []
+    real = importance.log_likelihood
+    monkeypatch.setattr(importance, "log_likelihood", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(importance, "PILOT", 500)
+    # 30 points: the posterior is far narrower than the prior, its ESS nowhere near 2900
+    assert importance.prior_log_weights(gp, Xs, ys, prior, 3000, n_keep=2900) is None
+    assert len(calls) == 5  # the pilot's chunks only
