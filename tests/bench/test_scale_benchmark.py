@@ -1,0 +1,22 @@
+"""benchmarks/scale.py at tiny sizes: each configuration in its own process, its figures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import scale  # noqa: E402
+
+
+def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
+    lines = []
+    out = scale.run([12], [2], ["map"], 1, peer=False, timeout=600, log=lines.append)
+    (r,) = out
+    assert r["strategy"] == "d-gpucb-mc" and r["T"] == 12 and len(r["next_ask_s"]) == 1
+    assert 0 < r["first_ask_s"] and 0 < r["peak_gb"] < 24
+    assert 0.0 <= r["coverage_95"] <= 1.0 and np.isfinite(r["coverage_95"])
+    assert lines[0].startswith("T=   12 J= 2 MAP") and "95% coverage" in lines[0]
