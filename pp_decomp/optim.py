@@ -159,7 +159,7 @@ def maximize_box(
 
 
 def _finite(values) -> np.ndarray:
-    """Acquisition values with NaN and ±inf as ``-inf`` (never chosen)."""
+    """Acquisition values with NaN and infinities as ``-inf`` (never chosen)."""
     values = np.asarray(values, dtype=float)
     return np.where(np.isfinite(values), values, -np.inf)
 

@@ -77,7 +77,7 @@ def _plot_loo_coverage(ax, ds: xr.Dataset) -> None:
 
 
 def plot_comparison(runs: dict, path, title: str | None = None) -> None:
-    """Mean cumulative and average regret (± standard error over seeds) per strategy.
+    """Mean cumulative and average regret (with the standard error over seeds) per strategy.
 
     ``runs`` maps ``(strategy, seed)`` to a run's Dataset; ``title`` heads the figure.
     """
@@ -107,7 +107,7 @@ def plot_comparison(runs: dict, path, title: str | None = None) -> None:
 def plot_reliability(rel: xr.Dataset, path) -> None:
     """Reliability diagram of :func:`pp_decomp.calibration.reliability`: empirical
     against nominal coverage of the objective (central intervals and upper
-    bounds) and of each component (central intervals), with ±2 SE bars, and each
+    bounds) and of each component (central intervals), with bars of two standard errors, and each
     component's LOO coverage of its own observations at 0.95 (crosses): what the
     run could tell of its calibration without the truth."""
     plt = _pyplot()

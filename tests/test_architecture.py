@@ -4,6 +4,7 @@ compared only inside the strategy registry."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,36 @@ def test_tests_are_laid_out_like_the_package():
     rooms.add("problems")  # the shipped problems (models/) and their domains
     folders = {p.parent.name for p in (ROOT / "tests").rglob("test_*.py")} - {"tests"}
     assert folders <= rooms, f"test folders that are not package rooms: {folders - rooms}"
+
+
+HISTORY = re.compile(
+    r"±|\b(19|20)\d\d-\d\d-\d\d\b|earlier default|\b(January|February|March|April|May|June|"
+    r"July|August|September|October|November|December) (19|20)\d\d\b",
+    re.IGNORECASE,
+)
+DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _history_in_docstrings(paths) -> list[str]:
+    """Docstring lines carrying evidence or history (docs/design.md, "Why these defaults")."""
+    found = []
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            doc = ast.get_docstring(node, clean=False) if isinstance(node, DOCUMENTED) else None
+            for line in (doc or "").splitlines():
+                if HISTORY.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)} {line}")
+    return found
+
+
+def test_docstrings_teach_and_keep_figures_and_history_in_the_design_notes(tmp_path):
+    package = [p for p in SOURCES if p.is_relative_to(ROOT / "pp_decomp")]
+    assert _history_in_docstrings(package) == []  # models/ may name the days of their data
+    probe = ROOT / "pp_decomp" / ".probe_docstring.py"
+    try:  # the check sees each kind of history
+        probe.write_text(
+            '"""Mean 1.2 ± 0.3."""\n\n\ndef f():\n    """The earlier default, 2026-11-25."""\n'
+        )
+        assert len(_history_in_docstrings([probe])) == 2
+    finally:
+        probe.unlink(missing_ok=True)

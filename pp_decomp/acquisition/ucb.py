@@ -25,12 +25,8 @@ class DGPUCB:
     The bound is averaged over draws (the integrated acquisition of Snoek,
     Larochelle & Adams 2012, as BoTorch's fully Bayesian models average theirs)
     rather than taken from the mixture moments ``E_s μ_s`` and
-    ``E_s σ_s² + Var_s μ_s``: the mixture's variance adds the draws'
-    disagreement about the mean to the exploration bonus, so full Bayes explored
-    more than MAP wherever the hyperparameters were uncertain, and cost regret
-    for it. Paired with BoTorch's composite loop on the same flu trials (10 × 100,
-    docs/results.md, the earlier priors): −0.002 ± 0.12 with the mixture bound,
-    −0.112 ± 0.15 averaged; synthetic +6.7 ± 3.4 and +5.3 ± 2.8.
+    ``E_s σ_s² + Var_s μ_s``, whose variance adds the draws' disagreement about
+    the mean to the exploration bonus. Why: docs/design.md, "Why these defaults".
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float):
@@ -262,9 +258,8 @@ class MonteCarloUCB:
     The quantile is taken per draw and averaged (Snoek et al.'s integrated
     acquisition, as :class:`DGPUCB` and BoTorch's fully Bayesian models do)
     rather than over the mixture of all draws, whose spread adds the draws'
-    disagreement about the mean to the exploration bonus. Against its MAP run
-    on the synthetic problem (10 trials × 100, docs/results.md) full Bayes cost
-    +1.96 ± 0.74 cumulative regret with the mixture, +1.46 ± 1.1 per draw.
+    disagreement about the mean to the exploration bonus. Why: docs/design.md,
+    "Why these defaults".
     """
 
     def __init__(self, model: DecomposedSurrogate, beta: float, n_samples: int = 512, seed=None):

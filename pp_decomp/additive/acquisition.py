@@ -57,10 +57,7 @@ class AdditiveSettings:
         ``n_decompositions`` random partitions followed by a hill-climb over
         swaps of two dimensions (``"swap"``, default; :func:`learn_decomposition`),
         or the best random partition alone (``"random"``, the paper's, which the
-        ``kandasamy2015`` preset keeps). On Kandasamy's (24, 6, 4) function, 10
-        trials × 200 evaluations, the swap search's simple regret is 22.3 ± 7.5
-        against 52.8 ± 18.4 for the paper's (paired −30.5 ± 13) and 65.5 ± 6.2 for
-        GP-UCB (paired −43.2 ± 7.3; docs/results.md).
+        ``kandasamy2015`` preset keeps). Why: docs/design.md, "Why these defaults".
     shared_hyperparameters : bool
         Add-GP-UCB fits one lengthscale and one amplitude for every group, as
         Kandasamy et al. (2015, §5) do; ``False`` fits a lengthscale per

@@ -42,7 +42,8 @@ def _mean_se(a: np.ndarray) -> tuple[float, float, int]:
 
 
 def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
-    """``other`` against ``base`` over paired trials: relative change (paired diff ± SE)."""
+    """``other`` against ``base`` over paired trials: relative change (the paired
+    difference and its standard error)."""
     ok = np.isfinite(base) & np.isfinite(other)
     if ok.sum() < 2:
         return ""
@@ -64,9 +65,9 @@ def _step_seconds(ds: xr.Dataset, problem: str, n_init: int) -> dict[str, float]
 
 
 def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> str:
-    """Markdown: final cumulative and simple regret (mean ± SE) and the change of each
+    """Markdown: final cumulative and simple regret (mean and standard error) and the change of each
     ``compared`` strategy (default: the decomposed ``d-*`` ones) against ``baseline``
-    in both, with the paired difference over trials ± its standard error.
+    in both, with the paired difference over trials and its standard error.
 
     With an initial design (``n_init`` in the settings) a column compares the
     regret accrued after it: the design is shared by every strategy of a trial, so
@@ -81,8 +82,8 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     after = f" | change after the {n_init} initial evaluations" if n_init else ""
     lines = [
         "| problem | strategy | trials | final cumulative regret | final simple regret "
-        f"| cumulative regret change vs {label} (paired diff ± SE){after} "
-        f"| simple regret change vs {label} (paired diff ± SE) "
+        f"| cumulative regret change vs {label} (paired difference and its standard error){after} "
+        f"| simple regret change vs {label} (paired difference and its standard error) "
         f"| seconds per step (× {label}) |",
         "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- | --- |",
     ]

@@ -54,18 +54,15 @@ MAX_TREE_DEPTH = 8
 @dataclass(frozen=True)
 class NutsSettings:
     """One NUTS fit: draws and tuning steps per chain, chains, target acceptance,
-    how many repairs a failing fit gets, and whether nutpie adapts a low-rank
-    modified mass matrix (Seyboldt et al. 2024) instead of a diagonal one.
+    how many repairs a failing fit gets (:func:`repair_plan`), and whether nutpie
+    adapts a low-rank modified mass matrix (Seyboldt et al. 2024) instead of a
+    diagonal one (default: diagonal; why: docs/design.md, "Why these defaults").
 
-    The diagonal mass matrix stays the default, from a measurement. On fresh fits
-    of the synthetic components (``benchmarks/nuts_convergence.py --mass-matrix
-    low-rank``, T = 10-100) the low-rank one raised the share of first runs
-    meeting every threshold from 63% to 79% and the median bulk ESS from 617 to
-    1036. But in the loop's refits (D-GPUCB, synthetic, 100 steps, seed 0;
-    measured when every refit still started at the prior's centre) it gave no
-    better convergence over the first 40 steps (86% against 92% of 36 refits)
-    and later left chains in different modes: one refit took 474 s and ended
-    at r-hat 3.0 after both repairs.
+    Example
+    -------
+    >>> from pp_decomp.components.nuts import NutsSettings
+    >>> NutsSettings(draws=200).chains
+    4
     """
 
     draws: int = 400

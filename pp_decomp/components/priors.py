@@ -32,9 +32,9 @@ class Priors:
       an input irrelevant on little data. ``ls_family="lognormal"`` gives
       ``ℓ_d ~ LogNormal(ls_loc + ½ log d, ls_scale)``, the dimension-scaled prior
       of Hvarfner, Hellsten & Nardi (2024) and BoTorch's default, whose median
-      grows like ``sqrt(d)``; it was the default until the calibration study
-      (`design notes <../docs/design.md#calibrated-defaults>`_);
-    * ``η ~ Gamma(eta_alpha, eta_beta)``: ``Gamma(400, 400)``, ``η = 1 ± 0.05``,
+      grows like ``sqrt(d)`` (why it is not the default: docs/design.md, "Why
+      these defaults");
+    * ``η ~ Gamma(eta_alpha, eta_beta)``: ``Gamma(400, 400)``, ``η`` within about 0.05 of 1,
       the standardised output's scale, all but fixed as in BoTorch's
       ``SingleTaskGP``;
     * ``σ ~ LogNormal(sigma_loc, sigma_scale)`` (``sigma_family="lognormal"``,

@@ -61,15 +61,8 @@ def in_flight(opt, workers: int, n_iter: int) -> int:
       first ``workers - 1`` results, much as GP-AUCB (Desautels et al. 2014)
       grows its batches as the posterior firms up (small batches first).
 
-    Why: an input chosen with others hallucinated is chosen without their
-    outputs, and with only the design told it costs as much as a random input
-    (the hallucination shrinks the variance near the pending inputs but cannot
-    move the mean, so on flu the next inputs went to the box's faces).
-    Cumulative regret of q = 8 over 100 evaluations against q = 1's
-    (benchmarks/async_gain.py, 10 seeds): flu 1.95x with neither cap (5 seeds),
-    1.00x with both; synthetic 1.77x and 1.15x. The simulated time to finish
-    grows from 0.13 to 0.16 of q = 1's. A user who wants every worker busy at
-    once asks ``ask(q)`` directly.
+    A user who wants every worker busy at once asks ``ask(q)`` directly. Why the
+    caps: docs/design.md, "Why these defaults".
     """
     need = min(workers, n_iter - opt.n)
     design_pending = sum(rec["phase"] == "init" for _, rec in opt.pending.items)

@@ -166,9 +166,8 @@ class Optimizer:
 
     def tell(self, x, y, *, replicate: bool = False) -> None:
         """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
-        d)`` (data you bring, a batch's results: all checked before any is recorded, one
-        checkpoint write); checkpoint. An input told before warns unless ``replicate=True``;
-        a failure is told by :meth:`tell_failure`."""
+        d)`` (data you bring: all checked before any is recorded); checkpoint. An input told
+        before warns unless ``replicate=True``; a failure is told by :meth:`tell_failure`."""
         X, Y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
         for x, y in zip(X, Y, strict=True):
             rec = self.pending.take(x)

@@ -71,78 +71,53 @@ def _nuts_settings(nuts_kwargs, fast: bool) -> NutsSettings:
 class FastSettings:
     """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`).
 
-    A refit starts when the reweighted draws degrade:
+    Each GP's ``S = kept_draws`` hyperparameter draws are reweighted by every new
+    observation (sequential importance sampling). A refit starts in the background
+    when the weights degrade, and is used ``lag_at(n)`` steps later, its draws
+    reweighted by the observations since; draws that collapse are refit at once.
 
-    * ``ess_refit``: their ESS falls below this share of their number;
-    * ``pareto_k_max``: or the Pareto ``k̂`` of their importance weights exceeds
-      this (default ``min(1 - 1/log10 S, 0.7)``, the sample-size threshold of
-      Vehtari et al. 2024 for ``S`` draws: 0.53 for the 128 kept by default),
-      the check that the weights' tail is light enough for the ESS to be trusted;
-    * ``max_age``: or, when set, they are this many observations old (off by
-      default: while the weights pass both checks the reweighted draws are the
-      posterior, and age-forced refits were 70% of the refit time late in a
-      100-step run, measured in the issue-16 note).
+    Parameters
+    ----------
+    ess_refit : float
+        Start a refit when the weights' ESS falls below this share of ``S``.
+    ess_collapse : float
+        Below this share of ``S`` the draws have collapsed onto a few values: the
+        GP is refit at once and the step waits for it (0: off). Below ``ess_refit``.
+    pareto_k_max : float, optional
+        Also refit when the weights' Pareto ``k̂`` exceeds this; default
+        ``min(1 - 1/log10 S, 0.7)`` (Vehtari et al. 2024's threshold for ``S``
+        draws: 0.53 for ``S = 128``).
+    max_age : int, optional
+        Also refit draws this many observations old (default ``None``: off).
+    lag, lag_fraction : int, float
+        A refit started at step ``t`` on ``n`` observations is used at step
+        ``t + max(lag, round(lag_fraction · n))`` (:meth:`lag_at`).
+    max_in_flight : int
+        Refits running at once.
+    draws, min_draws, draws_margin, tune, chains, repairs : int, int, float, int, int, int
+        Each NUTS refit: after a converged fit, draws per chain are
+        ``draws_margin`` times what the ESS check needs at its ESS per draw,
+        within ``[min_draws, draws]`` (:meth:`draws_for`).
+    kept_draws : int
+        ``S``, the draws kept for prediction.
+    prior_draws : int
+        A fit's first try: this many prior draws weighted by their likelihood,
+        ``S`` resampled, used where ``k̂ ≤ 0.7`` and ESS ≥ ``S``
+        (:mod:`pp_decomp.components.importance`; 0: NUTS only).
+    max_refreshes : int
+        A refit first weighs a proposal around the current draws
+        (:mod:`pp_decomp.components.refresh`, used where ``k̂ ≤ 0.7`` and ESS ≥
+        400) and runs NUTS where that fails or after this many refreshes in a
+        row (0: always NUTS).
 
-    ``draws`` per chain for a refit by NUTS, fewer once a converged fit has
-    shown the posterior's ESS per draw: ``draws_margin`` (1.5) times what the
-    ESS check needs at that efficiency, at least ``min_draws``. Late in a run
-    the posteriors are nearly Gaussian and 4 × 400 draws gave an ESS of
-    1300-1800 where 400 is asked for. After a fit whose chains were weighed
-    by importance sampling (:mod:`pp_decomp.components.reweight`) the ESS per
-    draw is the weights' (of 4096 proposal draws) over the chains' draws, about
-    1, so the next run is ``min_draws`` long: its chains need only find the
-    modes and their shape, the weights do the rest (sizing by the chains' own
-    ESS instead made flu's 100-step run 1.4 times slower at the same share of
-    refits meeting the thresholds: issue-16 note).
+    Why these values: docs/design.md, "Why these defaults".
 
-    ``lag``, ``lag_fraction``: a refit started at step ``t`` on ``n``
-    observations is used at step ``t + max(lag, round(lag_fraction · n))``:
-    a refit costs more as ``n`` grows (about 1.2 s at ``n = 100`` against 0.1 s
-    at 10 on the synthetic problem) while each observation moves the posterior
-    less, so the refit gets more steps in the background for the same
-    staleness relative to its data;
-    ``ess_collapse``: draws whose ESS falls below this share of their number
-    have collapsed onto a few hyperparameter values, usually after a surprising
-    observation; such a GP is refit at once and the step waits for it (a refit
-    already in flight is used first), whatever ``lag`` says (0: off). In the
-    synthetic problem's full-Bayes runs without it (10 trials × 100 steps) 13%
-    of the steps after the design had a GP with ESS below 10 of 128, and in
-    evaluations 15-30 steps with an ESS below 20 had mean regret 0.2 against
-    1e-5 for the others. With it D-GPUCB's cumulative regret fell by 1.12 ± 0.54
-    over 20 synthetic instances, rose by 0.12 ± 0.08 on flu (D-GPUCB-MC's fell
-    by 0.15 ± 0.12), and a 100-step run took 1.14× (synthetic) and 1.08× (flu)
-    as long (docs/results.md, "Against BoTorch's composite loop");
-    ``max_in_flight``: refits running at once; ``draws``, ``tune``, ``chains``,
-    ``repairs``: each refit's NUTS settings; ``kept_draws``: draws kept for
-    prediction (``S``); ``prior_draws``: draws of the prior weighted by their
-    likelihood, a fit's first try while the prior is a good proposal (sampling
-    importance resampling, used where their Pareto ``k̂`` ≤ 0.7 and ESS ≥
-    ``kept_draws``; 0: every fit by NUTS). On the 5 design points of the
-    synthetic problem (seed 0) 32768 prior draws gave every component an ESS of
-    240-2900 and ``k̂ ≤ 0.6``, in 0.06-0.09 s each; 8192 left four of ten with
-    ``k̂`` 0.6-3.1 or an ESS below 128. On 10 points the prior is a poor
-    proposal (ESS 25-190, ``k̂`` up to 1.6 with 8192 draws at ``d`` = 2-5).
-
-    ``max_refreshes``: a refit first weighs a proposal around the current draws
-    by importance sampling (:mod:`pp_decomp.components.refresh`; used where
-    the weights' ``k̂`` ≤ 0.7 and ESS ≥ 400, the checks of weighed NUTS chains)
-    and runs NUTS only where that fails, or after this many refits in a row
-    were such refreshes, so that chains can find a mode the draws do not hold
-    (0: every refit by NUTS). On flu's 100-step run (``pp-decomp perf --case
-    flu``) 29 refits were refreshes and 19 ran NUTS, and full Bayes took 1.56
-    times its MAP run's wall time; with NUTS at every refit it took 2.2-2.4 times.
-
-    ``repairs=6`` (2 for a single fit, :class:`~pp_decomp.components.nuts.NutsSettings`;
-    a failed run is first weighed by importance sampling from its chains,
-    :mod:`pp_decomp.components.reweight`, and rerun only where the weights fail
-    their checks): warm-started refits late in a run rarely need one; the fits that do are
-    the first NUTS fits, on the 8-15 points where importance sampling from the
-    prior stops passing its checks and the posterior (the prior's wide
-    lengthscale tail against a few points) is the hardest to sample, and a run
-    there costs a few tenths of a second. On the synthetic problem (100 steps,
-    problem and run seeds 0-2, ``python benchmarks/fast_convergence.py``) four
-    repairs left 2 of 98 NUTS refits unconverged, six left none, at the same
-    wall time.
+    Example
+    -------
+    >>> from pp_decomp.loop import FastSettings
+    >>> s = FastSettings(kept_draws=64)
+    >>> s.lag_at(100), round(s.k_threshold(64), 2)
+    (6, 0.45)
     """
 
     ess_refit: float = 0.5

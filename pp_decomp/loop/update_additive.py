@@ -31,7 +31,7 @@ integrated over a systematic resample of :data:`ACQUISITION_DRAWS` of them:
 maximising Add-GP-UCB group by group costs in proportion to the draws, and
 with all 256 a step took 3-5 s at 40 observations on Kandasamy's D = 24
 function. ``AdditiveSettings(reweight=False)`` keeps the relearning's draws,
-all of them and unweighed (before 2026-11-25, the only behaviour).
+all of them and unweighed.
 """
 
 from __future__ import annotations
