@@ -6,7 +6,12 @@ import numpy as np
 import xarray as xr
 from scipy.stats import norm
 
-from pp_decomp.validate import as_float_array, check_finite
+from pp_decomp import Optimizer
+from pp_decomp.composition.outcome import inverse
+from pp_decomp.loop.records import criticism_record
+from pp_decomp.loop.step_bound import component_samples, ucb_bound
+from pp_decomp.space import CandidateSet
+from pp_decomp.validate import as_float_array, check_finite, check_positive_int
 
 
 def ucb_coverage(mean, sd, truth, levels=(0.5, 0.68, 0.8, 0.9, 0.95, 0.99)) -> xr.Dataset:
@@ -73,9 +78,8 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     choice used (``opt.models``): per component and for the signed objective
     ``h = sign · g`` (components sampled pointwise, jointly across components where
     they are correlated or under the copula, pushed through ``g``), plus the
-    coverage of the UCB bound (:func:`ucb_bound`) and its nominal level ``Φ(√β_t)``."""
-    from pp_decomp.composition.outcome import inverse
-
+    coverage of the UCB bound (:func:`~pp_decomp.loop.step_bound.ucb_bound`) and its
+    nominal level ``Φ(√β_t)``."""
     problem = opt.model_problem  # the components as modelled: under the outcome transform
     rng = np.random.default_rng(seed)
     names = problem.component_names
@@ -86,7 +90,7 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
     else:
         models = [opt.models[n] for n in names]
-        draws = _component_samples(models, X, n_samples, rng, opt.settings.copula)
+        draws = component_samples(models, X, n_samples, rng, opt.settings.copula)
         h = problem.sign * problem.compose(draws, X)
         draws = inverse(opt.settings.outcome_transform, draws)  # in the system's units
         for j in range(len(names)):
@@ -99,64 +103,6 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         "ucb_used": float(np.mean(h_true <= bound)),
         "ucb_used_nominal": float(norm.cdf(np.sqrt(beta))),
     }
-
-
-def _component_samples(
-    models: list, X: np.ndarray, n_samples: int, rng, copula: bool = False
-) -> np.ndarray:
-    """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
-    correlated across components when they are views of one correlated model, or
-    by the copula (:mod:`pp_decomp.composition.copula`)."""
-    from pp_decomp.components.coregion_view import shared_joint
-    from pp_decomp.composition.copula import residual_correlation
-
-    joint = shared_joint(models)
-    if joint is not None:
-        return joint.sample(X, n_samples, rng)
-    if copula:  # one joint draw per sample, normals correlated by C
-        chol = np.linalg.cholesky(residual_correlation(models))
-        draw = rng.integers(0, 2**31 - 1, n_samples)
-        z = rng.standard_normal((n_samples, len(X), len(models))) @ chol.T
-        out = np.empty(z.shape)
-        for j, m in enumerate(models):
-            mean_s, var_s = m.predict_per_draw(X)
-            s = draw % mean_s.shape[0]
-            out[..., j] = mean_s[s] + np.sqrt(var_s[s]) * z[..., j]
-        return out
-    return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
-
-
-def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.ndarray:
-    """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
-    on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
-    the Lipschitz bounds, ``d-gpucb-mc``'s Monte Carlo quantile of its
-    ``mc_samples`` drawn from ``rng``), each averaged over hyperparameter draws as
-    the strategy does. For another strategy: D-GPUCB's bound for a linear ``g``,
-    else the Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
-    from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
-    from pp_decomp.acquisition.surrogate import decomposed_surrogate
-    from pp_decomp.rng import as_generator
-    from pp_decomp.strategies import Context, decomposed_bound
-
-    problem = opt.model_problem
-    if "composed" in opt.models:
-        return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
-    models = [opt.models[n] for n in problem.component_names]
-    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
-    ctx = Context(
-        problem,
-        opt.n + 1,
-        beta,
-        as_generator(rng),
-        decomposed=surrogate,
-        mc_samples=opt.settings.mc_samples,
-    )
-    bound = decomposed_bound(opt.settings.strategy, ctx)
-    if bound is not None:
-        return bound(X)
-    if problem.linear is not None:
-        return DGPUCB(surrogate, beta)(X)
-    return h.mean(0) + np.sqrt(beta) * h.std(0)
 
 
 def calibration_run(
@@ -196,9 +142,6 @@ def calibration_run(
     ``component_coverage``, ``ucb_used`` (coverage by :func:`ucb_bound`), ``ucb_used_nominal``
     (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.criticism`).
     """
-    from pp_decomp import Optimizer
-    from pp_decomp.validate import check_positive_int
-
     iterations = check_positive_int(iterations, "iterations")
     every = check_positive_int(every, "every")
     n_points = check_positive_int(n_points, "n_points")
@@ -274,8 +217,6 @@ def _as_dataset(runs: list[dict], seeds, steps, q, names, attrs) -> xr.Dataset:
 def _calibration_seed(
     problem, strategy, seed, iterations, every, n_points, q, n_samples, kw, Optimizer
 ) -> dict:
-    from pp_decomp.space import CandidateSet
-
     opt = Optimizer(problem, strategy, seed=seed, **kw)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(11,)))
     dom = problem.domain
@@ -298,8 +239,6 @@ def _calibration_seed(
 def _loo(opt, names) -> dict:
     """LOO coverage and LOO-PIT distance per component of the GPs the step used
     (NaN where a GP keeps no factors)."""
-    from pp_decomp.loop.records import criticism_record
-
     crit = criticism_record(opt.models, opt.settings.outcome_transform, names)
     return {
         f: np.array([crit.get(n, {}).get(f, np.nan) for n in names])

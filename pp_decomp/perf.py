@@ -34,7 +34,14 @@ import warnings
 
 import numpy as np
 
+from pp_decomp.components import Priors
+from pp_decomp.components.model import compiled_model
+from pp_decomp.kernels import DEFAULT_KERNEL
+from pp_decomp.loop import Optimizer
+from pp_decomp.models import get_problem
+from pp_decomp.peers import botorch_available
 from pp_decomp.results import package_versions
+from pp_decomp.validate import check_choice
 
 CASES = {"synthetic": "d-gpucb", "flu": "d-gpucb"}
 
@@ -105,9 +112,6 @@ def loop_run(
 ) -> dict:
     """One run of ``steps`` evaluations: wall time, regret, ask latency, refit convergence
     (``settings``: further :class:`~pp_decomp.Optimizer` arguments, stored with the run)."""
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.models import get_problem
-
     problem = get_problem(case, seed=seed)
     opt = Optimizer(
         problem, strategy, inference=inference, seed=seed, correlated=correlated, **settings
@@ -141,9 +145,6 @@ def straightforward_step(T: int, seed: int = 0) -> dict:
     A fresh converged NUTS fit of every component, then the D-GPUCB acquisition
     over all candidates: what every step costs without reuse.
     """
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.models import get_problem
-
     problem = get_problem("synthetic", seed=seed)
     opt = Optimizer(problem, "d-gpucb", inference="nuts", fast=False, seed=seed, n_init=2)
     X = problem.domain.sample(T, seed=seed)
@@ -192,8 +193,6 @@ LOG_SCALE = {"outcome_transform": "log", "kernel": "matern32"}
 def _log_scale_runs(out: dict, steps: int, log) -> None:
     """Flu's components on the log scale (``d-gpucb-mc``): independent, coregionalised
     and correlated by the copula."""
-    from pp_decomp.components import Priors
-
     kw = dict(LOG_SCALE, priors=Priors(ls_family="inverse-gamma"))
     runs = {"map_log": {}, "map_log_correlated": {"correlated": True}}
     runs["map_log_copula"] = {"copula": True}
@@ -213,8 +212,6 @@ def _log_scale_runs(out: dict, steps: int, log) -> None:
 
 def run_case(case: str, steps: int, log=print) -> dict:
     """Full Bayes (fast path), MAP and, when installed, BoTorch's MAP composite loop."""
-    from pp_decomp.peers import botorch_available
-
     strategy = CASES[case]
     out = {"bayes": loop_run(case, strategy, "nuts", steps)}
     log(f"[{case}] {_describe(out['bayes'])}")
@@ -268,12 +265,6 @@ def straightforward(steps: int, quick: bool, log=print) -> dict:
 
 def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> dict:
     """All measurements; ``quick`` runs 30 steps instead of 100."""
-    from pp_decomp.components import Priors
-    from pp_decomp.components.model import compiled_model
-    from pp_decomp.kernels import DEFAULT_KERNEL
-    from pp_decomp.models import get_problem
-    from pp_decomp.validate import check_choice
-
     for case in cases:
         check_choice(case, "cases", tuple(CASES))
     steps = 30 if quick else 100

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pp_decomp import __version__
 from pp_decomp.components import ComponentGP
 from pp_decomp.composition import EntireGP, LinearComposition
 from pp_decomp.gp_samples import (
@@ -137,8 +138,6 @@ def regression_study(
 
 def _study_dataset(res: np.ndarray, settings: dict) -> xr.Dataset:
     """The study's results ``res (trial, 4, n_samples)`` labelled, with the settings."""
-    from pp_decomp import __version__
-
     dims = ("trial", "n_samples")
     T = settings["max_samples"]
     ds = xr.Dataset(

@@ -35,6 +35,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp.loop import Optimizer
+from pp_decomp.loop.checkpoint import read, read_draws
+from pp_decomp.loop.resume import check_resume, restore, stored_problem
+from pp_decomp.models import get_problem
 from pp_decomp.plots import _pyplot
 from pp_decomp.space import CandidateSet
 
@@ -184,14 +188,8 @@ def open_run(path, problem=None):
     """A read-only optimiser holding the run checkpointed at ``path`` (nothing is
     written there), with its models fitted on every observation and its next input
     pending. ``problem``: the run's problem, default the shipped problem the file names."""
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.loop.checkpoint import read, read_draws
-    from pp_decomp.loop.resume import check_resume, restore, stored_problem
-
     results, state = read(path)
     if problem is None:
-        from pp_decomp.models import get_problem
-
         stored = json.loads(results.attrs["settings"])
         instance = (stored.get("problem_fingerprint") or {}).get("instance")
         problem = get_problem(stored_problem(stored), seed=instance or 0)

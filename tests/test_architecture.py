@@ -104,3 +104,90 @@ def test_docstrings_teach_and_keep_figures_and_history_in_the_design_notes(tmp_p
         assert len(_history_in_docstrings([probe])) == 2
     finally:
         probe.unlink(missing_ok=True)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> tuple[set[str], list[str]]:
+    """The pp_decomp modules ``path`` imports (each with the packages Python imports
+    on the way), and where it imports one inside a function."""
+    name, tree = _module_name(path), _tree(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    local = {id(n) for f in ast.walk(tree) if isinstance(f, FUNCTIONS) for n in ast.walk(f)}
+    found, inside = set(), []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        targets = [t for t in targets if t.split(".")[0] == "pp_decomp"]
+        if not targets:
+            continue
+        if id(node) in local:
+            inside.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        for t in targets:
+            parts = t.split(".")
+            for k in range(2, len(parts) + 1):  # the packages on the way, then the module
+                m = ".".join(parts[:k])
+                if m in modules and m != name and not name.startswith(m + "."):
+                    found.add(m)
+    return found, inside
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+PACKAGE = [p for p in SOURCES if p.is_relative_to(ROOT / "pp_decomp")]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+                on.discard(comp[-1])
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_pp_decomp_import_hides_in_a_function_and_the_modules_import_without_a_cycle():
+    modules = {_module_name(p) for p in PACKAGE}
+    graph, inside = {}, []
+    for path in PACKAGE:
+        graph[_module_name(path)], where = _imports(path, modules)
+        inside += where
+    assert inside == [], "pp_decomp imports inside functions (move them to the top)"
+    assert _cycles(graph) == []
+    # the checks see what they look for
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    probe = ROOT / "pp_decomp" / ".probe_imports.py"
+    try:
+        probe.write_text("def f():\n    from pp_decomp.loop import Optimizer\n")
+        found, where = _imports(probe, modules)
+        assert where and "pp_decomp.loop" in found
+    finally:
+        probe.unlink(missing_ok=True)

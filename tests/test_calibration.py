@@ -148,7 +148,7 @@ def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
     from pp_decomp import Optimizer
     from pp_decomp.acquisition import DGPUCB
     from pp_decomp.acquisition.surrogate import decomposed_surrogate
-    from pp_decomp.calibration import ucb_bound
+    from pp_decomp.loop.step_bound import ucb_bound
     from pp_decomp.models import get_problem
 
     p = get_problem("synthetic", seed=1, n_components=3, n_points=120)

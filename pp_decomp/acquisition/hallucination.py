@@ -23,6 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.acquisition.surrogate import (
+    ComposedSurrogate,
+    CopulaSurrogate,
+    CorrelatedSurrogate,
+    DecomposedSurrogate,
+)
 from pp_decomp.components.posterior import joint_samples, mixture_moments
 from pp_decomp.rng import as_generator
 from pp_decomp.validate import check_positive_int
@@ -104,13 +110,6 @@ class HallucinatedGP:
 def hallucinate(surrogate, P: np.ndarray):
     """The surrogate of a step with pending inputs ``P (k, d)`` hallucinated
     (the surrogate itself when ``P`` is empty)."""
-    from pp_decomp.acquisition.surrogate import (
-        ComposedSurrogate,
-        CopulaSurrogate,
-        CorrelatedSurrogate,
-        DecomposedSurrogate,
-    )
-
     if surrogate is None or not len(P):
         return surrogate
     if isinstance(surrogate, CorrelatedSurrogate):

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from pp_decomp.components import ComponentGP
+from pp_decomp.components.coregion_view import shared_joint
 from pp_decomp.composition import EntireGP
+from pp_decomp.composition.copula import residual_correlation
 
 # draws per component in an acquisition's screening (:func:`with_screen`): ranking
 # 1024 random inputs to start local searches from needs the acquisition's shape,
@@ -208,8 +210,6 @@ class CopulaSurrogate(DecomposedSurrogate):
     """
 
     def __init__(self, components: Sequence, problem, correlation=None):
-        from pp_decomp.composition.copula import residual_correlation
-
         super().__init__(components, problem)
         C = residual_correlation(self.components) if correlation is None else correlation
         self.correlation = np.asarray(C, dtype=float)
@@ -260,8 +260,6 @@ def decomposed_surrogate(
     """The surrogate of the components: :class:`CorrelatedSurrogate` when they are
     views of one correlated model, :class:`CopulaSurrogate` with ``copula``, else
     :class:`DecomposedSurrogate`."""
-    from pp_decomp.components.coregion_view import shared_joint
-
     if shared_joint(components) is not None:
         return CorrelatedSurrogate(components, problem)
     if copula:

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from pp_decomp.additive.density import ard_log_posterior, shared_log_posterior
+from pp_decomp.additive.objective import MapObjective, prior_center
 from pp_decomp.components.compiled import CompiledModel
 from pp_decomp.components.model import JitteredCenter
 from pp_decomp.components.native import NutsModel
@@ -57,8 +58,6 @@ def _ard_logp(d2, W, y, prm, grad, z):
 def _chain_logp(X, y, W, *, priors: Priors, shared: bool, k: int):
     """One chain's ``z -> (value, gradient (k,))`` on ``(X, y, W)``, its data
     terms computed once, its gradient buffer its own."""
-    from pp_decomp.additive.gp import MapObjective
-
     args = MapObjective(X, y, W, priors, shared=shared).density_args()
     return partial(_shared_logp if shared else _ard_logp, *args, np.zeros(k))
 
@@ -132,8 +131,6 @@ class AdditiveModel(CompiledModel):
     @cached_property
     def nutpie_model(self) -> NutsModel:
         """The NUTS model, on data ``X (n, D)``, ``y (n,)`` and masks ``W (M, D)``."""
-        from pp_decomp.additive.gp import prior_center
-
         names, shapes = self._expanded()
         k, D, M = int(sum(self.sizes)), self.D, self.M
         return NutsModel(

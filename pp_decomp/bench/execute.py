@@ -19,26 +19,28 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp._dask import dask_client
+from pp_decomp._threads import pin_threads
+from pp_decomp.acquisition import BetaKandasamy
+from pp_decomp.additive import AdditiveSettings
 from pp_decomp.bench.spec import BenchSpec, Task
 from pp_decomp.bench.summary import write_report
+from pp_decomp.components import Priors
+from pp_decomp.loop import Optimizer
+from pp_decomp.loop.settings import RunSettings
+from pp_decomp.models import get_problem
+from pp_decomp.results import package_versions
+from pp_decomp.strategies import get_strategy
 
 
 def run_task(task: Task, out) -> str:
     """Run (or resume, or skip) one task; returns the path of its finished results."""
-    from pp_decomp._threads import pin_threads
-
     pin_threads()
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.models import get_problem
 
     final = task.path(out)
     if final.exists():
         return str(final)
     partial = final.with_suffix(".partial.nc")
-    from pp_decomp.acquisition import BetaKandasamy
-    from pp_decomp.additive import AdditiveSettings
-    from pp_decomp.components import Priors
-    from pp_decomp.strategies import get_strategy
 
     problem = get_problem(task.problem, seed=task.seed)
     beta = None
@@ -131,8 +133,6 @@ def _finished(todo: list[Task], out: str, scheduler, workers):
         return
     from dask.distributed import as_completed
 
-    from pp_decomp._dask import dask_client
-
     with dask_client(scheduler, workers) as client:
         for fut in as_completed(client.map(run_task, todo, out=out, pure=False)):
             yield fut.result()
@@ -145,9 +145,6 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
     rerun into the same folder with, say, another ``inference`` would otherwise
     resume or reuse runs of the old one and mix the two in one table.
     """
-    from pp_decomp.components import Priors
-    from pp_decomp.loop.settings import RunSettings
-
     for task in tasks:
         final = task.path(out)
         for path in (final, final.with_suffix(".partial.nc")):
@@ -187,8 +184,6 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
 
 def _fields(settings: dict, keys: list[str]) -> dict:
     """``settings`` at ``keys``, the priors reduced to the fields that differ from the defaults."""
-    from pp_decomp.components import Priors
-
     out = {k: settings[k] for k in keys}
     if isinstance(out.get("priors"), dict):
         default = asdict(Priors())
@@ -198,8 +193,6 @@ def _fields(settings: dict, keys: list[str]) -> dict:
 
 def combine(spec: BenchSpec, out) -> xr.Dataset:
     """All finished runs as one Dataset with dims (problem, strategy, trial, iteration)."""
-    from pp_decomp.results import package_versions
-
     shape = (len(spec.problems), len(spec.strategies), spec.trials, spec.iterations)
     arrays = {
         v: np.full(shape, np.nan)

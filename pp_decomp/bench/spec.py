@@ -13,6 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from pp_decomp.additive import AdditiveSettings
+from pp_decomp.components import Priors
+from pp_decomp.composition.outcome import check_outcome_transform
+from pp_decomp.kernels import canonical_kernel
+from pp_decomp.loop.settings import copula_applies
+from pp_decomp.models import check_problem_name, get_problem
+from pp_decomp.strategies import STRATEGIES, get_strategy, unsupported
 from pp_decomp.validate import check_choice, check_positive_int
 
 
@@ -79,9 +86,6 @@ class BenchSpec:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def __post_init__(self):
-        from pp_decomp.models import check_problem_name
-        from pp_decomp.strategies import STRATEGIES
-
         for p in self.problems:
             check_problem_name(p)
         for s in self.strategies:
@@ -96,13 +100,10 @@ class BenchSpec:
         if self.correlated and self.inference == "fixed":
             raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
-        from pp_decomp.components import Priors
-        from pp_decomp.kernels import canonical_kernel
 
         if self.kernel is not None:
             self.kernel = canonical_kernel(self.kernel)
         Priors(**self.priors)  # validates the fields before any run
-        from pp_decomp.composition.outcome import check_outcome_transform
 
         check_outcome_transform(self.outcome_transform)
         if self.outcome_transform != "none" and self.inference == "fixed":
@@ -121,16 +122,12 @@ class BenchSpec:
             raise TypeError(f"warm_start must be True or False; got {self.warm_start!r}")
         if self.warm_start and self.inference != "map":
             raise ValueError(f"warm_start=True needs inference 'map'; got {self.inference!r}")
-        from pp_decomp.additive import AdditiveSettings
 
         AdditiveSettings(**self.additive)  # validates the fields before any run
 
     def tasks(self) -> list[Task]:
         """Every applicable task; a strategy that cannot run on a problem with these
         settings is skipped with the reason (:func:`pp_decomp.strategies.unsupported`)."""
-        from pp_decomp.models import get_problem
-        from pp_decomp.strategies import get_strategy, unsupported
-
         out, self.skipped = [], []
         additive = tuple(sorted(self.additive.items()))
         priors = tuple(sorted(self.priors.items()))
@@ -169,17 +166,12 @@ class BenchSpec:
 
     def _copula(self, strategy: str, problem) -> bool:
         """The copula setting a decomposed strategy's runs get."""
-        from pp_decomp.loop.settings import copula_applies
-        from pp_decomp.strategies import get_strategy
-
         if self.copula is not None:
             return self.copula
         return copula_applies(get_strategy(strategy), problem, self.correlated, self.inference)
 
     def _decomposed_unsupported(self, strategy: str, problem) -> str | None:
         """Why the correlated or transformed components cannot run, or ``None``."""
-        from pp_decomp.strategies import get_strategy
-
         if (self.correlated or self.copula) and problem.n_components < 2:
             what = "the copula needs" if self.copula else "correlated components need"
             return f"{what} at least 2 components"

@@ -10,14 +10,13 @@ import argparse
 import sys
 
 from pp_decomp._threads import pin_threads
+from pp_decomp.cli import bench, calibration, run, tools
 
 pin_threads()  # before numpy loads in this process
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``pp-decomp`` argument parser with one sub-command per job."""
-    from pp_decomp.cli import bench, calibration, run, tools
-
     p = argparse.ArgumentParser(
         prog="pp-decomp",
         description="Bayesian optimisation with decomposed feedback, on PyMC.",

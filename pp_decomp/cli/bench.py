@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench, summarize
+from pp_decomp.bench.spec import PRESET_NAMES, PRESETS
+from pp_decomp.cli.model_flags import (
+    add_copula_flag,
+    add_kernel_flag,
+    add_outcome_transform_flag,
+    add_prior_flag,
+    add_warm_start_flag,
+    prior_fields,
+)
+from pp_decomp.cli.run import check_out_path
+
 
 def add_parsers(sub) -> None:
     """The ``bench`` and ``summary`` sub-commands."""
-    from pp_decomp.bench.spec import PRESET_NAMES
-    from pp_decomp.cli.model_flags import (
-        add_copula_flag,
-        add_kernel_flag,
-        add_outcome_transform_flag,
-        add_prior_flag,
-        add_warm_start_flag,
-    )
-
     b = sub.add_parser(
         "bench",
         help="strategies x problems x trials, locally or on Dask",
@@ -80,10 +83,6 @@ def parse_settings(value: str, flag: str) -> dict:
 
 def cmd_bench(args) -> int:
     """``pp-decomp bench``: the spec and the cluster checked before any run starts."""
-    from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench
-    from pp_decomp.bench.spec import PRESETS
-    from pp_decomp.cli.model_flags import prior_fields
-
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1; got {args.workers}")
     if args.workers is not None and args.scheduler is not None:
@@ -106,7 +105,6 @@ def cmd_bench(args) -> int:
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}
         overrides["additive"] = {**base, **parse_settings(args.additive, "--additive")}
-    from pp_decomp.cli.run import check_out_path
 
     if Path(args.out).is_file():
         raise ValueError(f"--out {args.out} is a file; a benchmark writes a folder")
@@ -130,8 +128,6 @@ def cmd_bench(args) -> int:
 
 def cmd_summary(args) -> int:
     """``pp-decomp summary``: the report rewritten from ``bench.nc``."""
-    from pp_decomp.bench import summarize
-
     print(summarize(args.out))
     print(f"rewrote {args.out}/summary.md and {args.out}/regret.png from {args.out}/bench.nc")
     return 0

@@ -5,16 +5,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pp_decomp.calibration import calibration_run, reliability
+from pp_decomp.cli.model_flags import (
+    add_copula_flag,
+    add_kernel_flag,
+    add_outcome_transform_flag,
+    add_prior_flag,
+    prior_fields,
+)
+from pp_decomp.cli.run import check_out_path
+from pp_decomp.components import Priors
+from pp_decomp.models import get_problem
+from pp_decomp.plots import plot_reliability
+from pp_decomp.validate import check_positive_int
+
 
 def add_parsers(sub) -> None:
     """The ``calibration`` sub-command."""
-    from pp_decomp.cli.model_flags import (
-        add_copula_flag,
-        add_kernel_flag,
-        add_outcome_transform_flag,
-        add_prior_flag,
-    )
-
     c = sub.add_parser(
         "calibration",
         help="coverage of the true objective and components by the posterior intervals",
@@ -46,14 +53,6 @@ def add_parsers(sub) -> None:
 
 def cmd_calibration(args) -> int:
     """``pp-decomp calibration``: the runs, the table, the netCDF file and the diagram."""
-    from pp_decomp.calibration import calibration_run, reliability
-    from pp_decomp.cli.model_flags import prior_fields
-    from pp_decomp.cli.run import check_out_path
-    from pp_decomp.components import Priors
-    from pp_decomp.models import get_problem
-    from pp_decomp.plots import plot_reliability
-    from pp_decomp.validate import check_positive_int
-
     check_out_path(Path(args.out), "--out")
     seeds = check_positive_int(args.seeds, "--seeds")
     priors = Priors(**prior_fields(args.prior))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from argparse import BooleanOptionalAction
 
+from pp_decomp.components import Priors
+from pp_decomp.composition.outcome import OUTCOME_TRANSFORMS
 from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS
 
 
@@ -21,8 +23,6 @@ def add_kernel_flag(parser) -> None:
 
 def add_outcome_transform_flag(parser) -> None:
     """``--outcome-transform``, what the component GPs regress (default: y itself)."""
-    from pp_decomp.composition.outcome import OUTCOME_TRANSFORMS
-
     parser.add_argument(
         "--outcome-transform",
         default=None,
@@ -72,8 +72,6 @@ def prior_fields(items: list[str]) -> dict:
     arguments (numbers where they parse), each name checked against the fields and
     the whole set by ``Priors`` itself."""
     from dataclasses import fields
-
-    from pp_decomp.components import Priors
 
     names = [f.name for f in fields(Priors)]
     kw = {}

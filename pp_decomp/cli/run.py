@@ -5,6 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pp_decomp.cli.model_flags import (
+    add_copula_flag,
+    add_outcome_transform_flag,
+    add_prior_flag,
+    add_warm_start_flag,
+    prior_fields,
+)
+from pp_decomp.components import Priors
+from pp_decomp.loop import Optimizer
+from pp_decomp.loop.checkpoint import read
+from pp_decomp.loop.resume import stored_problem
+from pp_decomp.loop.settings import RunSettings
+from pp_decomp.models import get_problem
+from pp_decomp.plots import plot_run
 from pp_decomp.results import criticism_summary
 
 # run flags that determine the run, as the Optimizer calls them
@@ -110,13 +124,6 @@ def _add_worker_flags(u) -> None:
 
 
 def _add_model_flags(u) -> None:
-    from pp_decomp.cli.model_flags import (
-        add_copula_flag,
-        add_outcome_transform_flag,
-        add_prior_flag,
-        add_warm_start_flag,
-    )
-
     u.add_argument(
         "--inference",
         default=None,
@@ -161,9 +168,6 @@ def _add_plot_parser(sub) -> None:
 
 def _given(args) -> dict:
     """The run-determining flags the user typed, as Optimizer keyword arguments."""
-    from pp_decomp.cli.model_flags import prior_fields
-    from pp_decomp.components import Priors
-
     kw = {
         "strategy": args.strategy,
         "n_init": args.init,
@@ -184,10 +188,6 @@ def _given(args) -> dict:
 def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
     """Refuse flags that contradict the run stored in ``out``, naming both values."""
     import json
-
-    from pp_decomp.loop.checkpoint import read
-    from pp_decomp.loop.resume import stored_problem
-    from pp_decomp.loop.settings import RunSettings
 
     results, _ = read(out)
     stored = json.loads(results.attrs["settings"])
@@ -238,8 +238,6 @@ def check_out_path(out: Path, flag: str) -> None:
 
 
 def _problem(args):
-    from pp_decomp.models import get_problem
-
     seed = args.problem_seed
     if seed is None:
         seed = args.seed if args.seed is not None else 0
@@ -248,9 +246,6 @@ def _problem(args):
 
 def cmd_run(args) -> int:
     """``pp-decomp run``: every argument checked before the file is touched."""
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.loop.settings import RunSettings
-
     out = Path(args.out)
     check_out_path(out, "--out")
     if args.resume and not out.exists():
@@ -283,8 +278,6 @@ def cmd_run(args) -> int:
             scheduler=args.scheduler,
         )
     if args.plot:
-        from pp_decomp.plots import plot_run
-
         plot_run(ds, out.with_suffix(".png"))
     _report(problem, opt, ds, out)
     return 0
@@ -311,8 +304,6 @@ def _report(problem, opt, ds, out) -> None:
 def cmd_plot(args) -> int:
     """``pp-decomp plot``: never replaces a picture unless asked."""
     import xarray as xr
-
-    from pp_decomp.plots import plot_run
 
     path = Path(args.file)
     if not path.is_file():

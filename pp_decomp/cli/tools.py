@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pp_decomp.loop import Optimizer
+from pp_decomp.models import PROBLEMS, get_problem
+from pp_decomp.perf import run_perf
+from pp_decomp.plots import plot_comparison
+from pp_decomp.regression import plot_regression, regression_study
+from pp_decomp.report import open_run, run_pictures, title, write_report
+from pp_decomp.strategies import STRATEGIES
+
 DEMO = {
     "problem": "synthetic",
     "strategies": ("d-gpucb", "gp-ucb"),
@@ -63,8 +71,6 @@ def add_parsers(sub) -> None:
 
 def cmd_problems(args) -> int:
     """``pp-decomp problems``."""
-    from pp_decomp.models import PROBLEMS
-
     for name, entry in PROBLEMS.items():
         print(f"{name:<26} {entry.summary}")
     print("\nyour own: --problem package.module:factory (a function returning a pp_decomp.Problem)")
@@ -73,8 +79,6 @@ def cmd_problems(args) -> int:
 
 def cmd_strategies(args) -> int:
     """``pp-decomp strategies``."""
-    from pp_decomp.strategies import STRATEGIES
-
     for name, s in STRATEGIES.items():
         print(f"{name:<22} [{s.surrogate}] {s.description}")
     return 0
@@ -83,11 +87,6 @@ def cmd_strategies(args) -> int:
 def cmd_demo(args) -> int:
     """``pp-decomp demo``: D-GPUCB against GP-UCB under full Bayes on synthetic
     instances, then the pictures and report of :mod:`pp_decomp.report`."""
-    from pp_decomp.loop import Optimizer
-    from pp_decomp.models import get_problem
-    from pp_decomp.plots import plot_comparison
-    from pp_decomp.report import run_pictures, title, write_report
-
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     what = f"{' vs '.join(DEMO['strategies'])} ({DEMO['inference']}) on {DEMO['problem']}"
@@ -119,9 +118,6 @@ def cmd_demo(args) -> int:
 
 def cmd_report(args) -> int:
     """``pp-decomp report RUN``: :func:`pp_decomp.report.run_pictures` of a run's file."""
-    from pp_decomp.models import get_problem
-    from pp_decomp.report import open_run, run_pictures, title, write_report
-
     run = Path(args.run)
     if not run.is_file():
         raise ValueError(f"RUN {str(run)!r} is not a file")
@@ -136,8 +132,6 @@ def cmd_report(args) -> int:
 
 def cmd_regression(args) -> int:
     """``pp-decomp regression``."""
-    from pp_decomp.regression import plot_regression, regression_study
-
     ds = regression_study(
         kernel=args.kernel,
         n_components=args.components,
@@ -171,8 +165,6 @@ def cmd_regression(args) -> int:
 
 def cmd_perf(args) -> int:
     """``pp-decomp perf``."""
-    from pp_decomp.perf import run_perf
-
     run_perf(quick=args.quick, out=args.out, cases=tuple(args.case or ("synthetic", "flu")))
     print(f"report: {args.out}")
     return 0

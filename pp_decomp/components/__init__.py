@@ -1,5 +1,7 @@
 """Component GPs: PyMC models, hyperparameter draws and the batched posterior."""
 
+# ComponentGP's variants (kernel expressions, a user's PyMC model) register on import
+from pp_decomp.components import kernel_gp, pymc_gp  # noqa: F401, E402
 from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
 from pp_decomp.components.draws import HyperDraws

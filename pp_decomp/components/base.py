@@ -31,6 +31,7 @@ from pp_decomp.components.priors import as_priors
 from pp_decomp.components.scaling import to_model_scale, unit_scale
 from pp_decomp.criticism import LooData
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
+from pp_decomp.posterior_tree import from_draws
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
@@ -321,7 +322,5 @@ def posterior_summary(gp):
 
 
 def _map_idata(hyper: Draws, info: dict, names):
-    from pp_decomp.posterior_tree import from_draws
-
     posterior = {n: getattr(hyper, n)[None] for n in names}
     return from_draws(posterior, inference="map", **{k: str(v) for k, v in info.items()})

@@ -41,6 +41,7 @@ import numpy as np
 from pp_decomp.components.density import LOG_2PI, _gamma, _lognormal
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
+from pp_decomp.kernels import pymc_cov
 from pp_decomp.kernels.builtin import FAMILY
 
 CORRELATED_KERNELS = ("se", "matern52", "matern32")
@@ -185,8 +186,6 @@ def build_model(kernel: str, input_dim: int, n_components: int, priors: Priors, 
     """
     import pymc as pm
     import pytensor.tensor as pt
-
-    from pp_decomp.kernels import pymc_cov
 
     J = n_components
     with pm.Model() as model:

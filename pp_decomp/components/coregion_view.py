@@ -15,7 +15,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from pp_decomp._quiet import quiet_third_party
+from pp_decomp.components.native import NutsModel
 from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.components.reweight import reweight_chains
+from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int
 
@@ -104,10 +108,6 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
     """
     import nutpie
 
-    from pp_decomp._quiet import quiet_third_party
-    from pp_decomp.components.native import NutsModel
-    from pp_decomp.diagnostics import summarize_nuts
-
     k = density.size
 
     def make_logp():
@@ -161,9 +161,6 @@ def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
     importance sampling (:mod:`~pp_decomp.components.reweight`, as a component
     GP's failed fit is) where those weights pass their checks, else the chains
     as they are, the fit marked not converged."""
-    from pp_decomp.components.reweight import reweight_chains
-    from pp_decomp.diagnostics import CONVERGENCE
-
     C, D, k = chains_z.shape
     if not diag.problems():
         return chains_z.reshape(-1, k), diag

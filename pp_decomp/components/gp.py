@@ -9,6 +9,8 @@ import numpy as np
 from pp_decomp.components.base import MarginalGP
 from pp_decomp.components.builtin_form import builtin_form, resolved_priors
 from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.map_objective import map_problem
+from pp_decomp.components.model import compiled_model
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS, Kernel, shorthand
@@ -18,7 +20,7 @@ from pp_decomp.validate import check_X
 TRANSFORMS = ("standardize", "log", None)
 
 
-def _general(kernel, priors, noise) -> bool:
+def general(kernel, priors, noise) -> bool:
     """Whether ``kernel`` needs the general engine (not one the built-in takes)."""
     if not isinstance(kernel, Kernel):
         return False
@@ -95,15 +97,19 @@ class ComponentGP(MarginalGP):
     label = "component"
     draws_type = HyperDraws
 
+    # subclasses for models the built-in engine does not take, each with ``takes``
+    variants: list[type[ComponentGP]] = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "takes" in cls.__dict__:
+            ComponentGP.variants.append(cls)
+
     def __new__(cls, kernel=DEFAULT_KERNEL, *args, priors=None, noise=None, build=None, **kwargs):
-        if cls is ComponentGP and build is not None:
-            from pp_decomp.components.pymc_gp import PyMCGP
-
-            return super().__new__(PyMCGP)
-        if cls is ComponentGP and _general(kernel, priors, noise):
-            from pp_decomp.components.kernel_gp import KernelGP
-
-            return super().__new__(KernelGP)
+        if cls is ComponentGP:
+            for variant in ComponentGP.variants:
+                if variant.takes(kernel, priors, noise, build):
+                    return super().__new__(variant)
         return super().__new__(cls)
 
     def __init__(
@@ -223,8 +229,6 @@ class ComponentGP(MarginalGP):
         return ["ls", "eta", "sigma"] + (["alpha"] if self.kernel == "rq" else [])
 
     def _compiled(self):
-        from pp_decomp.components.model import compiled_model  # PyMC loads only when fitting
-
         priors = self.priors if self.standardize else replace(self.priors, mean_sd=0.0)
         return compiled_model(self.kernel, self.input_dim, priors)
 
@@ -257,8 +261,6 @@ class ComponentGP(MarginalGP):
         return GPPosterior(self.kernel, Xs, ys, draws, JITTER, self.mean_var)
 
     def _map_problem(self, Xs, ys, restarts, rng, init):
-        from pp_decomp.components.map_objective import map_problem
-
         return map_problem(self, Xs, ys, restarts, rng, init)
 
     # -------------------------------------------------------------- prediction

@@ -22,8 +22,10 @@ import numpy as np
 
 from pp_decomp.components.compiled import CompiledModel, compiled, penalty
 from pp_decomp.components.draws import KernelDraws
-from pp_decomp.components.gp import ComponentGP
+from pp_decomp.components.gp import ComponentGP, general
 from pp_decomp.components.kernel_density import densities
+from pp_decomp.components.model import JitteredCenter
+from pp_decomp.components.native import NutsModel, _check_xy
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.kernels.bound import BoundKernel
 from pp_decomp.prior import Prior
@@ -162,9 +164,6 @@ class KernelModel(CompiledModel):
 
     @cached_property
     def nutpie_model(self):
-        from pp_decomp.components.model import JitteredCenter
-        from pp_decomp.components.native import NutsModel, _check_xy
-
         names = [n.removesuffix("_log__") for n in self.value_names]
         logs = [n.endswith("_log__") for n in self.value_names]
         stored = [*self.value_names, *[n for n, lg in zip(names, logs, strict=True) if lg]]
@@ -223,6 +222,11 @@ class KernelGP(ComponentGP):
 
     draws_type = KernelDraws
 
+    @staticmethod
+    def takes(kernel, priors, noise, build) -> bool:
+        """Whether ``ComponentGP(kernel, priors=, noise=, build=)`` is a ``KernelGP``."""
+        return build is None and general(kernel, priors, noise)
+
     def _setup_kernel(self, kernel, noise) -> None:
         self.kernel = kernel
         self.noise = noise if noise is not None else self.priors.sigma_prior()
@@ -236,7 +240,7 @@ class KernelGP(ComponentGP):
             if self.input_dim is None:
                 raise RuntimeError(f"component {self.name!r}: the input dimension is not known yet")
             widths = None if self.bounds is None else self.bounds[1] - self.bounds[0]
-            make = partial(self.kernel.bind, self.input_dim, widths, self.name)
+            make = partial(BoundKernel, self.kernel, self.input_dim, widths, self.name)
             self._bound = compiled(("bound", *self._structure()), make)
         return self._bound
 

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.gp import ComponentGP
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.kernels import canonical_kernel
+from pp_decomp.validate import check_bounds, check_positive_int, check_X, check_Y, check_y
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,6 @@ class KnownKernels:
         composed : fitted ComponentGP, optional
             A GP fitted on the composed output, for the composed strategies.
         """
-        from pp_decomp.validate import check_bounds
-
         components = list(components)
         if not components:
             raise ValueError("components must hold one fitted ComponentGP per component")
@@ -161,9 +161,6 @@ class KnownKernels:
         ``composed_y (n,)``, the composed output of those runs, adds a kernel for
         the composed strategies. See :meth:`from_components` for the scales.
         """
-        from pp_decomp.components.gp import ComponentGP
-        from pp_decomp.validate import check_bounds, check_positive_int, check_X, check_Y, check_y
-
         # every argument is checked before the first (seconds-long) fit
         X = check_X(X, "X", min_rows=2)
         Y = check_Y(Y, "Y", n=X.shape[0])

@@ -14,6 +14,7 @@ import numpy as np
 
 from pp_decomp.components.compiled import SEARCH_BOX, penalty
 from pp_decomp.components.density import constants, log_density
+from pp_decomp.components.draws import HyperDraws
 from pp_decomp.components.priors import Priors
 
 
@@ -64,8 +65,6 @@ def map_problem(gp, Xs, ys, restarts: int, rng, init):
     """Objective (:class:`GPMapObjective`), starts and search box of a built-in
     ``ComponentGP``'s MAP fit, and ``z -> HyperDraws``: one start at the prior's
     centre (or at ``init``), the rest drawn from the prior."""
-    from pp_decomp.components.draws import HyperDraws
-
     p, d, kernel = gp.priors, gp.input_dim, gp.kernel
     objective = GPMapObjective(kernel, Xs, ys, p, gp.mean_var)
     rq = kernel == "rq"

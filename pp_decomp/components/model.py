@@ -15,6 +15,7 @@ import numpy as np
 
 from pp_decomp.components.compiled import CompiledModel, compiled
 from pp_decomp.components.density import constants, log_densities
+from pp_decomp.components.native import density_model
 from pp_decomp.components.posterior import JITTER
 from pp_decomp.components.priors import Priors
 from pp_decomp.kernels import pymc_cov
@@ -69,8 +70,6 @@ class ComponentModel(CompiledModel):
 
     @cached_property
     def nutpie_model(self):
-        from pp_decomp.components.native import density_model
-
         names = [n.removesuffix("_log__") for n in self.value_names]
         sizes = [self.input_dim] + [1] * (len(names) - 1)
         return density_model(

@@ -42,7 +42,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pp_decomp.diagnostics import CONVERGENCE
+from pp_decomp.components.refresh import sampler_density
+from pp_decomp.components.reweight import reweight_chains
+from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
+from pp_decomp.posterior_tree import concat_chains, draws_dataset, with_group
+from pp_decomp.rng import int_seed
 from pp_decomp.validate import check_positive_int
 
 # NUTS trees at most 2**8 leapfrog steps per draw (nutpie's default is 2**10): these
@@ -138,8 +142,6 @@ def sample_kwargs(s: NutsSettings, seed: int) -> dict:
 
 def pool_chains(a, b):
     """Two NUTS runs of one posterior as one tree, ``b``'s chains after ``a``'s."""
-    from pp_decomp.posterior_tree import concat_chains
-
     return concat_chains(a, b)
 
 
@@ -175,9 +177,6 @@ def reweighted(cm, density, idata, Xs, ys, diag, rng):
     ``reweighted_posterior`` holds the equal-weight resample (one chain of as
     many draws), the fit's draws.
     """
-    from pp_decomp.components.reweight import reweight_chains
-    from pp_decomp.posterior_tree import draws_dataset, with_group
-
     log_posterior, to_draws = density
     post = idata["posterior"]
     C, D = post.sizes["chain"], post.sizes["draw"]
@@ -224,10 +223,6 @@ def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     posterior tree in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
     (``attempts``, ``first_ok``, ``converged`` filled in).
     """
-    from pp_decomp.components.refresh import sampler_density
-    from pp_decomp.diagnostics import summarize_nuts
-    from pp_decomp.rng import int_seed
-
     names, cm, density = gp.hyper_names(), gp._compiled(), sampler_density(gp)
     s, start, idata, pool = settings, time.perf_counter(), None, False
     starts = None if init is None else gp._unconstrained(init, cm)

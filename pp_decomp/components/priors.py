@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pp_decomp.components.draws import HyperDraws
+from pp_decomp.prior import Prior
+
 LS_FAMILIES = ("lognormal", "inverse-gamma")
 SIGMA_FAMILIES = ("gamma", "lognormal")
 
@@ -120,8 +123,6 @@ class Priors:
     def sample(self, kernel: str, d: int, S: int, rng: np.random.Generator):
         """``S`` independent draws of ``θ`` from the priors, as :class:`HyperDraws`:
         ``ls`` (S, d), ``eta``, ``sigma`` and (``rq``) ``alpha`` (S,)."""
-        from pp_decomp.components.draws import HyperDraws
-
         log_ls = self.sample_log_ls(rng, d, size=S)
         eta = rng.gamma(self.eta_alpha, size=S) / self.eta_beta
         log_sigma = self.sample_log_sigma(rng, size=S)
@@ -178,8 +179,6 @@ class Priors:
 
     def sigma_prior(self):
         """The noise prior as a :class:`~pp_decomp.Prior`."""
-        from pp_decomp.prior import Prior
-
         if self.sigma_family == "lognormal":
             return Prior("LogNormal", mu=self.sigma_loc, sigma=self.sigma_scale)
         return Prior("Gamma", alpha=self.sigma_alpha, beta=self.sigma_beta)

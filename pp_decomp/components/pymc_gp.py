@@ -29,6 +29,7 @@ import numpy as np
 from pp_decomp.components.compiled import CompiledModel, compiled, penalty
 from pp_decomp.components.draws import KernelDraws
 from pp_decomp.components.gp import ComponentGP
+from pp_decomp.components.nuts import sample_kwargs
 from pp_decomp.components.posterior import JITTER, GPPosterior
 from pp_decomp.rng import int_seed
 
@@ -235,6 +236,11 @@ class PyMCGP(ComponentGP):
 
     draws_type = KernelDraws
 
+    @staticmethod
+    def takes(kernel, priors, noise, build) -> bool:
+        """Whether ``ComponentGP(..., build=)`` is a ``PyMCGP``: a model is given."""
+        return build is not None
+
     def __init__(
         self,
         kernel=None,
@@ -331,8 +337,6 @@ class PyMCGP(ComponentGP):
 
     def _sample(self, Xs, ys, s, seed: int, starts=None):
         import nutpie
-
-        from pp_decomp.components.nuts import sample_kwargs
 
         cm = self.model
         with cm._lock:

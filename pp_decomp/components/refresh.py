@@ -40,7 +40,7 @@ import numpy as np
 
 from pp_decomp.components.incremental import resample
 from pp_decomp.components.reweight import N_PROPOSAL, importance_weights, reliable
-from pp_decomp.diagnostics import FitDiagnostics
+from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics
 
 DF = 4.0
 RIDGE = 1e-8  # keeps the covariance of near-identical draws positive definite
@@ -116,8 +116,6 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     ``proposal="posterior"``, the weights' ESS (of
     :data:`~pp_decomp.components.reweight.N_PROPOSAL`) and their ``k̂``.
     """
-    from pp_decomp.diagnostics import CONVERGENCE
-
     start = time.perf_counter()
     density = sampler_density(gp)
     if density is None:

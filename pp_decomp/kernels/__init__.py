@@ -11,11 +11,12 @@ Example
 -------
 >>> from pp_decomp import Prior, kernels as K
 >>> k = K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)) + K.Constant()
->>> k.bind(input_dim=2).names
+>>> K.BoundKernel(k, input_dim=2).names  # the kernel laid out on 2 inputs
 ['ls_0', 'eta_0', 'eta_1']
 """
 
 from pp_decomp.kernels.base import Family, Kernel, Param, Product, Stationary, Sum
+from pp_decomp.kernels.bound import BoundKernel
 from pp_decomp.kernels.builtin import (
     ALIASES,
     DEFAULT_KERNEL,
@@ -42,6 +43,7 @@ __all__ = [
     "ALIASES",
     "DEFAULT_KERNEL",
     "KERNELS",
+    "BoundKernel",
     "Constant",
     "ExpQuad",
     "Family",

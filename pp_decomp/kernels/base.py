@@ -89,13 +89,6 @@ class Kernel:
         }
         return cls(active_dims=data.get("active_dims"), **kw)
 
-    def bind(self, input_dim: int, widths=None, component: str = "f"):
-        """The kernel on ``input_dim`` inputs (``widths``: the input box's widths),
-        its parameters laid out (:class:`~pp_decomp.kernels.bound.BoundKernel`)."""
-        from pp_decomp.kernels.bound import BoundKernel
-
-        return BoundKernel(self, int(input_dim), widths, component)
-
 
 def _check_kernel(other, op: str) -> Kernel:
     if not isinstance(other, Kernel):

@@ -19,18 +19,22 @@ import xarray as xr
 
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
+from pp_decomp.loop.ask import ask_batch
 from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.failures import FailureLog
 from pp_decomp.loop.pending import Pending
+from pp_decomp.loop.posterior import posterior
+from pp_decomp.loop.predict import predict
 from pp_decomp.loop.records import (
     INIT_STREAM,
     checked_observation,
     step_record,
     warn_if_repeated,
 )
-from pp_decomp.loop.resume import attach, check_resume, loop_state
+from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
+from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
-from pp_decomp.loop.updaters import make_updater
+from pp_decomp.loop.updater_factory import make_updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
@@ -154,8 +158,6 @@ class Optimizer:
         inputs and ``ask(q)`` after a result arrived adds one new input. On a
         candidate set, asking for more new inputs than free candidates is refused.
         """
-        from pp_decomp.loop.ask import ask_batch
-
         X = ask_batch(self, 1 if q is None else q)
         return X[0] if q is None else X
 
@@ -210,8 +212,6 @@ class Optimizer:
         first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps up to K
         in flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
         asking as each result arrives (:mod:`pp_decomp.loop.workers`)."""
-        from pp_decomp.loop.evaluate import run_loop
-
         check_choice(on_error, "on_error", ON_ERROR)
         n_iter = check_positive_int(n_iter, "n_iter")
         run_loop(
@@ -223,15 +223,11 @@ class Optimizer:
         self, X, *, n_samples: int = 1000, quantiles=(0.05, 0.5, 0.95), seed: int = 0
     ) -> xr.Dataset:
         """The posterior at ``X (m, d)`` the last choice saw (:mod:`pp_decomp.loop.predict`)."""
-        from pp_decomp.loop.predict import predict
-
         return predict(self, X, n_samples=n_samples, quantiles=quantiles, seed=seed)
 
     def posterior(self, name: str | None = None, iteration: int | None = None):
         """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's;
         ``iteration``: at that step, from the draw log) (:mod:`pp_decomp.loop.posterior`)."""
-        from pp_decomp.loop.posterior import posterior
-
         return posterior(self, name, iteration)
 
     # ------------------------------------------------------------------ results & I/O
@@ -282,8 +278,6 @@ class Optimizer:
         otherwise a ValueError names both values. ``beta`` is needed only for a
         schedule of the user's own, which cannot be stored.
         """
-        from pp_decomp.loop.resume import restore
-
         results, state = ckpt.read(path)
         opt = cls(problem, **check_resume(path, results, problem, expected, beta))
         restore(opt, results, state, ckpt.read_draws(path))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.loop.records import jsonable
+
 
 class Pending:
     """Asked inputs ``(x, record)`` in the order they were asked."""
@@ -44,8 +46,6 @@ class Pending:
 
     def state(self) -> list:
         """JSON-serialisable form for the checkpoint."""
-        from pp_decomp.loop.records import jsonable
-
         return [{"x": x.tolist(), "record": jsonable(rec)} for x, rec in self.items]
 
     def restore(self, state: list) -> None:

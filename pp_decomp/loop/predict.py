@@ -18,7 +18,7 @@ hyperparameter posterior (the draws, each a Gaussian process):
 Means, standard deviations and quantiles are exact for the mixtures (the
 quantiles by bisection on the mixture's distribution function) and sample
 statistics for Monte Carlo; ``bound`` is the upper bound of ``sign · f`` the
-strategy maximises (:func:`pp_decomp.calibration.ucb_bound`, at the last
+strategy maximises (:func:`pp_decomp.loop.step_bound.ucb_bound`, at the last
 choice's ``β``).
 
 Example
@@ -39,11 +39,12 @@ import xarray as xr
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
-from pp_decomp.calibration import _component_samples, ucb_bound
 from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
 from pp_decomp.loop.records import VIEW_STREAM, step_record
-from pp_decomp.loop.updaters import loop_data, make_updater
+from pp_decomp.loop.step_bound import component_samples, ucb_bound
+from pp_decomp.loop.updater_factory import make_updater
+from pp_decomp.loop.updaters import loop_data
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int, check_X
 
@@ -127,7 +128,7 @@ def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     problem, transform = opt.model_problem, opt.settings.outcome_transform
     names = problem.component_names
     models = [opt.models[n] for n in names]
-    F = _component_samples(models, X, n_samples, rng, opt.settings.copula)
+    F = component_samples(models, X, n_samples, rng, opt.settings.copula)
     h = problem.sign * problem.compose(F, X)
     comps = inverse(transform, F)
     ds = xr.Dataset(coords={"component": list(names)})

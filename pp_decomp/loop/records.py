@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from pp_decomp.composition.outcome import forward
 from pp_decomp.criticism import criticise_data, loo_data_of
 from pp_decomp.validate import check_X, check_Y
 
@@ -121,8 +122,6 @@ def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndar
     """``x (n, d)``, ``y (n, J)`` validated against ``problem`` (one observation: ``x
     (d,)``, ``y (J,)``), ``g(y; x)`` finite, ``y`` in the domain of the outcome
     ``transform``; an error names the first bad row, and nothing is recorded."""
-    from pp_decomp.composition.outcome import forward
-
     x = check_X(np.atleast_2d(x), "x", input_dim=problem.dim)
     y = check_Y(np.atleast_2d(y), "y", n=len(x), n_components=problem.n_components)
 

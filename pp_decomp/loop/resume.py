@@ -6,10 +6,17 @@ import json
 import os
 from pathlib import Path
 
-from pp_decomp.loop.checkpoint import CheckpointError, FileLock, remove_stale_temporaries
+from pp_decomp.kernels import Kernel
+from pp_decomp.loop.checkpoint import (
+    CheckpointError,
+    FileLock,
+    observations,
+    remove_stale_temporaries,
+)
 from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.records import jsonable
 from pp_decomp.loop.settings import RunSettings
+from pp_decomp.loop.updaters import loop_data
 
 
 class CheckpointFile:
@@ -125,9 +132,6 @@ def loop_state(opt) -> dict:
 def restore(opt, results, state: dict, draws=None) -> None:
     """Put a checkpoint's observations, loop state and draw log (``draws``, the
     group :func:`~pp_decomp.loop.checkpoint.read_draws` gives) into a freshly built optimiser."""
-    from pp_decomp.loop.checkpoint import observations
-    from pp_decomp.loop.updaters import loop_data
-
     p = opt.problem
     opt.X, opt.Y = observations(results, p.dim, p.n_components)
     opt.gamma = float(state["gamma"])
@@ -141,7 +145,6 @@ def restore(opt, results, state: dict, draws=None) -> None:
 
 def _models_differ(stored: dict, asked: dict) -> str:
     """Which components' models differ between a file's settings and the ones asked for."""
-    from pp_decomp.kernels import Kernel
 
     def show(model):
         if model is None:

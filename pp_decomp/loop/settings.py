@@ -21,9 +21,11 @@ from pp_decomp.acquisition import (
 )
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
+from pp_decomp.components.coregion_density import CORRELATED_KERNELS
 from pp_decomp.components.nuts import NutsSettings
 from pp_decomp.components.priors import as_priors
 from pp_decomp.composition.outcome import is_identity, model_problem
+from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.loop.component_models import (
     check_components,
@@ -169,7 +171,6 @@ class FastSettings:
         checks ask for at that efficiency, between ``min_draws`` and ``draws``."""
         if ess_per_draw is None or not ess_per_draw > 0:
             return self.draws
-        from pp_decomp.diagnostics import CONVERGENCE
 
         need = self.draws_margin * CONVERGENCE.ess_min / (ess_per_draw * self.chains)
         return int(min(max(math.ceil(need), self.min_draws), self.draws))
@@ -397,8 +398,6 @@ def _fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> t
 
 def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
     """Refuse ``correlated=True`` where correlated components cannot run, by name."""
-    from pp_decomp.components.coregion_density import CORRELATED_KERNELS
-
     if fast:
         raise ValueError(
             "fast=True reweights independent component GPs; it cannot run with "

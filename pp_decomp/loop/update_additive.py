@@ -43,7 +43,7 @@ import numpy as np
 
 from pp_decomp._progress import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
-from pp_decomp.additive.gp import ADDITIVE_PRIORS
+from pp_decomp.additive.objective import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
 from pp_decomp.components.incremental import ess, pareto_k, resample
 from pp_decomp.components.posterior import log_likelihood_after

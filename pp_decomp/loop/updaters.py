@@ -2,8 +2,9 @@
 
 Every updater obeys one protocol (:class:`Updater`): ``update`` returns the
 step's fitted GPs by name, ``state``/``restore`` carry whatever it keeps
-between steps through a checkpoint. :func:`make_updater` picks one from the
-run's settings and strategy:
+between steps through a checkpoint.
+:func:`~pp_decomp.loop.updater_factory.make_updater` picks one from the run's
+settings and strategy:
 
 * :class:`RefitUpdater`: hyperparameters by MAP or NUTS every ``refit_every``
   new observations, the last draws conditioned on the data in between
@@ -187,22 +188,3 @@ class KnownKernelsUpdater(Updater):
 
     def restore(self, state, data) -> None:
         pass
-
-
-def make_updater(settings, strategy, problem) -> Updater | None:
-    """The updater of a run (``None`` for strategies without a model, e.g. random)."""
-    from pp_decomp.loop.update_additive import AdditiveUpdater
-    from pp_decomp.loop.update_correlated import CorrelatedUpdater
-    from pp_decomp.loop.update_fast import FastUpdater
-
-    if strategy.surrogate in ("none", "peer"):
-        return None
-    if strategy.surrogate == "additive":
-        return AdditiveUpdater(settings, strategy, problem)
-    if settings.inference == "fixed":
-        return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
-    if settings.correlated:
-        return CorrelatedUpdater(settings, problem)
-    if settings.fast:
-        return FastUpdater(settings, problem)
-    return RefitUpdater(settings, problem)

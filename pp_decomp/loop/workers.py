@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp._dask import dask_client
 from pp_decomp.loop.ask import in_flight
 from pp_decomp.loop.evaluate import evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
@@ -39,8 +40,6 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
     tells the results as they arrive."""
     from dask.distributed import as_completed
     from distributed import KilledWorker
-
-    from pp_decomp._dask import dask_client
 
     with dask_client(scheduler, workers) as client:
         workers = workers or max(1, len(client.scheduler_info()["workers"]))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp import acquisition as acq
+from pp_decomp.additive import add_gp_ucb_maximize, g_add_gp_ucb_maximize
 from pp_decomp.optim import exclusion_radius, is_excluded
+from pp_decomp.peers.botorch import composite_ucb, gp_ucb
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 
@@ -64,26 +66,18 @@ def _random(ctx: Context):
 
 
 def _add_gp_ucb(ctx: Context):
-    from pp_decomp.additive import add_gp_ucb_maximize
-
     return add_gp_ucb_maximize(ctx.additive, ctx.beta, ctx.problem.domain, ctx.rng, ctx.method)
 
 
 def _g_add_gp_ucb(ctx: Context):
-    from pp_decomp.additive import g_add_gp_ucb_maximize
-
     return g_add_gp_ucb_maximize(ctx.additive, ctx.beta, ctx.problem.domain, ctx.levels)
 
 
 def _botorch_composite(ctx: Context):
-    from pp_decomp.peers.botorch import composite_ucb
-
     return composite_ucb(ctx)
 
 
 def _botorch_gp_ucb(ctx: Context):
-    from pp_decomp.peers.botorch import gp_ucb
-
     return gp_ucb(ctx)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pp_decomp.peers import botorch_available
 from pp_decomp.space import Box
 from pp_decomp.strategies.base import Strategy
 from pp_decomp.strategies.catalog import STRATEGIES
@@ -39,8 +40,6 @@ def unsupported(
     s = get_strategy(strategy)
     needs, dom = s.needs, problem.domain
     if needs.peer == "botorch":
-        from pp_decomp.peers import botorch_available
-
         if not botorch_available():
             return "it is BoTorch's loop: install the extra, pip install 'pp-decomp[compare]'"
     if needs.linear_g and problem.linear is None:

@@ -25,8 +25,8 @@ from pp_decomp.additive import (
     learn_decomposition,
     log_marginal_likelihood,
 )
-from pp_decomp.additive.gp import MapObjective
 from pp_decomp.additive.model import MaskedAdditiveExpQuad
+from pp_decomp.additive.objective import MapObjective
 from pp_decomp.additive.posterior import group_cov, group_masks
 from pp_decomp.additive.structure import swap_climb
 from pp_decomp.components import Priors

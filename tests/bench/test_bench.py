@@ -320,7 +320,7 @@ def test_a_killed_bench_leaves_no_worker_running(tmp_path):
 
 
 def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypatch, tmp_path):
-    import pp_decomp.bench as bench
+    import pp_decomp.cli.bench as cli_bench
     from pp_decomp.cli import main
     from pp_decomp.cli.bench import parse_settings
 
@@ -336,7 +336,7 @@ def test_additive_settings_from_the_command_line_merge_over_the_preset(monkeypat
         seen["spec"] = spec
         raise SystemExit(0)
 
-    monkeypatch.setattr(bench, "run_bench", fake_run)
+    monkeypatch.setattr(cli_bench, "run_bench", fake_run)
     args = ["bench", "--preset", "kandasamy2015", "--quick", "--out", str(tmp_path)]
     with pytest.raises(SystemExit):
         main([*args, "--additive", "decomposition_search=swap"])

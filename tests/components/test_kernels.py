@@ -63,7 +63,7 @@ def _perturbed(bound, rng):
 
 @pytest.mark.parametrize("kernel", EXPRESSIONS, ids=repr)
 def test_kernel_matches_pymc_and_its_gradient(kernel, rng):
-    bound = kernel.bind(2, widths=[2.0, 1.0])
+    bound = K.BoundKernel(kernel, 2, widths=[2.0, 1.0])
     X1, X2 = rng.random((6, 2)), rng.random((4, 2))
     theta, values = _perturbed(bound, rng)
     bound.theta0 = theta  # the fixed parameters stay as given
@@ -84,11 +84,11 @@ def test_kernel_matches_pymc_and_its_gradient(kernel, rng):
 
 
 def test_expressions_name_their_hyperparameters():
-    assert K.Matern52().bind(3).names == ["ls", "eta"]
-    both = (K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0])).bind(2)
+    assert K.BoundKernel(K.Matern52(), 3).names == ["ls", "eta"]
+    both = K.BoundKernel(K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0]), 2)
     assert both.names == ["ls_0", "eta_0", "ls_1", "eta_1"]  # the period is fixed
     # a product has one scale: the second factor's amplitude is fixed at 1
-    assert (K.Matern52() * K.Periodic(active_dims=[0])).bind(2).names == [
+    assert K.BoundKernel(K.Matern52() * K.Periodic(active_dims=[0]), 2).names == [
         "ls_0",
         "eta_0",
         "ls_1",
@@ -101,10 +101,10 @@ def test_expressions_name_their_hyperparameters():
 
 
 def test_period_is_in_input_units():
-    bound = K.Periodic(period=24.0, active_dims=[0]).bind(2, widths=[240.0, 1.0])
+    bound = K.BoundKernel(K.Periodic(period=24.0, active_dims=[0]), 2, widths=[240.0, 1.0])
     assert bound.theta0[1] == pytest.approx(0.1)  # 24 h on a 240 h box: a tenth of it
     priored = K.Periodic(period=Prior("LogNormal", mu=np.log(24.0), sigma=0.1), active_dims=[0])
-    prior = priored.bind(2, widths=[240.0, 1.0]).free[1].prior
+    prior = K.BoundKernel(priored, 2, widths=[240.0, 1.0]).free[1].prior
     assert np.exp(prior.parameters["mu"]) == pytest.approx(0.1)
 
 
@@ -156,7 +156,7 @@ def test_prior_accepts_pymc_extras_form_and_refuses_bad_input():
     with pytest.raises(ValueError, match="Matern52 has no parameter 'period'"):
         K.Matern52(period=Prior("LogNormal", mu=0, sigma=1))
     with pytest.raises(ValueError, match="ls is positive but its prior"):
-        K.Matern52(ls=Prior("Normal", mu=0, sigma=1)).bind(2)
+        K.BoundKernel(K.Matern52(ls=Prior("Normal", mu=0, sigma=1)), 2)
     with pytest.raises(TypeError, match="must be a pp_decomp.Prior"):
         K.Matern52(ls="lognormal")
 

@@ -154,14 +154,14 @@ def test_a_copula_run_resumes_with_the_same_choices(tmp_path):
 
 
 def test_calibration_scores_the_copula_samples(run):
-    from pp_decomp.calibration import _component_samples
+    from pp_decomp.loop.step_bound import component_samples
 
     p, opt = run
     comps = [opt.models[n] for n in p.component_names]
     X = p.domain.X[:2]
-    F = _component_samples(comps, X, 30000, np.random.default_rng(0), copula=True)
+    F = component_samples(comps, X, 30000, np.random.default_rng(0), copula=True)
     np.testing.assert_allclose(np.corrcoef(F[:, 1].T), residual_correlation(comps), atol=0.03)
-    F0 = _component_samples(comps, X, 30000, np.random.default_rng(0))
+    F0 = component_samples(comps, X, 30000, np.random.default_rng(0))
     assert np.abs(np.corrcoef(F0[:, 1].T) - np.eye(3)).max() < 0.03
 
 

@@ -1,0 +1,64 @@
+"""What a run's last choice saw at given inputs: the components' joint posterior
+samples and the upper bound its strategy maximised (used by
+:meth:`~pp_decomp.loop.Optimizer.predict` and :mod:`pp_decomp.calibration`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
+from pp_decomp.acquisition.surrogate import decomposed_surrogate
+from pp_decomp.components.coregion_view import shared_joint
+from pp_decomp.composition.copula import residual_correlation
+from pp_decomp.rng import as_generator
+from pp_decomp.strategies import Context, decomposed_bound
+
+
+def component_samples(
+    models: list, X: np.ndarray, n_samples: int, rng, copula: bool = False
+) -> np.ndarray:
+    """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
+    correlated across components when they are views of one correlated model, or
+    by the copula (:mod:`pp_decomp.composition.copula`)."""
+    joint = shared_joint(models)
+    if joint is not None:
+        return joint.sample(X, n_samples, rng)
+    if copula:  # one joint draw per sample, normals correlated by C
+        chol = np.linalg.cholesky(residual_correlation(models))
+        draw = rng.integers(0, 2**31 - 1, n_samples)
+        z = rng.standard_normal((n_samples, len(X), len(models))) @ chol.T
+        out = np.empty(z.shape)
+        for j, m in enumerate(models):
+            mean_s, var_s = m.predict_per_draw(X)
+            s = draw % mean_s.shape[0]
+            out[..., j] = mean_s[s] + np.sqrt(var_s[s]) * z[..., j]
+        return out
+    return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
+
+
+def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.ndarray:
+    """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
+    on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
+    the Lipschitz bounds, ``d-gpucb-mc``'s Monte Carlo quantile of its
+    ``mc_samples`` drawn from ``rng``), each averaged over hyperparameter draws as
+    the strategy does. For another strategy: D-GPUCB's bound for a linear ``g``,
+    else the Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
+    problem = opt.model_problem
+    if "composed" in opt.models:
+        return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
+    models = [opt.models[n] for n in problem.component_names]
+    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
+    ctx = Context(
+        problem,
+        opt.n + 1,
+        beta,
+        as_generator(rng),
+        decomposed=surrogate,
+        mc_samples=opt.settings.mc_samples,
+    )
+    bound = decomposed_bound(opt.settings.strategy, ctx)
+    if bound is not None:
+        return bound(X)
+    if problem.linear is not None:
+        return DGPUCB(surrogate, beta)(X)
+    return h.mean(0) + np.sqrt(beta) * h.std(0)

@@ -1,0 +1,23 @@
+"""Which updater keeps a run's models up to date (:mod:`pp_decomp.loop.updaters`)."""
+
+from __future__ import annotations
+
+from pp_decomp.loop.update_additive import AdditiveUpdater
+from pp_decomp.loop.update_correlated import CorrelatedUpdater
+from pp_decomp.loop.update_fast import FastUpdater
+from pp_decomp.loop.updaters import KnownKernelsUpdater, RefitUpdater, Updater
+
+
+def make_updater(settings, strategy, problem) -> Updater | None:
+    """The updater of a run (``None`` for strategies without a model, e.g. random)."""
+    if strategy.surrogate in ("none", "peer"):
+        return None
+    if strategy.surrogate == "additive":
+        return AdditiveUpdater(settings, strategy, problem)
+    if settings.inference == "fixed":
+        return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
+    if settings.correlated:
+        return CorrelatedUpdater(settings, problem)
+    if settings.fast:
+        return FastUpdater(settings, problem)
+    return RefitUpdater(settings, problem)
