@@ -1,4 +1,4 @@
-"""benchmarks/scale.py at tiny sizes: each configuration in its own process, its figures."""
+"""benchmarks/scale.py and benchmarks/checkpoint_cost.py at tiny sizes."""
 
 from __future__ import annotations
 
@@ -20,3 +20,11 @@ def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
     assert 0 < r["first_ask_s"] and 0 < r["peak_gb"] < 24
     assert 0.0 <= r["coverage_95"] <= 1.0 and np.isfinite(r["coverage_95"])
     assert lines[0].startswith("T=   12 J= 2 MAP") and "95% coverage" in lines[0]
+
+
+def test_the_checkpoint_cost_benchmark_measures_both_writes():
+    import checkpoint_cost
+
+    r = checkpoint_cost.measure(steps=7, inference="map", repeats=1)
+    assert r["bytes_with"] > r["bytes_without"] > 0
+    assert r["seconds_with"] > 0 and r["seconds_without"] > 0
