@@ -1,12 +1,13 @@
 """How full Bayes, MAP and BoTorch's composite loop scale with the data brought in.
 
 Usage: python benchmarks/scale.py [--T 100,300] [--J 3] [--inference nuts,map]
-       [--next 3] [--peer] [--timeout 900] [--out docs/results/perf/scale.json]
+       [--next 3] [--peer] [--rows] [--timeout 900] [--out docs/results/perf/scale.json]
 
 The problem: a 4-D box, ``J`` smooth components ``f_j(x) = sin(w_j·x) + 0.3
 cos(2 w'_j·x)`` with noise sd 0.05, and ``g = -Σ_j F_j²`` (nonlinear, so the
 default strategy is ``d-gpucb-mc``). ``T`` evaluations are told in one call
-(``opt.tell(X, Y)``), then the first ask is timed (the first fits on ``T``
+(``opt.tell(X, Y)``; ``--rows``: one ``tell`` per row, for code that predates
+it), then the first ask is timed (the first fits on ``T``
 points), then ``--next`` more asks, each after telling the last input's
 result. Each configuration runs in a process of its own, so its peak resident
 memory (``ru_maxrss``) is its own. After the asks, the coverage of the 95%
@@ -51,8 +52,11 @@ def problem(J: int, seed: int = 0):
     )
 
 
-def one(T: int, J: int, inference: str, strategy: str | None, n_next: int, seed: int) -> dict:
-    """Time one configuration in this process (module docstring)."""
+def one(
+    T: int, J: int, inference: str, strategy: str | None, n_next: int, seed: int, rows=False
+) -> dict:
+    """Time one configuration in this process (module docstring); ``rows``: tell the
+    data one row at a time (as code before ``tell(X, Y)`` must)."""
     import resource
     import time
     import warnings
@@ -66,7 +70,12 @@ def one(T: int, J: int, inference: str, strategy: str | None, n_next: int, seed:
     rng = np.random.default_rng(seed + 1)
     X = p.domain.sample(T, seed=rng)
     opt = ppd.Optimizer(p, strategy, inference=inference, seed=seed)
-    opt.tell(X, p.evaluate(X, seed=rng))
+    Y = p.evaluate(X, seed=rng)
+    if rows:
+        for x, y in zip(X, Y, strict=True):
+            opt.tell(x, y)
+    else:
+        opt.tell(X, Y)
     start = time.perf_counter()
     x = opt.ask()
     first = time.perf_counter() - start
@@ -106,7 +115,7 @@ def line(r: dict) -> str:
     )
 
 
-def run(Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print) -> list[dict]:
+def run(Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print, rows=False) -> list[dict]:
     """Every configuration in a subprocess of its own; the records, in order."""
     configs = [(T, J, inf, None) for J in Js for T in Ts for inf in inferences]
     if peer:
@@ -115,7 +124,7 @@ def run(Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print) -> list[di
     for T, J, inf, strategy in configs:
         label = strategy or ("full Bayes" if inf == "nuts" else "MAP")
         here = os.path.dirname(os.path.abspath(__file__))
-        call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed})"
+        call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows})"
         code = f"import json, sys; sys.path.insert(0, {here!r}); import scale; "
         code += f"print(json.dumps({call}))"
         try:
@@ -144,6 +153,7 @@ def main(argv=None) -> None:
     ap.add_argument("--peer", action="store_true", help="add BoTorch's composite loop")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per configuration")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rows", action="store_true", help="tell the data one row at a time")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     if a.peer:

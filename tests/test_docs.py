@@ -64,3 +64,9 @@ def test_docs_build_without_warnings_and_list_every_public_object(tmp_path):
     absent = sorted(set(public_objects()) - documented)
     assert not absent, f"public objects missing from the API reference: {absent}"
     assert pp_decomp.__version__
+
+
+def test_every_results_folder_is_named_in_the_results_readme():
+    readme = (DOCS / "results" / "README.md").read_text()
+    folders = sorted(p.name for p in (DOCS / "results").iterdir() if p.is_dir())
+    assert [f for f in folders if f"{f}/" not in readme] == []
