@@ -113,7 +113,7 @@ class Optimizer:
         self.settings = RunSettings.build(problem, strategy, **kw)
         # the problem as the GPs see it: components under the outcome transform
         self.model_problem = model_problem(problem, self.settings.outcome_transform)
-        self.strategy = get_strategy(self.settings.strategy)
+        self.strategy = get_strategy(strategy or self.settings.strategy)  # an object as given
         self.X = np.empty((0, problem.dim))
         self.Y = np.empty((0, problem.n_components))
         self.records: list[dict] = []

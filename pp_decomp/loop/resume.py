@@ -17,6 +17,7 @@ from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.records import jsonable
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.updaters import loop_data
+from pp_decomp.strategies import STRATEGIES
 
 
 class CheckpointFile:
@@ -89,6 +90,14 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
             diff = "; ".join(f"{k}: file {fp[k]!r}, given {mine.get(k)!r}" for k in bad)
             raise ValueError(f"{where} was run on another problem instance ({diff})")
     kwargs = RunSettings.kwargs_from_dict(stored)
+    if kwargs.get("strategy") not in STRATEGIES:  # a user's own Strategy: given again
+        given = expected.get("strategy")
+        if getattr(given, "name", None) != kwargs["strategy"]:
+            raise ValueError(
+                f"{where} holds a run of the user strategy {kwargs['strategy']!r}; pass the "
+                "same Strategy object as strategy= to resume it"
+            )
+        kwargs["strategy"] = given
     if beta is not None:
         kwargs["beta"] = beta
     stored_models = kwargs.get("components") or {}

@@ -56,7 +56,7 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
         decomposed=surrogate,
         mc_samples=opt.settings.mc_samples,
     )
-    bound = decomposed_bound(opt.settings.strategy, ctx)
+    bound = decomposed_bound(opt.strategy, ctx)
     if bound is not None:
         return bound(X)
     if problem.linear is not None:
