@@ -35,6 +35,7 @@ from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.updater_factory import make_updater
+from pp_decomp.loop.updaters import Updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
@@ -94,6 +95,10 @@ class Optimizer:
         One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
         independent GPs whose errors a copula correlates (default: wherever it applies,
         :func:`~pp_decomp.loop.settings.copula_applies`).
+    updater : Updater, optional
+        Keeps the models up to date (:class:`~pp_decomp.loop.updaters.Updater`);
+        default the one the settings choose (:mod:`pp_decomp.loop.updater_factory`).
+        Pass the same one again to :meth:`resume`.
     outcome_transform : {"none", "log"}
         The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.composition.outcome`).
     """
@@ -105,6 +110,7 @@ class Optimizer:
         *,
         checkpoint=None,
         overwrite=False,
+        updater: Updater | None = None,
         **kw,
     ):
         if not isinstance(problem, Problem):
@@ -119,7 +125,7 @@ class Optimizer:
         self.records: list[dict] = []
         self.failures = FailureLog(problem.dim, self.settings.max_retries)
         self.gamma = 0.0
-        self.updater = make_updater(self.settings, self.strategy, self.model_problem)
+        self.updater = updater or make_updater(self.settings, self.strategy, self.model_problem)
         self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
@@ -279,7 +285,8 @@ class Optimizer:
         schedule of the user's own, which cannot be stored.
         """
         results, state = ckpt.read(path)
-        opt = cls(problem, **check_resume(path, results, problem, expected, beta))
+        updater = expected.pop("updater", None)
+        opt = cls(problem, updater=updater, **check_resume(path, results, problem, expected, beta))
         restore(opt, results, state, ckpt.read_draws(path))
         opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt

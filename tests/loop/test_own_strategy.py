@@ -1,4 +1,4 @@
-"""A user's own Strategy object: kept as given, predicted with, resumed."""
+"""A user's own Strategy object and Updater: kept as given, predicted with, resumed."""
 
 from __future__ import annotations
 
@@ -45,3 +45,38 @@ def test_an_unregistered_strategy_runs_predicts_and_resumes_with_the_same_choice
     plain = ppd.Optimizer(_problem(), "d-gpucb", n_init=4, seed=0)
     plain.run(9)
     assert not np.array_equal(plain.X, whole.X)
+
+
+class _Counting:
+    """A user's updater: the settings' own, counting its updates."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, 0
+
+    def update(self, data, t, rng, rec):
+        self.calls += 1
+        return self.inner.update(data, t, rng, rec)
+
+    def state(self):
+        return self.inner.state()
+
+    def restore(self, state, data):
+        self.inner.restore(state, data)
+
+
+def test_an_injected_updater_keeps_the_models_and_the_same_choices(tmp_path):
+    from pp_decomp.loop.updater_factory import make_updater
+
+    plain = ppd.Optimizer(_problem(), "d-gpucb", n_init=4, seed=0)
+    plain.run(8)
+    counting = _Counting(make_updater(plain.settings, plain.strategy, plain.model_problem))
+    path = tmp_path / "run.nc"
+    opt = ppd.Optimizer(_problem(), "d-gpucb", n_init=4, seed=0, updater=counting, checkpoint=path)
+    opt.run(6)
+    assert opt.updater is counting and counting.calls == 2  # steps 5 and 6 chose with models
+    opt.close()
+    again = _Counting(make_updater(plain.settings, plain.strategy, plain.model_problem))
+    resumed = ppd.Optimizer.resume(path, _problem(), updater=again)
+    resumed.run(8)
+    assert again.calls == 2
+    np.testing.assert_array_equal(resumed.X, plain.X)
