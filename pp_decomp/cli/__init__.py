@@ -1,7 +1,9 @@
 """Command-line interface: ``pp-decomp SUBCOMMAND ...``.
 
-Importing this package loads nothing heavy, so ``pp-decomp --help`` is quick;
-each sub-command imports what it needs when it runs.
+Every sub-command's module is imported with the parser (pp_decomp imports stay at
+the top of their modules); heavy optional dependencies (Dask, BoTorch,
+matplotlib) load only when a sub-command needs them. ``import pp_decomp``, which
+comes first, pins the BLAS threads before numpy loads.
 """
 
 from __future__ import annotations
@@ -9,10 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pp_decomp._threads import pin_threads
 from pp_decomp.cli import bench, calibration, run, tools
-
-pin_threads()  # before numpy loads in this process
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,10 +63,8 @@ class DrawLog:
             fits = self.fits.setdefault(name, [])
             if not fits or not _same(fits[-1], draws):
                 fits.append(draws)
-            logw = np.zeros(_size(draws)) if logw is None else np.asarray(logw, dtype=float)
-            self.steps.setdefault(name, []).append(
-                (int(key), len(fits) - 1, logw - logsumexp(logw))
-            )
+            logw = normalised_log_weights(logw, _size(draws))
+            self.steps.setdefault(name, []).append((int(key), len(fits) - 1, logw))
 
     def to_dataset(self, records) -> xr.Dataset | None:
         """The log as one Dataset (the module docstring's layout), ``None`` while no
@@ -147,14 +145,26 @@ def step_posterior(ds: xr.Dataset, name: str, iteration: int) -> xr.DataTree:
         )
     s = steps[-1]
     f = int(ds["fit_used"].values[g, s])
-    draws = {p: v[None] for p, v in _arrays(ds, g, f).items()}
-    tree = from_draws(draws)
-    in_use = draws_dataset(draws)
+    draws = _arrays(ds, g, f)
+    tree = from_draws({p: v[None] for p, v in draws.items()})
     n = int(ds["n_draws"].values[g, f])
-    in_use["log_weight"] = (("chain", "draw"), ds["log_weight"].values[g, s, :n][None])
-    tree["draws_in_use"] = xr.DataTree(in_use)
+    tree["draws_in_use"] = draws_in_use(draws, ds["log_weight"].values[g, s, :n])
     tree.attrs.update(iteration=int(iteration), gp=name)
     return tree
+
+
+def normalised_log_weights(logw, S: int) -> np.ndarray:
+    """``logw (S,)`` shifted so that the weights sum to one; equal weights for ``None``."""
+    logw = np.zeros(S) if logw is None else np.asarray(logw, dtype=float)
+    return logw - logsumexp(logw)
+
+
+def draws_in_use(draws: dict[str, np.ndarray], logw: np.ndarray) -> xr.DataTree:
+    """The ``draws_in_use`` group: each hyperparameter's draws ``(S, ...)`` as one
+    chain, with their normalised ``log_weight (S,)``."""
+    in_use = draws_dataset({k: v[None] for k, v in draws.items()})
+    in_use["log_weight"] = (("chain", "draw"), np.asarray(logw, dtype=float)[None])
+    return xr.DataTree(in_use)
 
 
 def fitted_draws(model):

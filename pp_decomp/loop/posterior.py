@@ -32,12 +32,17 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy.special import logsumexp
 
-from pp_decomp.loop.draw_log import draw_arrays, fitted_draws, step_posterior
+from pp_decomp.loop.draw_log import (
+    draw_arrays,
+    draws_in_use,
+    fitted_draws,
+    normalised_log_weights,
+    step_posterior,
+)
 from pp_decomp.loop.predict import current_models
 from pp_decomp.loop.records import diagnostics_summary
-from pp_decomp.posterior_tree import draws_dataset, from_draws
+from pp_decomp.posterior_tree import from_draws
 
 
 def posterior(
@@ -72,12 +77,8 @@ def model_posterior(model) -> xr.DataTree:
         tree = from_draws({k: v[None] for k, v in draws.items()}, inference=_inference(gp))
     else:
         tree = tree.copy()
-    S = len(next(iter(draws.values())))
-    logw = np.zeros(S) if logw is None else np.asarray(logw, dtype=float)
-    logw = logw - logsumexp(logw)
-    in_use = draws_dataset({k: v[None] for k, v in draws.items()})
-    in_use["log_weight"] = (("chain", "draw"), logw[None])
-    tree["draws_in_use"] = xr.DataTree(in_use)
+    logw = normalised_log_weights(logw, len(next(iter(draws.values()))))
+    tree["draws_in_use"] = draws_in_use(draws, logw)
     tree.attrs["ess_in_use"] = float(1.0 / np.sum(np.exp(2 * logw)))
     if gp.diagnostics is not None:
         summary = diagnostics_summary(gp.diagnostics)
