@@ -125,6 +125,10 @@ class Optimizer:
         self.records: list[dict] = []
         self.failures = FailureLog(problem.dim, self.settings.max_retries)
         self.gamma = 0.0
+        if updater is not None and not all(
+            callable(getattr(updater, m, None)) for m in ("update", "state", "restore")
+        ):
+            raise TypeError(f"updater must have update, state and restore; got {updater!r}")
         self.updater = updater or make_updater(self.settings, self.strategy, self.model_problem)
         self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name

@@ -80,3 +80,5 @@ def test_an_injected_updater_keeps_the_models_and_the_same_choices(tmp_path):
     resumed.run(8)
     assert again.calls == 2
     np.testing.assert_array_equal(resumed.X, plain.X)
+    with pytest.raises(TypeError, match="updater must have update, state and restore; got 'refit'"):
+        ppd.Optimizer(_problem(), "d-gpucb", updater="refit")
