@@ -282,8 +282,7 @@ def maximize(acq: Callable, domain, seed: SeedLike = None, method: str = "auto",
     of them (box).
     """
     if exclude is not None and len(exclude):
-        b = domain.bounds
-        acq = _Excluding(acq, exclude, b[1] - b[0], exclusion_radius(domain))
+        acq = _Excluding(acq, exclude, domain.widths, exclusion_radius(domain))
 
     if isinstance(domain, CandidateSet):
         x, v, _ = maximize_candidates(acq, domain.X)

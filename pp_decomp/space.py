@@ -64,6 +64,11 @@ class Box:
         """``(2, d)`` array of lower and upper bounds."""
         return np.stack([self.lower, self.upper])
 
+    @property
+    def widths(self) -> np.ndarray:
+        """``(d,)`` extent ``upper - lower`` in each coordinate."""
+        return self.upper - self.lower
+
     def contains(self, X, tol: float = 1e-9) -> np.ndarray:
         """Whether each row of ``X (m, d)`` is feasible: (m,) bool."""
         X = check_X(X, "X", input_dim=self.dim)
@@ -127,6 +132,12 @@ class CandidateSet:
         lo, hi = self.X.min(0), self.X.max(0)
         hi = np.where(hi > lo, hi, lo + 1.0)
         return np.stack([lo, hi])
+
+    @property
+    def widths(self) -> np.ndarray:
+        """``(d,)`` extent of the candidates in each coordinate (1 where they all agree)."""
+        b = self.bounds
+        return b[1] - b[0]
 
     def contains(self, X, tol: float = 1e-9) -> np.ndarray:
         """Whether each row of ``X`` is a candidate (to within ``tol``), ``(n,)`` bool."""

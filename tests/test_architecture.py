@@ -191,3 +191,30 @@ def test_no_pp_decomp_import_hides_in_a_function_and_the_modules_import_without_
         assert where and "pp_decomp.loop" in found
     finally:
         probe.unlink(missing_ok=True)
+
+
+def _optimizer_privates(source: str) -> list[str]:
+    """``opt._x`` / ``optimizer._x`` reads and writes: an Optimizer's private members."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("opt", "optimizer")
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_but_the_optimizers_own_touches_its_private_members():
+    own = ROOT / "pp_decomp" / "loop" / "optimizer.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{hit}"
+        for path in PACKAGE
+        if path != own
+        for hit in _optimizer_privates(path.read_text())
+    ]
+    assert found == [], "the step's parts read the loop state (opt.state), not opt._..."
+    assert _optimizer_privates("def f(opt):\n    return opt._rng(1, 2)\n") == ["2 opt._rng"]

@@ -15,13 +15,7 @@ import time
 
 import numpy as np
 
-from pp_decomp.loop.context import (
-    build_context,
-    chosen_or_fallback,
-    design_complete,
-    design_left,
-    design_point,
-)
+from pp_decomp.loop.context import build_context, chosen_or_fallback, design_point
 from pp_decomp.loop.records import (
     ACQ_STREAM,
     FIT_STREAM,
@@ -30,22 +24,21 @@ from pp_decomp.loop.records import (
     step_record,
 )
 from pp_decomp.loop.updaters import loop_data
-from pp_decomp.optim import exclusion_radius, is_excluded
+from pp_decomp.optim import is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import check_positive_int
 
 
-def ask_batch(opt, q: int) -> np.ndarray:
+def ask_batch(opt, q: int) -> tuple[np.ndarray, bool]:
     """``q`` inputs to have in flight, ``(q, d)``: the pending ones oldest first,
-    then new ones; the checkpoint is written when new inputs were chosen."""
+    then new ones; and whether new ones were chosen (then the caller checkpoints)."""
     q = check_positive_int(q, "q")
     new = q - len(opt.pending)
     if new > 0:
         _check_batch(opt, q, new)
         for _ in range(new):
             _ask_one(opt)
-        opt._save()
-    return opt.pending.X[:q].copy()
+    return opt.pending.X[:q].copy(), new > 0
 
 
 def in_flight(opt, workers: int, n_iter: int) -> int:
@@ -66,23 +59,17 @@ def in_flight(opt, workers: int, n_iter: int) -> int:
     """
     need = min(workers, n_iter - opt.n)
     design_pending = sum(rec["phase"] == "init" for _, rec in opt.pending.items)
-    left = design_left(opt)
+    left = opt.state.design_left
     if design_pending or left:
         return min(need, design_pending + left)
     chosen = sum(r["phase"] == "acquisition" for r in opt.records)
     return min(need, chosen + 1)
 
 
-def _busy(opt) -> np.ndarray:
-    """Inputs not to ask: failed for good, or pending: (k, d)."""
-    radius = exclusion_radius(opt.problem.domain)
-    return np.vstack([opt.failures.excluded(opt._scale, radius), opt.pending.X])
-
-
 def _check_batch(opt, q: int, new: int) -> None:
     s = opt.strategy
     # some of the new inputs are chosen by the model, with others in flight
-    if opt.settings.correlated and len(opt.pending) + new > 1 and new > design_left(opt):
+    if opt.settings.correlated and len(opt.pending) + new > 1 and new > opt.state.design_left:
         raise ValueError(
             f"correlated=True chooses one input at a time after the design: ask(q={q}) "
             f"with {len(opt.pending)} pending input(s) would choose with inputs pending; "
@@ -96,7 +83,7 @@ def _check_batch(opt, q: int, new: int) -> None:
         )
     domain = opt.problem.domain
     if isinstance(domain, CandidateSet):
-        free = int(np.sum(~is_excluded(domain.X, _busy(opt), opt._scale)))
+        free = int(np.sum(~is_excluded(domain.X, opt.state.busy(), domain.widths)))
         if new > free:
             raise ValueError(
                 f"ask(q={q}) needs {new} new candidate(s) but only {free} of the "
@@ -111,18 +98,18 @@ def _gamma(opt) -> float:
 
 def _ask_one(opt) -> None:
     """Choose one new input, with the pending ones hallucinated; add it to the pending."""
-    key, start = opt._key + len(opt.pending), time.perf_counter()
+    state = opt.state
+    key, start = state.next_key + len(state.pending), time.perf_counter()
     rec = step_record("init", _gamma(opt))
-    busy = _busy(opt)
-    n_init = opt.settings.n_init
+    busy = state.busy()
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
-    if not design_complete(opt) or opt.n < min(2, n_init):
-        x = design_point(opt, opt._rng(key, INIT_STREAM), busy)
+    if state.design_left or state.n < min(2, state.n_init):
+        x = design_point(state, state.rng(key, INIT_STREAM), busy)
     else:
         models = {}
         if opt.updater is not None:
-            models = opt.updater.update(loop_data(opt), key, opt._rng(key, FIT_STREAM), rec)
+            models = opt.updater.update(loop_data(opt), key, state.rng(key, FIT_STREAM), rec)
         opt.models = models
         opt.draw_log.add(key, models)
         rec["fit_seconds"] = time.perf_counter() - start
@@ -130,13 +117,13 @@ def _ask_one(opt) -> None:
         transform = opt.settings.outcome_transform
         rec["criticism"] = criticism_record(models, transform, names, rec["refit"])
         t = opt.n + len(opt.pending) + 1
-        ctx = build_context(opt, models, t, opt._rng(key, ACQ_STREAM), busy, _gamma(opt))
+        ctx = build_context(opt, models, t, state.rng(key, ACQ_STREAM), busy, _gamma(opt))
         x, value = opt.strategy.choose(ctx)
-        x = chosen_or_fallback(opt.problem.domain, x, busy, ctx.rng, opt._scale)
+        x = chosen_or_fallback(opt.problem.domain, x, busy, ctx.rng)
         rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
         rec["gamma_next"] = opt.strategy.state_after(ctx, x)
         if opt.strategy.surrogate == "none":
             rec.update(beta=np.nan, fit_seconds=0.0)
     rec["ask_seconds"] = time.perf_counter() - start
     rec["key"] = key
-    opt.pending.add(x, rec)
+    state.pending.add(x, rec)

@@ -9,6 +9,7 @@ from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.composition.outcome import forward
+from pp_decomp.loop.state import LoopState
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
@@ -60,17 +61,17 @@ def _believed_best(surrogate, P: np.ndarray) -> float:
     return float(np.max(surrogate.moments(P)[0]))
 
 
-def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
+def chosen_or_fallback(domain, x, excluded, rng) -> np.ndarray:
     """``x``, unless it is excluded (failed, or pending): then a random feasible one that is not.
 
     Maximisers skip excluded inputs themselves; this guards the strategies that
     choose otherwise (additive maximisers, a box's random design point).
     """
     x = np.asarray(x, dtype=float)
-    if not is_excluded(x[None], excluded, scale, exclusion_radius(domain))[0]:
+    if not is_excluded(x[None], excluded, domain.widths, exclusion_radius(domain))[0]:
         return x
     if isinstance(domain, CandidateSet):
-        free = domain.X[~is_excluded(domain.X, excluded, scale)]
+        free = domain.X[~is_excluded(domain.X, excluded, domain.widths)]
         if not len(free):
             raise RuntimeError("every candidate has failed: nothing is left to ask")
         choice = free[rng.integers(len(free))]
@@ -84,32 +85,10 @@ def chosen_or_fallback(domain, x, excluded, rng, scale) -> np.ndarray:
     return choice
 
 
-def asked_init(opt) -> int:
-    """Initial-design inputs asked so far: told, failed or pending."""
-    told = sum(r["phase"] == "init" for r in opt.records)
-    failed = sum(p == "init" for p in opt.failures.phases)
-    return told + failed + sum(rec["phase"] == "init" for _, rec in opt.pending.items)
-
-
-def design_left(opt) -> int:
-    """Initial-design inputs still to ask: ``n_init`` less those asked and the
-    results told unasked (data a user brings count, so they are not followed by
-    a random design)."""
-    told_unasked = sum(r["phase"] == "user" for r in opt.records)
-    return max(opt.settings.n_init - asked_init(opt) - told_unasked, 0)
-
-
-def design_complete(opt) -> bool:
-    """Whether every initial-design input was asked (see :func:`design_left`)."""
-    return design_left(opt) == 0
-
-
-def design_point(opt, rng, excluded) -> np.ndarray:
+def design_point(state: LoopState, rng: np.random.Generator, excluded) -> np.ndarray:
     """The next point of the initial design; after failures there, fresh random points."""
-    used = asked_init(opt)
-    if used < len(opt._init_design):
-        return opt._init_design[used]
-    domain = opt.problem.domain
-    b = domain.bounds
-    x = domain.sample(1, seed=rng)[0]
-    return chosen_or_fallback(domain, x, excluded, rng, b[1] - b[0])
+    used = state.asked_init
+    if used < len(state.init_design):
+        return state.init_design[used]
+    x = state.domain.sample(1, seed=rng)[0]
+    return chosen_or_fallback(state.domain, x, excluded, rng)

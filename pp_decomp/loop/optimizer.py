@@ -21,19 +21,13 @@ from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import ask_batch
 from pp_decomp.loop.draw_log import DrawLog
-from pp_decomp.loop.failures import FailureLog
-from pp_decomp.loop.pending import Pending
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import predict
-from pp_decomp.loop.records import (
-    INIT_STREAM,
-    checked_observation,
-    step_record,
-    warn_if_repeated,
-)
+from pp_decomp.loop.records import checked_observation, step_record, warn_if_repeated
 from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
+from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updater_factory import make_updater
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.problem import Problem
@@ -42,6 +36,10 @@ from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import check_choice, check_positive_int, check_X
 
 ON_ERROR = ("raise", "record", "retry")
+
+
+def _of_state(name: str, doc: str) -> property:
+    return property(lambda self: getattr(self.state, name), doc=doc)
 
 
 class Optimizer:
@@ -120,38 +118,28 @@ class Optimizer:
         # the problem as the GPs see it: components under the outcome transform
         self.model_problem = model_problem(problem, self.settings.outcome_transform)
         self.strategy = get_strategy(strategy or self.settings.strategy)  # an object as given
-        self.X = np.empty((0, problem.dim))
-        self.Y = np.empty((0, problem.n_components))
-        self.records: list[dict] = []
-        self.failures = FailureLog(problem.dim, self.settings.max_retries)
-        self.gamma = 0.0
+        s = self.settings
+        self.state = LoopState(
+            problem.domain, problem.n_components, s.seed, s.n_init, s.max_retries
+        )
         if updater is not None and not all(
             callable(getattr(updater, m, None)) for m in ("update", "state", "restore")
         ):
             raise TypeError(f"updater must have update, state and restore; got {updater!r}")
         self.updater = updater or make_updater(self.settings, self.strategy, self.model_problem)
-        self.pending = Pending(problem.dim)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
-        n_init, rng = self.settings.n_init, self._rng(0, INIT_STREAM)
-        self._init_design = problem.domain.sample(n_init, seed=rng) if n_init else self.X.copy()
         self.checkpoint, self._file = checkpoint, None
         if checkpoint is not None:
             self._file = attach(checkpoint, fresh=True, overwrite=overwrite)
 
-    def _rng(self, key: int, stream: int) -> np.random.Generator:
-        seq = np.random.SeedSequence(self.settings.seed, spawn_key=(key, stream))
-        return np.random.default_rng(seq)
-
-    @property
-    def n(self) -> int:
-        """Evaluations told so far (failures not counted)."""
-        return self.X.shape[0]
-
-    @property
-    def _key(self) -> int:
-        # failures count as steps, so that the step after a failure draws new numbers
-        return self.n + len(self.failures) + 1
+    X = _of_state("X", "Inputs told so far: (n, d).")
+    Y = _of_state("Y", "Components observed at them: (n, J).")
+    records = _of_state("records", "One step record per observation (list of dict).")
+    failures = _of_state("failures", "The failed evaluations (FailureLog).")
+    pending = _of_state("pending", "Inputs asked and not yet told (Pending).")
+    gamma = _of_state("gamma", "GP-MI's information so far (float).")
+    n = _of_state("n", "Evaluations told so far (failures not counted).")
 
     def signed_objective(self) -> np.ndarray:
         """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
@@ -168,13 +156,10 @@ class Optimizer:
         inputs and ``ask(q)`` after a result arrived adds one new input. On a
         candidate set, asking for more new inputs than free candidates is refused.
         """
-        X = ask_batch(self, 1 if q is None else q)
+        X, chose = ask_batch(self, 1 if q is None else q)
+        if chose:
+            self._save()
         return X[0] if q is None else X
-
-    @property
-    def _scale(self) -> np.ndarray:
-        b = self.problem.domain.bounds
-        return b[1] - b[0]
 
     def tell(self, x, y, *, replicate: bool = False) -> None:
         """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
@@ -186,10 +171,7 @@ class Optimizer:
             if rec is None:
                 warn_if_repeated(self.X, x, replicate)
                 rec = step_record("user", self.gamma)
-            self.X, self.Y = np.vstack([self.X, x]), np.vstack([self.Y, y])
-            # GP-MI's γ only grows: with results told out of order it is the latest asked's
-            self.gamma = max(self.gamma, float(rec["gamma_next"]))
-            self.records.append(rec)
+            self.state.add(x, y, rec)
         self._save()
 
     def tell_failure(self, x, reason: str = "failed") -> None:

@@ -142,11 +142,12 @@ def restore(opt, results, state: dict, draws=None) -> None:
     """Put a checkpoint's observations, loop state and draw log (``draws``, the
     group :func:`~pp_decomp.loop.checkpoint.read_draws` gives) into a freshly built optimiser."""
     p = opt.problem
-    opt.X, opt.Y = observations(results, p.dim, p.n_components)
-    opt.gamma = float(state["gamma"])
-    opt.records = state["records"]
-    opt.failures.restore(state.get("failures", {}))
-    opt.pending.restore(state.get("pending", []))
+    s = opt.state
+    s.X, s.Y = observations(results, p.dim, p.n_components)
+    s.gamma = float(state["gamma"])
+    s.records = state["records"]
+    s.failures.restore(state.get("failures", {}))
+    s.pending.restore(state.get("pending", []))
     opt.draw_log = DrawLog.from_dataset(draws)
     if opt.updater is not None:
         opt.updater.restore(state["updater"], loop_data(opt))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pp_decomp._progress import bar_context, status
 from pp_decomp.loop.evaluate import Outcomes, evaluate_with_policy
-from pp_decomp.loop.records import NOISE_STREAM
 from pp_decomp.loop.workers import run_workers
 from pp_decomp.validate import check_positive_int
 
@@ -57,7 +56,7 @@ def run_loop(
             while opt.n < n_iter:
                 status("choosing the next input")
                 x = opt.ask()
-                rng = opt._rng(opt.pending.record(x).get("key", opt._key), NOISE_STREAM)
+                rng = opt.state.noise_rng(x)
                 status("evaluating")
                 outcomes.tell(
                     x, *evaluate_with_policy(opt.problem, x, rng, on_error, retries, transform)

@@ -16,7 +16,6 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.loop.ask import in_flight
-from pp_decomp.loop.records import NOISE_STREAM
 from pp_decomp.validate import check_positive_int
 
 
@@ -41,8 +40,7 @@ def simulate_async(opt, n_iter: int, q: int, durations: np.ndarray) -> xr.Datase
                 heapq.heappush(events, (clock + durations[started], started, x))
                 started += 1
         clock, _, x = heapq.heappop(events)
-        noise = opt._rng(opt.pending.record(x)["key"], NOISE_STREAM)
-        opt.tell(x, opt.problem.evaluate(x[None], seed=noise)[0])
+        opt.tell(x, opt.problem.evaluate(x[None], seed=opt.state.noise_rng(x))[0])
         finish.append(clock)
     ds = opt.results()
     ds["finish_time"] = ("iteration", np.array(finish))

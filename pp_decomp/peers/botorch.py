@@ -69,8 +69,7 @@ def _maximize_torch(acq, ctx, torch):
         with torch.no_grad():
             vals = torch.cat([acq(Xc[i : i + 2048, None, :]) for i in range(0, len(Xc), 2048)])
         vals = vals.numpy().astype(float)
-        b = dom.bounds
-        vals[is_excluded(dom.X, ctx.excluded, b[1] - b[0])] = -np.inf
+        vals[is_excluded(dom.X, ctx.excluded, dom.widths)] = -np.inf
         i = int(np.argmax(vals))
         return dom.X[i].copy(), float(vals[i])
     from botorch.optim import optimize_acqf

@@ -47,8 +47,7 @@ def _thompson(ctx: Context):
     else:
         h = ctx.composed.joint_sample(X, ctx.rng)
     dom = ctx.problem.domain
-    b = dom.bounds
-    h = np.where(is_excluded(X, ctx.excluded, b[1] - b[0], exclusion_radius(dom)), -np.inf, h)
+    h = np.where(is_excluded(X, ctx.excluded, dom.widths, exclusion_radius(dom)), -np.inf, h)
     i = int(np.argmax(h))
     return X[i].copy(), float(h[i])
 
@@ -56,8 +55,7 @@ def _thompson(ctx: Context):
 def _random(ctx: Context):
     dom = ctx.problem.domain
     if isinstance(dom, CandidateSet):
-        b = dom.bounds
-        free = dom.X[~is_excluded(dom.X, ctx.excluded, b[1] - b[0])]
+        free = dom.X[~is_excluded(dom.X, ctx.excluded, dom.widths)]
         if len(free):
             # the draw CandidateSet.sample makes, so an unexcluded set gives the same choice
             i = ctx.rng.choice(len(free), size=1, replace=False)[0]

@@ -1,0 +1,111 @@
+"""The loop's state: what was told, what failed, what is in flight, and the random streams.
+
+:class:`LoopState` is the one object a step's parts read (which inputs to avoid,
+how much of the initial design is left, the random numbers of step ``k``) and a
+``tell`` writes. ``Optimizer`` owns it and hands it to the parts explicitly;
+the models (the updater) and the choice (the strategy) are the step's other
+parts, each with its own state (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.loop.failures import FailureLog
+from pp_decomp.loop.pending import Pending
+from pp_decomp.loop.records import INIT_STREAM, NOISE_STREAM
+from pp_decomp.optim import exclusion_radius
+from pp_decomp.space import Box, CandidateSet
+
+
+class LoopState:
+    """Observations ``X (n, d)``, ``Y (n, J)`` with one step record each, the failures,
+    the pending inputs, GP-MI's ``gamma``, the initial design and the random streams.
+
+    Every random number of step ``key`` comes from
+    ``SeedSequence(seed, spawn_key=(key, stream))``, where a step's key counts every
+    input asked before it (told, failed or pending) plus one, so that a run resumed
+    from its checkpoint draws the numbers the uninterrupted run draws.
+
+    Parameters
+    ----------
+    domain : Box or CandidateSet
+    n_components : int
+        ``J``, the columns of ``Y``.
+    seed : int
+        Root seed of every random choice.
+    n_init : int
+        Size of the space-filling initial design, drawn here from step 0's stream.
+    max_retries : int
+        How many times a failed input may be asked again (:class:`FailureLog`).
+
+    Examples
+    --------
+    >>> from pp_decomp.space import Box
+    >>> s = LoopState(Box([0, 0], [1, 1]), n_components=2, seed=0, n_init=3, max_retries=0)
+    >>> s.init_design.shape, s.n, s.next_key, s.design_left
+    ((3, 2), 0, 1, 3)
+    """
+
+    def __init__(
+        self,
+        domain: Box | CandidateSet,
+        n_components: int,
+        seed: int,
+        n_init: int,
+        max_retries: int,
+    ):
+        self.domain, self.seed, self.n_init = domain, int(seed), int(n_init)
+        self.X = np.empty((0, domain.dim))
+        self.Y = np.empty((0, n_components))
+        self.records: list[dict] = []
+        self.failures = FailureLog(domain.dim, max_retries)
+        self.pending = Pending(domain.dim)
+        self.gamma = 0.0
+        first = self.rng(0, INIT_STREAM)
+        self.init_design = domain.sample(n_init, seed=first) if n_init else self.X.copy()
+
+    def rng(self, key: int, stream: int) -> np.random.Generator:
+        """The generator of stream ``stream`` (:mod:`pp_decomp.loop.records`) at step ``key``."""
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(key, stream)))
+
+    @property
+    def n(self) -> int:
+        """Evaluations told (failures not counted)."""
+        return self.X.shape[0]
+
+    @property
+    def next_key(self) -> int:
+        """Key of the next input asked with none pending: told and failed inputs, plus one."""
+        # failures count, so that the step after a failure draws new numbers
+        return self.n + len(self.failures) + 1
+
+    def noise_rng(self, x: np.ndarray) -> np.random.Generator:
+        """The generator a simulated evaluation of the pending input ``x`` draws its noise from."""
+        return self.rng(self.pending.record(x).get("key", self.next_key), NOISE_STREAM)
+
+    def add(self, x: np.ndarray, y: np.ndarray, rec: dict) -> None:
+        """Append one observation ``y (J,)`` at ``x (d,)`` and its step record."""
+        self.X, self.Y = np.vstack([self.X, x]), np.vstack([self.Y, y])
+        # GP-MI's γ only grows: with results told out of order it is the latest asked's
+        self.gamma = max(self.gamma, float(rec["gamma_next"]))
+        self.records.append(rec)
+
+    def busy(self) -> np.ndarray:
+        """Inputs not to ask: failed for good, or pending: ``(k, d)``."""
+        radius = exclusion_radius(self.domain)
+        return np.vstack([self.failures.excluded(self.domain.widths, radius), self.pending.X])
+
+    @property
+    def asked_init(self) -> int:
+        """Initial-design inputs asked so far: told, failed or pending."""
+        told = sum(r["phase"] == "init" for r in self.records)
+        failed = sum(p == "init" for p in self.failures.phases)
+        return told + failed + sum(rec["phase"] == "init" for _, rec in self.pending.items)
+
+    @property
+    def design_left(self) -> int:
+        """Initial-design inputs still to ask: ``n_init`` less those asked and the results
+        told unasked (data a user brings count, so they are not followed by a random design)."""
+        told_unasked = sum(r["phase"] == "user" for r in self.records)
+        return max(self.n_init - self.asked_init - told_unasked, 0)
