@@ -69,7 +69,7 @@ class AdditiveSettings:
         fit by every observation since, refit them (by importance sampling
         around them, else NUTS) when the weights fail their checks, and
         integrate the acquisition over a resample of 32
-        (:mod:`pp_decomp.loop.update_additive`); ``False`` uses a relearning's
+        (:mod:`pp_decomp.loop.updaters.additive`); ``False`` uses a relearning's
         NUTS draws, all and unweighed, until the next relearning.
     """
 

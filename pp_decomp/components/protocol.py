@@ -6,7 +6,7 @@ mixture predictions and posterior samples, all in the original units. The
 implementations are :class:`~pp_decomp.ComponentGP` and
 :class:`~pp_decomp.additive.AdditiveGP` (fitted by ``fit`` or ``condition``),
 :class:`~pp_decomp.EntireGP` (conditioned on component observations) and the
-fast path's :class:`~pp_decomp.loop.update_fast.FastGPView`;
+fast path's :class:`~pp_decomp.loop.updaters.fast.FastGPView`;
 ``tests/components/test_gp_protocol.py`` runs one shared suite against each.
 """
 

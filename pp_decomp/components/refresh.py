@@ -1,6 +1,6 @@
 """A GP's hyperparameter posterior refreshed from its previous draws by importance sampling.
 
-Between two refits of the fast path (:mod:`pp_decomp.loop.update_fast`) a few
+Between two refits of the fast path (:mod:`pp_decomp.loop.updaters.fast`) a few
 observations arrive and the posterior moves little: the previous posterior's
 draws, reweighted by those observations, already sit where the new one is.
 A proposal built from them, an equal mixture of

@@ -33,7 +33,7 @@ def whitened_residuals(component) -> tuple[np.ndarray, np.ndarray]:
 
     With ``K`` factorised in the order of the observations, entry ``i`` is the
     standardised one-step-ahead prediction error ``(y_i - μ_i|<i) / σ_i|<i``. A
-    fast-path view (:class:`~pp_decomp.loop.fast_view.FastGPView`) reads them
+    fast-path view (:class:`~pp_decomp.loop.updaters.fast_view.FastGPView`) reads them
     from its incremental posterior, which keeps them up to date.
     """
     post = getattr(component, "posterior", None)

@@ -28,8 +28,8 @@ from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.state import LoopState
-from pp_decomp.loop.updater_factory import make_updater
 from pp_decomp.loop.updaters import Updater
+from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
@@ -81,7 +81,7 @@ class Optimizer:
     acq_method : {"auto", "lbfgs", "direct"}
         Maximiser on continuous boxes.
     fast, fast_settings :
-        The full-Bayes fast path (:mod:`pp_decomp.loop.update_fast`; needs
+        The full-Bayes fast path (:mod:`pp_decomp.loop.updaters.fast`; needs
         ``inference="nuts"``) and its refit policy.
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies.
@@ -95,7 +95,7 @@ class Optimizer:
         :func:`~pp_decomp.loop.settings.copula_applies`).
     updater : Updater, optional
         Keeps the models up to date (:class:`~pp_decomp.loop.updaters.Updater`);
-        default the one the settings choose (:mod:`pp_decomp.loop.updater_factory`).
+        default the one the settings choose (:mod:`pp_decomp.loop.updaters.factory`).
         Pass the same one again to :meth:`resume`.
     outcome_transform : {"none", "log"}
         The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.composition.outcome`).

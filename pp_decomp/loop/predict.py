@@ -43,8 +43,8 @@ from pp_decomp.components.posterior import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
 from pp_decomp.loop.records import VIEW_STREAM, step_record
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
-from pp_decomp.loop.updater_factory import make_updater
 from pp_decomp.loop.updaters import loop_data
+from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int, check_X
 

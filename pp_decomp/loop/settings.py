@@ -71,7 +71,7 @@ def _nuts_settings(nuts_kwargs, fast: bool) -> NutsSettings:
 
 @dataclass(frozen=True)
 class FastSettings:
-    """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.update_fast`).
+    """Refit policy of the fast full-Bayes path (:mod:`pp_decomp.loop.updaters.fast`).
 
     Each GP's ``S = kept_draws`` hyperparameter draws are reweighted by every new
     observation (sequential importance sampling). A refit starts in the background

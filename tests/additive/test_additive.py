@@ -362,7 +362,7 @@ def test_full_bayes_weighs_a_relearning_s_draws_by_the_observations_since(tmp_pa
     of every observation since (ESS and Pareto k recorded each step) or refit when
     the weights fail; the run resumes with the same choices; reweight=False keeps
     them unweighed."""
-    from pp_decomp.loop.update_additive import ACQUISITION_DRAWS
+    from pp_decomp.loop.updaters.additive import ACQUISITION_DRAWS
     from pp_decomp.models.additive import kandasamy
 
     pr = kandasamy(0, D=2, d=1, M=2)  # the model of test_nuts_fit_tiny_shared: one compile

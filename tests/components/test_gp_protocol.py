@@ -12,7 +12,7 @@ from pp_decomp.additive import AdditiveDraws, AdditiveGP
 from pp_decomp.components.priors import Priors
 from pp_decomp.components.protocol import GPModel
 from pp_decomp.loop import FastSettings, NutsSettings
-from pp_decomp.loop.update_fast import FastComponent, FastGPView, candidate_index
+from pp_decomp.loop.updaters.fast import FastComponent, FastGPView, candidate_index
 from pp_decomp.space import CandidateSet
 
 RNG = np.random.default_rng(7)

@@ -102,7 +102,7 @@ def test_fixed_composed_strategy_uses_the_entire_gp_and_theorem6_holds():
     np.testing.assert_allclose(got_mean, mean, atol=1e-7)
     np.testing.assert_allclose(got_var, var, atol=1e-7)
     dec = Optimizer(p, "d-gpucb", inference="fixed", n_init=5, seed=1)
-    dec.X, dec.Y = opt.X, opt.Y
+    dec.tell(opt.X, opt.Y)
     dec_var = sum(gp.predict(Xs)[1] for gp in _models(dec).values())
     assert np.all(dec_var <= got_var + 1e-9)  # Theorem 6 with the true kernels
 

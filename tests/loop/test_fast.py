@@ -168,7 +168,7 @@ def test_collapsed_draws_are_replaced_before_a_decision_uses_them(monkeypatch):
 
     from pp_decomp import Optimizer
     from pp_decomp.loop import FastSettings
-    from pp_decomp.loop.update_fast import FastUpdater
+    from pp_decomp.loop.updaters.fast import FastUpdater
     from pp_decomp.models import get_problem
 
     seen = {"in flight": 0, "made at once": 0}
@@ -222,7 +222,7 @@ def test_fast_path_rejects_unsupported_settings():
 
 def test_fast_path_refuses_nuts_sizes_and_passes_the_sampler_settings_through():
     from pp_decomp import Optimizer
-    from pp_decomp.loop.update_fast import FastComponent
+    from pp_decomp.loop.updaters.fast import FastComponent
     from pp_decomp.models import get_problem
 
     problem = get_problem("synthetic", seed=0, n_components=2, n_points=50)
@@ -317,7 +317,7 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     from types import SimpleNamespace
 
     from pp_decomp.loop import FastSettings
-    from pp_decomp.loop.update_fast import FastComponent
+    from pp_decomp.loop.updaters.fast import FastComponent
 
     fc = FastComponent.__new__(FastComponent)
     fc.n_at_refit = 10
@@ -338,7 +338,7 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
 
 
 def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
-    from pp_decomp.loop.fast_view import FastGPView
+    from pp_decomp.loop.updaters.fast_view import FastGPView
 
     class Comp:  # what FastGPView reads of a FastComponent
         gp = ComponentGP("se", 2, name="f")
@@ -367,7 +367,7 @@ def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
 
 def test_rescaled_moves_only_what_the_data_decide(rng):
     from pp_decomp.components import ComponentGP, Priors
-    from pp_decomp.loop.update_fast import rescaled
+    from pp_decomp.loop.updaters.fast import rescaled
 
     S = 4000
     priors = Priors()  # η ~ Gamma(400, 400), σ ~ LogNormal(-4, 1.5)

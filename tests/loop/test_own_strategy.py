@@ -65,7 +65,7 @@ class _Counting:
 
 
 def test_an_injected_updater_keeps_the_models_and_the_same_choices(tmp_path):
-    from pp_decomp.loop.updater_factory import make_updater
+    from pp_decomp.loop.updaters.factory import make_updater
 
     plain = ppd.Optimizer(_problem(), "d-gpucb", n_init=4, seed=0)
     plain.run(8)

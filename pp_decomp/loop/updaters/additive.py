@@ -51,7 +51,7 @@ from pp_decomp.components.refresh import refresh_fit
 from pp_decomp.components.scaling import to_model_scale
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
-from pp_decomp.loop.updaters import Updater
+from pp_decomp.loop.updaters.base import Updater
 from pp_decomp.rng import as_generator
 
 ACQUISITION_DRAWS = 32  # hyperparameter draws the acquisition integrates over under NUTS

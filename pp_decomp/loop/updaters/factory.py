@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pp_decomp.loop.update_additive import AdditiveUpdater
-from pp_decomp.loop.update_correlated import CorrelatedUpdater
-from pp_decomp.loop.update_fast import FastUpdater
-from pp_decomp.loop.updaters import KnownKernelsUpdater, RefitUpdater, Updater
+from pp_decomp.loop.updaters.additive import AdditiveUpdater
+from pp_decomp.loop.updaters.base import Updater
+from pp_decomp.loop.updaters.correlated import CorrelatedUpdater
+from pp_decomp.loop.updaters.fast import FastUpdater
+from pp_decomp.loop.updaters.refit import KnownKernelsUpdater, RefitUpdater
 
 
 def make_updater(settings, strategy, problem) -> Updater | None:

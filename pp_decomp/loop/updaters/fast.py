@@ -56,9 +56,9 @@ from pp_decomp.components.importance import prior_importance_fit
 from pp_decomp.components.incremental import IncrementalPosterior
 from pp_decomp.components.refresh import refresh_fit
 from pp_decomp.diagnostics import warn_if_bad
-from pp_decomp.loop.fast_view import FastGPView, candidate_index
 from pp_decomp.loop.records import fit_summary
-from pp_decomp.loop.updaters import Updater, gp_arguments
+from pp_decomp.loop.updaters.base import Updater, gp_arguments
+from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index
 from pp_decomp.rng import as_generator, int_seed
 from pp_decomp.space import CandidateSet
 

@@ -15,7 +15,7 @@ all views of the same joint posterior
   equal-weight systematic resample; a new NUTS fit, warm-started at them, is
   made when their ESS falls below ``fast_settings.ess_refit · S`` or the
   weights' Pareto ``k̂`` says the ESS cannot be trusted. The
-  independent components' fast path (:mod:`pp_decomp.loop.update_fast`) does
+  independent components' fast path (:mod:`pp_decomp.loop.updaters.fast`) does
   the same in the background; here the refit is made at once.
 """
 
@@ -28,7 +28,7 @@ from pp_decomp.components.coregion import CorrelatedComponents
 from pp_decomp.components.coregion_posterior import CoregionDraws
 from pp_decomp.components.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import diagnostics_summary
-from pp_decomp.loop.updaters import Updater, warm_start
+from pp_decomp.loop.updaters.base import Updater, warm_start
 
 
 def correlated_summary(joint: CorrelatedComponents, j: int) -> dict:

@@ -1,0 +1,86 @@
+"""The updater protocol and what every updater reads: the loop's data as the GPs see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from pp_decomp.composition.outcome import forward
+from pp_decomp.loop.component_models import loop_arguments
+
+
+@dataclass(frozen=True)
+class LoopData:
+    """The observations so far and the outputs each surrogate model regresses.
+
+    ``X (n, d)``, ``Y (n, J)``; ``targets`` maps a model name to its outputs
+    ``(n,)``: each component's ``y_j``, or ``"composed"`` / ``"additive"`` to the
+    signed objective ``sign · g(y; x)`` (both for a strategy ``with_composed``).
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    targets: dict
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+
+def loop_data(opt) -> LoopData:
+    """The optimiser's observations as its models regress them: the components under
+    the outcome transform, or the signed objective for a composed or additive GP."""
+    Y = forward(opt.settings.outcome_transform, opt.Y)
+    if opt.strategy.surrogate == "decomposed":
+        targets = {name: Y[:, j] for j, name in enumerate(opt.problem.component_names)}
+        if opt.strategy.with_composed:
+            targets["composed"] = opt.signed_objective()
+    else:
+        targets = {opt.strategy.surrogate: opt.signed_objective()}
+    return LoopData(opt.X, Y, targets)
+
+
+def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
+    """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings
+    (and the component's own model, where ``components=`` gave one)."""
+    own = dict(settings.components).get(name)
+    if own is not None:
+        return loop_arguments(own, settings.priors, problem, name, max_draws)
+    return dict(
+        kernel=settings.kernel,
+        input_dim=problem.dim,
+        priors=settings.priors,
+        bounds=problem.domain.bounds,
+        name=name,
+        max_draws=max_draws,
+    )
+
+
+def warm_start(settings, last) -> dict:
+    """``fit`` arguments of a MAP refit under ``settings.warm_start``: one L-BFGS-B
+    search from ``last``, the previous fit's draws (as Ax's ``warm_start_refit``
+    with BoTorch's single start); nothing when it is off or there is no last fit,
+    which then searches from ``restarts`` starts.
+
+    One new observation moves the posterior mode little, so the search from the
+    last mode converges in a few iterations where the default's three starts
+    search afresh each step; a start drawn from the prior is what it gives up.
+    """
+    if not settings.warm_start or last is None:
+        return {}
+    return {"init": last, "restarts": 1}
+
+
+class Updater(Protocol):
+    """What the loop asks of a model updater."""
+
+    def update(self, data: LoopData, t: int, rng: np.random.Generator, rec: dict) -> dict:
+        """The fitted GPs of step ``t`` by name; refit summaries go into ``rec``."""
+
+    def state(self) -> dict:
+        """JSON-serialisable state kept between steps (for checkpoints)."""
+
+    def restore(self, state: dict, data: LoopData) -> None:
+        """Rebuild from :meth:`state` and the data it was saved with."""

@@ -1,0 +1,92 @@
+"""Updaters that refit every few observations (MAP or NUTS), or condition on known kernels."""
+
+from __future__ import annotations
+
+from pp_decomp._progress import status
+from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.composition import EntireGP
+from pp_decomp.loop.records import fit_summary
+from pp_decomp.loop.updaters.base import Updater, gp_arguments, warm_start
+
+
+class RefitUpdater(Updater):
+    """MAP or NUTS refits every ``refit_every`` new observations after the design."""
+
+    def __init__(self, settings, problem):
+        self.settings, self.problem = settings, problem
+        self.draws: dict[str, HyperDraws] = {}
+
+    def _gp(self, name: str) -> ComponentGP:
+        return ComponentGP(
+            **gp_arguments(self.settings, self.problem, name, self.settings.max_draws)
+        )
+
+    def update(self, data, t, rng, rec):
+        s = self.settings
+        refit = not self.draws or (data.n - s.n_init) % s.refit_every == 0
+        kw = vars(s.nuts) if s.inference == "nuts" else {}
+        gps = {}
+        for name, y in data.targets.items():
+            gp = gps[name] = self._gp(name)
+            if refit:
+                status(f"fitting {name} ({s.inference.upper()})")
+                gp.fit(
+                    data.X, y, s.inference, seed=rng, **kw, **warm_start(s, self.draws.get(name))
+                )
+                self.draws[name] = gp.draws
+                rec["refit"][name] = fit_summary(gp)
+            else:
+                gp.condition(data.X, y, self.draws[name])
+        return gps
+
+    def state(self) -> dict:
+        return {"draws": {name: d.as_dict() for name, d in self.draws.items()}}
+
+    def restore(self, state, data) -> None:
+        self.draws = {
+            n: self._gp(n).draws_type.from_dict(d) for n, d in state.get("draws", {}).items()
+        }
+
+
+class KnownKernelsUpdater(Updater):
+    """GPs conditioned on known kernels: the components (with the known composed GP
+    of ``sign · g`` where the data carry that target too), the known composed GP, or
+    the entire GP of the signed linear composition."""
+
+    def __init__(self, settings, problem, composed: bool):
+        self.known, self.problem, self.composed = settings.known_kernels, problem, composed
+
+    def _conditioned(self, name, X, y, draws, mean) -> ComponentGP:
+        p = self.problem
+        gp = ComponentGP(
+            self.known.kernel, p.dim, bounds=p.domain.bounds, standardize=False, name=name
+        )
+        return gp.condition(X, y, draws, mean=mean)
+
+    def update(self, data, t, rng, rec):
+        known, p = self.known, self.problem
+        if self.composed and known.composed is not None:
+            return {"composed": self._composed(data)}
+        comps = [
+            self._conditioned(name, data.X, data.Y[:, j], known.draws[j], known.mean[j])
+            for j, name in enumerate(p.component_names)
+        ]
+        if self.composed:
+            entire = EntireGP(comps, p.linear.scaled(p.sign))
+            return {"composed": entire.condition(data.X, data.Y)}
+        gps = dict(zip(p.component_names, comps, strict=True))
+        if "composed" in data.targets:
+            gps["composed"] = self._composed(data)
+        return gps
+
+    def _composed(self, data) -> ComponentGP:
+        """The GP of ``sign · g`` on its known kernel."""
+        known, h = self.known, data.targets["composed"]
+        mean = self.problem.sign * known.composed_mean
+        return self._conditioned("composed", data.X, h, known.composed, mean)
+
+    def state(self) -> dict:
+        return {}
+
+    def restore(self, state, data) -> None:
+        pass
