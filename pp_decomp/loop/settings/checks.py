@@ -1,0 +1,163 @@
+"""Checks across settings: which combinations of strategy, problem, inference, kernel,
+correlated components, copula, outcome transform and warm start a run accepts, each refused
+by name before any work."""
+
+from __future__ import annotations
+
+from pp_decomp.components import KnownKernels
+from pp_decomp.components.coregion_density import CORRELATED_KERNELS
+from pp_decomp.composition.outcome import is_identity
+
+
+def fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> tuple[bool, bool]:
+    """The run's ``fast`` (the fast full-Bayes path, default wherever it applies)
+    and ``correlated`` settings, checked against each other."""
+    fast = kw.get("fast")
+    if fast and inference != "nuts":
+        raise ValueError(
+            f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
+        )
+    correlated = kw.get("correlated", False)
+    if not isinstance(correlated, bool):
+        raise TypeError(f"correlated must be True or False; got {correlated!r}")
+    if correlated:
+        check_correlated(s, problem, inference, kernel, fast)
+        return False, True  # the fast path reweights independent component GPs
+    if fast is None:
+        fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
+    return bool(fast), False
+
+
+def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
+    """Refuse ``correlated=True`` where correlated components cannot run, by name."""
+    if fast:
+        raise ValueError(
+            "fast=True reweights independent component GPs; it cannot run with "
+            "correlated=True (leave fast unset)"
+        )
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"correlated=True correlates the component GPs of a decomposed strategy; "
+            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if strategy.with_composed:
+        raise ValueError(
+            f"correlated=True models the components only; strategy {strategy.name!r} "
+            "also fits one GP of g, which the correlated model does not update"
+        )
+    if problem.n_components < 2:
+        raise ValueError(
+            f"correlated=True needs at least 2 components; problem {problem.name!r} has "
+            f"{problem.n_components}"
+        )
+    if inference not in ("map", "nuts"):
+        raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
+    if kernel not in CORRELATED_KERNELS:
+        raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
+
+
+def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:
+    """Whether the copula is on by default (``copula=None``): for the joint bounds of
+    a decomposed strategy's independent, fitted component GPs (at least two);
+    known kernels (``inference="fixed"``) keep the papers' independent components."""
+    return (
+        strategy.surrogate == "decomposed"
+        and strategy.needs.joint
+        and problem.n_components >= 2
+        and not correlated
+        and inference != "fixed"
+    )
+
+
+def check_copula(copula, strategy, problem, correlated: bool, inference: str) -> bool:
+    """``copula``: ``None`` is :func:`copula_applies`; ``True`` is refused by name
+    where there are no independent component GPs to correlate
+    (:mod:`pp_decomp.composition.copula`)."""
+    if copula is None:
+        return copula_applies(strategy, problem, correlated, inference)
+    if not isinstance(copula, bool):
+        raise TypeError(f"copula must be True, False or None; got {copula!r}")
+    if not copula:
+        return False
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"copula=True correlates the component GPs of a decomposed strategy; "
+            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if not strategy.needs.joint:
+        raise ValueError(
+            f"copula=True correlates the components' samples and linear variance; "
+            f"strategy {strategy.name!r} bounds each component's marginal only"
+        )
+    if problem.n_components < 2:
+        raise ValueError(
+            f"copula=True needs at least 2 components; problem {problem.name!r} has "
+            f"{problem.n_components}"
+        )
+    if correlated:
+        raise ValueError(
+            "copula=True correlates independent component GPs; correlated=True models "
+            "the correlation in one GP already: choose one"
+        )
+    return True
+
+
+def check_transform(transform: str, strategy, inference: str) -> None:
+    """Refuse an outcome transform where the run has no component GPs to apply it to."""
+    if is_identity(transform):
+        return
+    if strategy.surrogate != "decomposed":
+        raise ValueError(
+            f"outcome_transform={transform!r} transforms the component GPs of a decomposed "
+            f"strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
+        )
+    if strategy.needs.linear_g:
+        raise ValueError(
+            f"{strategy.name}'s analytic bound needs a linear g; with outcome_transform="
+            f"{transform!r} the GPs model {transform} y_j and g is composed with the inverse, "
+            "which is not linear: use d-gpucb-mc (the default) or d-gpucb-lipschitz"
+        )
+    if inference == "fixed":
+        raise ValueError(
+            f"outcome_transform={transform!r} needs inference 'map' or 'nuts': known "
+            "kernels describe the components in their own units"
+        )
+
+
+def known_kernels_for(problem, inference: str, known) -> KnownKernels | None:
+    """The known kernels of an ``inference="fixed"`` run (``known``, else the problem's);
+    refused with any other inference, or when neither gives them."""
+    if inference != "fixed":
+        if known is not None:
+            raise ValueError(
+                f"known_kernels is used only with inference='fixed'; got inference={inference!r}"
+            )
+        return None
+    known = problem.known_kernels if known is None else known
+    if known is None:
+        raise ValueError(
+            f"inference='fixed' needs known_kernels=, and problem {problem.name!r} "
+            "has no known_kernels"
+        )
+    if not isinstance(known, KnownKernels):
+        raise TypeError(f"known_kernels must be a KnownKernels; got {type(known).__name__}")
+    return known.check(problem.n_components, problem.dim)
+
+
+def check_warm_start(warm_start, strategy, inference: str) -> bool:
+    """``warm_start``, refused by name where no MAP refit of the loop's GPs would use it."""
+    if not isinstance(warm_start, bool):
+        raise TypeError(f"warm_start must be True or False; got {warm_start!r}")
+    if not warm_start:
+        return False
+    if inference != "map":
+        raise ValueError(
+            f"warm_start=True starts each MAP refit at the last fit's mode; it needs "
+            f"inference='map', got {inference!r}"
+        )
+    if strategy.surrogate == "additive":
+        raise ValueError(
+            f"warm_start=True applies to the component and composed GPs' refits; strategy "
+            f"{strategy.name!r} learns an additive structure, which it refits its own way"
+        )
+    return True
