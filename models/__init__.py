@@ -107,6 +107,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "age-structured SEIS TB model, India contacts, case-finding budget, exact "
         "fragmentation decomposition with policy-dependent weights (Wang slides)",
     ),
+    "tuberculosis-110": ProblemEntry(
+        _lazy("tuberculosis", "tuberculosis_110"),
+        "the TB model at the slides' size: 110 single ages, 25 years, budget, 24 yearly "
+        "components with known policy-dependent weights (Wang slides)",
+    ),
     "environmental": ProblemEntry(
         _lazy("environmental", "environmental"),
         "pollutant spill model calibration: 4-D box, 12 outputs, g = -SSE to observed "

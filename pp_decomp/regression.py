@@ -184,8 +184,10 @@ def plot_regression(ds: xr.Dataset, path) -> None:
         ax.set_ylabel(label)
         ax.legend()
     a = ds.attrs
+    where = f"{a['problem']} (d={a['input_dim']}): " if "problem" in a else ""
     fig.suptitle(
-        f"{a['kernel']} kernel, J={a['n_components']}, {k} trials, inference={a['inference']}: "
+        f"{where}{a['kernel']} kernel, J={a['n_components']}, {k} trials, "
+        f"inference={a['inference']}: "
         f"decomposed RMSE {100 * a['relative_rmse_improvement']:.1f}% lower"
     )
     fig.savefig(path, dpi=120)

@@ -200,3 +200,43 @@ def test_tuberculosis_fragmentation_is_exact():
         assert w[0] + w[1:] @ U.ravel() == pytest.approx(total, rel=1e-12)
     # case finding reduces the burden
     assert model.simulate(np.full(4, 0.3))[1] < model.simulate(np.zeros(4))[1]
+
+
+def test_single_year_ages_keep_every_five_year_bin_and_every_contact_row():
+    import starsim_data
+
+    from pp_decomp.models.demography import SINGLE_AGES, single_year_data
+
+    N, C = single_year_data("IND", 2020)
+    assert N.shape == (SINGLE_AGES,) and C.shape == (SINGLE_AGES, SINGLE_AGES)
+    assert np.all(N > 0) and np.all(C >= 0)
+    pop = starsim_data.load("IND", which="population")
+    pop = pop[pop["Time"] == 2020].groupby("AgeGrp")["Value"].sum()
+    for start in range(0, 100, 5):  # each five-year bin's total is kept
+        assert N[start : start + 5].sum() == pytest.approx(pop.loc[start], rel=1e-10)
+    assert N[100:].sum() == pytest.approx(pop.loc[100], rel=1e-10)
+    prem = np.asarray(starsim_data.load("IND", which="prem", kind="all"), dtype=float)
+    bins = np.minimum(np.arange(SINGLE_AGES) // 5, 15)
+    for a in (0, 37, 80, 109):  # each age keeps its bin's contacts with every bin
+        per_bin = np.bincount(bins, weights=C[a], minlength=16)
+        np.testing.assert_allclose(per_bin, prem[bins[a]], rtol=1e-12)
+
+
+def test_tuberculosis_110_yearly_fragmentation_is_exact():
+    from pp_decomp.models import get_problem
+    from pp_decomp.models.tuberculosis import TB110, AgeStructure, TBModel
+
+    model = TBModel(TB110, AgeStructure.single_years())
+    rng = np.random.default_rng(0)
+    for v in (np.zeros(110), np.full(110, 0.3), rng.uniform(0, 0.3, 110)):
+        F, w = model.yearly(v)
+        assert F.shape == w.shape == (24,) and F[0] == 1.0 and np.all(w > 0)
+        assert F @ w == pytest.approx(model.simulate(v)[1], rel=1e-12)
+    p = get_problem("tuberculosis-110")
+    assert (p.dim, p.n_components, p.maximize) == (110, 24, False)
+    X = p.domain.sample(3, seed=1)
+    np.testing.assert_allclose(p.compose(p.evaluate(X), X), p.objective(X), rtol=1e-12)
+    assert np.all(p.objective(X) >= p.optimum)  # the stored optimum is not beaten
+    assert p.objective(np.array(p.metadata["argmin"])[None])[0] == pytest.approx(p.optimum)
+    # case finding at the budget reduces the burden
+    assert model.simulate(np.full(110, 0.3))[1] < model.simulate(np.zeros(110))[1]
