@@ -99,6 +99,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "age-stratified SIR flu season, real US contacts + population, 5 vaccination "
         "rates under a budget, minimise sick days (Wang 2019)",
     ),
+    "flu-equity": ProblemEntry(
+        _lazy("flu_equity", "flu_equity"),
+        "the flu season judged by its worst-off age group: g = smooth maximum of the "
+        "groups' own sick days per person (nonlinear)",
+    ),
     "synthetic": ProblemEntry(
         _synthetic, "sum of J=10 SE GP samples on 1000 grid points of [0,1], maximise (Wang 2019)"
     ),

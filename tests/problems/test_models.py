@@ -240,3 +240,18 @@ def test_tuberculosis_110_yearly_fragmentation_is_exact():
     assert p.objective(np.array(p.metadata["argmin"])[None])[0] == pytest.approx(p.optimum)
     # case finding at the budget reduces the burden
     assert model.simulate(np.full(110, 0.3))[1] < model.simulate(np.zeros(110))[1]
+
+
+def test_flu_equity_judges_a_policy_by_its_worst_off_group():
+    from pp_decomp.models import get_problem
+
+    p, flu = get_problem("flu-equity"), get_problem("flu")
+    X = p.domain.sample(4, seed=2)
+    F = p.evaluate(X)
+    np.testing.assert_allclose(F, flu.evaluate(X), rtol=1e-12)  # the same system
+    share = np.asarray(p.metadata["population"]) / np.sum(p.metadata["population"])
+    worst = np.max(F / share, axis=1)
+    g = p.compose(F, X)  # the smooth maximum: within τ log 5 above the plain one
+    assert np.all(g >= worst) and np.all(g <= worst + p.metadata["tau"] * np.log(5) + 1e-12)
+    assert np.all(p.objective(X) >= p.optimum)
+    assert p.objective(np.array(p.metadata["argmin"])[None])[0] == pytest.approx(p.optimum)
