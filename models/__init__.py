@@ -114,7 +114,7 @@ PROBLEMS: dict[str, ProblemEntry] = {
     ),
     "tuberculosis-110": ProblemEntry(
         _lazy("tuberculosis", "tuberculosis_110"),
-        "the TB model at the slides' size: 110 single ages, 25 years, budget, 24 yearly "
+        "the TB model at the slides' size: 110 single ages, 25 years, budget, 23 yearly "
         "components with known policy-dependent weights (Wang slides)",
     ),
     "environmental": ProblemEntry(

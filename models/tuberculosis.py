@@ -25,17 +25,17 @@ fragmentation (slides): the objective is exactly
 
 a linear decomposition with known policy-dependent weights ``g_j(v) = w_{t,i}(v)``
 and components ``f_j(v) = u_{t,i}(v)``, the new infections the system reports
-by year and age; the first component is the constant 1 carrying the known
-initial-state and birth term ``w_0(v)``.
+by year and age, plus the known initial-state and birth term ``w_0(v)``
+(the problem's ``offset``: known exactly, it is not a component a GP must learn).
 
-At 110 ages that is 2,641 components; ``tuberculosis-110`` fragments by year
+At 110 ages that is 2,640 components; ``tuberculosis-110`` fragments by year
 instead, as the slides do (``f(v) = Σ_t g_t(v) f_t(v)``), and stays exact: its
 component of year ``t`` is the year's new infections weighted by the
 person-years of active disease each will cause by the horizon, relative to the
 mean over ages, ``f_t(v) = Σ_i w_{t,i}(v) u_{t,i}(v) / s_t(v)``, with the known
-weight ``g_t(v) = s_t(v) = mean_i w_{t,i}(v)``. The last year's infections
-cannot become active by the horizon (``w_{T-1} ≡ 0``), so there are
-1 + (T - 2) = 24 components.
+weight ``g_t(v) = s_t(v) = mean_i w_{t,i}(v)``, and the known term ``w_0(v)``.
+The last year's infections cannot become active by the horizon
+(``w_{T-1} ≡ 0``), so there are T - 2 = 23 components.
 
 Parameters (per year): contacts from the India contact matrix of Prem et al.
 (2021) and UN WPP 2024 India population (``starsim-data``; by single year of
@@ -186,16 +186,20 @@ class TBModel:
             w.extend(r[T - t] @ PB)
         return np.array(w)
 
-    def yearly(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The exact yearly fragmentation at ``v (n,)``: components ``(1, f_1, ..., f_{T-2})``
-        and weights ``(w_0, s_1, ..., s_{T-2})``, each ``(T - 1,)``, whose dot product is
-        the objective (module docstring; year ``T - 1``'s weight is 0)."""
+    def yearly(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The exact yearly fragmentation at ``v (n,)``: components ``f (T - 2,)``, weights
+        ``s (T - 2,)`` and the known term ``w_0``, with ``w_0 + s · f`` the objective
+        (module docstring; year ``T - 1``'s weight is 0)."""
         U, _ = self.simulate(v)
+        W, s, w0 = self.yearly_weights(v)
+        return (W * U[:-1]).sum(axis=1) / s, s, w0
+
+    def yearly_weights(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """Without simulating: ``w_{t,i}`` of years ``1..T-2`` ``(T - 2, n)``, their means
+        ``s (T - 2,)`` and ``w_0``."""
         w = self.weights(v)
-        W = w[1:].reshape(U.shape)[:-1]
-        U = U[:-1]
-        s = W.mean(axis=1)
-        return np.concatenate([[1.0], (W * U).sum(axis=1) / s]), np.concatenate([[w[0]], s])
+        W = w[1:].reshape(self.p.years - 1, self.n)[:-1]
+        return W, W.mean(axis=1), float(w[0])
 
 
 def tuberculosis(seed: int = 0, params: TBParameters | None = None) -> Problem:
@@ -205,11 +209,13 @@ def tuberculosis(seed: int = 0, params: TBParameters | None = None) -> Problem:
     n, T = model.n, params.years
 
     def components(V):
-        V = np.atleast_2d(np.asarray(V, dtype=float))
-        return np.stack([np.concatenate([[1.0], model.simulate(v)[0].ravel()]) for v in V])
+        return np.stack([model.simulate(v)[0].ravel() for v in np.atleast_2d(V)])
 
     def weights(V):
-        return np.stack([model.weights(v) for v in np.atleast_2d(V)])
+        return np.stack([model.weights(v)[1:] for v in np.atleast_2d(V)])
+
+    def initial(V):
+        return np.array([model.weights(v)[0] for v in np.atleast_2d(V)])
 
     box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
 
@@ -217,12 +223,13 @@ def tuberculosis(seed: int = 0, params: TBParameters | None = None) -> Problem:
         return np.array([model.simulate(v)[1] for v in np.atleast_2d(V)])
 
     x_opt, v_opt = maximize_box(lambda V: -objective(V), box, seed=0, n_raw=512, n_starts=8)
-    names = ["initial_state"] + [f"infections_y{t}_{g}" for t in range(1, T) for g in GROUPS]
+    names = [f"infections_y{t}_{g}" for t in range(1, T) for g in GROUPS]
     return Problem(
         domain=box,
         components=components,
-        n_components=1 + (T - 1) * n,
+        n_components=(T - 1) * n,
         weights=weights,
+        offset=initial,
         maximize=False,
         optimum=-v_opt,
         name="tuberculosis",
@@ -263,7 +270,7 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
 
 def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Problem:
     """TB case finding at the slides' size: 110 single years of age, 25 years, the budget
-    ``Σ_i v_i <= 33``, fragmented by year into 24 components with known policy-dependent
+    ``Σ_i v_i <= 33``, fragmented by year into 23 components with known policy-dependent
     weights (module docstring). Deterministic; ``seed`` accepted for uniformity."""
     params = params or TB110
     model = TBModel(params, AgeStructure.single_years())
@@ -273,19 +280,24 @@ def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Probl
         return np.stack([model.yearly(v)[0] for v in np.atleast_2d(np.asarray(V, dtype=float))])
 
     def weights(V):
-        return np.stack([model.yearly(v)[1] for v in np.atleast_2d(np.asarray(V, dtype=float))])
+        V = np.atleast_2d(np.asarray(V, dtype=float))
+        return np.stack([model.yearly_weights(v)[1] for v in V])
+
+    def initial(V):
+        return np.array([model.weights(v)[0] for v in np.atleast_2d(np.asarray(V, dtype=float))])
 
     box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
     best = optimum_110(params, model, box)
     return Problem(
         domain=box,
         components=components,
-        n_components=T - 1,
+        n_components=T - 2,
         weights=weights,
+        offset=initial,
         maximize=False,
         optimum=best["value"],
         name="tuberculosis-110",
-        component_names=["initial_state"] + [f"year{t}" for t in range(1, T - 1)],
+        component_names=[f"year{t}" for t in range(1, T - 1)],
         input_names=[f"case_finding_age{a}" for a in range(n)],
         description=f"age-structured SEIS TB model (India), 110 single ages, {T} years",
         metadata={

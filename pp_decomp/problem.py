@@ -50,7 +50,7 @@ class Problem:
         vectorised over leading axes. Defaults to the linear composition when
         ``weights`` is given.
     weights : (J,) array or callable ``X (n, d) -> (n, J)``, optional
-        ``g_j(x)`` of a linear decomposition ``f = Σ_j g_j(x) f_j(x)``.
+        ``g_j(x)`` of a linear decomposition ``f = b(x) + Σ_j g_j(x) f_j(x)``.
     lipschitz : (J,) array, optional
         ``B_j >= sup |∂g/∂f_j|``; bounded numerically when omitted.
     maximize : bool
@@ -68,6 +68,9 @@ class Problem:
     units : dict, optional
         Units of the ``"inputs"``, ``"components"`` and ``"objective"``
         (:mod:`pp_decomp.units`), carried into the results.
+    offset : callable ``X (n, d) -> (n,)``, optional
+        The known term ``b(x)`` of a linear decomposition (with ``weights``): a part of
+        ``f`` known exactly, which no GP then has to learn. Default none.
     """
 
     domain: Domain
@@ -86,6 +89,7 @@ class Problem:
     known_kernels: KnownKernels | None = None
     input_names: Sequence[str] | None = None
     units: dict | None = None
+    offset: Callable | None = None
 
     def __post_init__(self):
         if not isinstance(self.domain, Box | CandidateSet):
@@ -98,13 +102,18 @@ class Problem:
         if self.components is not None and not callable(self.components):
             raise TypeError("components must be a callable X (n, d) -> (n, J), or None")
         self.linear = None
+        if self.offset is not None and self.weights is None:
+            raise ValueError("offset is the known term of a linear decomposition: give weights too")
         if self.weights is not None:
-            self.linear = LinearComposition(self.weights, n_components=J)
+            self.linear = LinearComposition(self.weights, n_components=J, offset=self.offset)
         if self.g is None:
             if self.linear is None:
                 raise ValueError("give g (the composition) or weights (a linear decomposition)")
             lin = self.linear
-            self.g = lambda F, X: np.einsum("...j,...j->...", lin.weights_nd(X), F)
+            self.g = lambda F, X: (
+                np.einsum("...j,...j->...", lin.weights_nd(X), F)
+                + (lin.offset_nd(X) if lin.offset is not None else 0.0)
+            )
         elif not callable(self.g):
             raise TypeError("g must be a callable g(F) or g(F, X), F (..., J), X (..., d)")
         else:

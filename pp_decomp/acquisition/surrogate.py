@@ -93,7 +93,7 @@ class DecomposedSurrogate:
         G = self.sign * self.linear.weights(X)
         mean = sum(G[:, j] * np.resize(m, (S, m.shape[1])) for j, (m, _) in enumerate(pairs))
         var = sum(G[:, j] ** 2 * np.resize(v, (S, v.shape[1])) for j, (_, v) in enumerate(pairs))
-        return mean, var
+        return mean + self.sign * self.linear.offset_at(X), var
 
     def h(self, F, X) -> np.ndarray:
         """Signed composition ``sign · g(F; X)`` for ``F (..., m, J)``, ``X (m, d)``."""
@@ -180,7 +180,8 @@ class CorrelatedSurrogate(DecomposedSurrogate):
     def linear_per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
         mean, cov = self.joint.moments_per_draw(X)  # (S, m, J), (S, m, J, J)
         G = self.sign * self.linear.weights(X)  # (m, J)
-        return np.einsum("smj,mj->sm", mean, G), np.einsum("smjk,mj,mk->sm", cov, G, G)
+        b = self.sign * self.linear.offset_at(X)
+        return np.einsum("smj,mj->sm", mean, G) + b, np.einsum("smjk,mj,mk->sm", cov, G, G)
 
     def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         # one joint draw per sample: component 0's index picks it for all
@@ -229,6 +230,7 @@ class CopulaSurrogate(DecomposedSurrogate):
         sd = np.stack(
             [G[:, j] * np.sqrt(np.resize(v, (S, v.shape[1]))) for j, (_, v) in enumerate(pairs)], -1
         )
+        mean = mean + self.sign * self.linear.offset_at(X)
         return mean, np.einsum("smj,jk,smk->sm", sd, self.correlation, sd)
 
     def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ class EntireGP(DrawPosterior):
     Given the component GPs' hyperparameters (their draws are paired index by
     index; one draw is broadcast), the composed model is
 
-    * prior mean ``m(x) = Σ_j g_j(x) m_j`` (``m_j`` the components' output means),
+    * prior mean ``m(x) = b(x) + Σ_j g_j(x) m_j`` (``m_j`` the components' output
+      means, ``b`` the composition's known term),
     * kernel ``k(x, x') = Σ_j g_j(x) k_j(x, x') g_j(x')``,
     * noise variance ``Σ_j g_j(x)² σ_j²`` at each observation,
 
@@ -49,8 +50,8 @@ class EntireGP(DrawPosterior):
             raise ValueError(f"components must have equal numbers of draws (or 1); got {sizes}")
         self.n_draws = max(sizes) if sizes else 1
 
-    def _prior_mean(self, G):
-        return G @ np.array([c.y_mean for c in self.components])
+    def _prior_mean(self, G, X):
+        return G @ np.array([c.y_mean for c in self.components]) + self.composition.offset_at(X)
 
     def _kernel(self, X1, X2, G1, G2):
         K = sum(
@@ -72,12 +73,14 @@ class EntireGP(DrawPosterior):
         X = check_X(X, "X", min_rows=0)  # no rows: the prior
         Y = check_Y(Y, "Y", n=X.shape[0], n_components=self.composition.n_components)
         G = self.composition.weights(X)
-        y = np.einsum("nj,nj->n", G, Y)
+        y = self.composition.combine(Y, X)
         K = self._kernel(X, X, G, G)
         idx = np.arange(X.shape[0])
         K[:, idx, idx] += self._noise(G)
         self.X, self.G = X, G
-        self.L_inv, self.alpha, self.log_marginal_likelihood = factorise(K, y - self._prior_mean(G))
+        self.L_inv, self.alpha, self.log_marginal_likelihood = factorise(
+            K, y - self._prior_mean(G, X)
+        )
         return self
 
     def per_draw(self, Xnew) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +89,7 @@ class EntireGP(DrawPosterior):
         Gn = self.composition.weights(Xnew)
         Ks = self._kernel(self.X, Xnew, self.G, Gn)
         kss = sum(Gn[:, j] ** 2 * c.prior_var[:, None] for j, c in enumerate(self.components))
-        mean = self._prior_mean(Gn) + np.einsum("snm,sn->sm", Ks, self.alpha)
+        mean = self._prior_mean(Gn, Xnew) + np.einsum("snm,sn->sm", Ks, self.alpha)
         V = self.L_inv @ Ks
         var = np.maximum(kss - np.einsum("snm,snm->sm", V, V), 0.0)
         return mean, var
@@ -99,7 +102,7 @@ class EntireGP(DrawPosterior):
         Ks = self._kernel(self.X, Xnew, self.G, Gn)[idx]
         Kss = self._kernel(Xnew, Xnew, Gn, Gn)[idx]
         V = self.L_inv[idx] @ Ks
-        mean = self._prior_mean(Gn) + np.einsum("snm,sn->sm", Ks, self.alpha[idx])
+        mean = self._prior_mean(Gn, Xnew) + np.einsum("snm,sn->sm", Ks, self.alpha[idx])
         return mean, Kss - V.transpose(0, 2, 1) @ V
 
     def sample_jitter(self, cov):

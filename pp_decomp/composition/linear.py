@@ -14,12 +14,13 @@ from pp_decomp.validate import check_finite, check_positive_int, check_X
 
 
 class LinearComposition:
-    """Known weights ``g_j(x)`` of a linear decomposition.
+    """Known weights ``g_j(x)`` and known term ``b(x)`` of a linear decomposition
+    ``f(x) = b(x) + Σ_j g_j(x) f_j(x)``.
 
     With independent component posteriors ``f_j(x) ~ (μ_j, σ_j²)`` the composed
     posterior has
 
-    * mean ``μ(x) = Σ_j g_j(x) μ_j(x)``
+    * mean ``μ(x) = b(x) + Σ_j g_j(x) μ_j(x)``
     * variance ``σ²(x) = Σ_j g_j(x)² σ_j²(x)``
 
     which is exact for the mixture moments too (components are independent a
@@ -31,9 +32,27 @@ class LinearComposition:
         Constant weights, or a function ``X (m, d) -> (m, J)``.
     n_components : int, optional
         Required when ``weights`` is a callable, to check its output.
+    offset : callable, optional
+        The known term ``b``: ``X (m, d) -> (m,)``; default none (``b ≡ 0``). A part of
+        ``f`` known exactly belongs here, not in a component: a GP would have to learn it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lin = LinearComposition([2.0, 1.0], offset=lambda X: X[:, 0])
+    >>> lin.combine(np.array([[1.0, 3.0]]), np.array([[10.0]]))
+    array([15.])
     """
 
-    def __init__(self, weights: np.ndarray | Callable, n_components: int | None = None):
+    def __init__(
+        self,
+        weights: np.ndarray | Callable,
+        n_components: int | None = None,
+        offset: Callable | None = None,
+    ):
+        if offset is not None and not callable(offset):
+            raise TypeError(f"offset must be a callable X (m, d) -> (m,); got {offset!r}")
+        self.offset = offset
         if callable(weights):
             if n_components is None:
                 raise ValueError("n_components is required when weights is a callable")
@@ -63,12 +82,31 @@ class LinearComposition:
         return cls(np.ones(check_positive_int(n_components, "n_components")))
 
     def scaled(self, c: float) -> LinearComposition:
-        """The composition ``c · Σ_j g_j(x) f_j(x)`` (weights ``c · g_j``)."""
+        """The composition ``c · f`` (weights ``c · g_j``, known term ``c · b``)."""
         c = float(check_finite(np.asarray(c, dtype=float), "c"))
+        b = self.offset
+        offset = None if b is None else (lambda X: c * np.asarray(b(X), dtype=float))
         if self._const is not None:
-            return LinearComposition(c * self._const)
+            return LinearComposition(c * self._const, offset=offset)
         fn = self._fn
-        return LinearComposition(lambda X: c * np.asarray(fn(X), dtype=float), self.n_components)
+        return LinearComposition(
+            lambda X: c * np.asarray(fn(X), dtype=float), self.n_components, offset=offset
+        )
+
+    def offset_at(self, X) -> np.ndarray:
+        """The known term ``b(x)`` at each row of ``X (m, d)``: (m,), zeros without one."""
+        X = check_X(X, "X", min_rows=0)
+        if self.offset is None:
+            return np.zeros(X.shape[0])
+        b = np.asarray(self.offset(X), dtype=float)
+        if b.shape != (X.shape[0],):
+            raise ValueError(f"offset(X) must return shape ({X.shape[0]},); got {b.shape}")
+        return check_finite(b, "offset(X)")
+
+    def offset_nd(self, X) -> np.ndarray:
+        """``b(x)`` for ``X (..., d)`` with any leading axes: (...)."""
+        X = np.asarray(X, dtype=float)
+        return self.offset_at(X.reshape(-1, X.shape[-1])).reshape(X.shape[:-1])
 
     def weights(self, X) -> np.ndarray:
         """``g_j(x)`` at each row of ``X``: (m, J)."""
@@ -90,8 +128,9 @@ class LinearComposition:
         return np.asarray(G).reshape(lead + (self.n_components,))
 
     def combine(self, Y, X) -> np.ndarray:
-        """The composed observation ``y = Σ_j g_j(x) y_j`` for rows of ``Y (n, J)``: (n,)."""
-        return np.einsum("nj,nj->n", self.weights(X), np.asarray(Y, dtype=float))
+        """The composed observation ``y = b(x) + Σ_j g_j(x) y_j`` for rows of ``Y (n, J)``: (n,)."""
+        G = self.weights(X)
+        return np.einsum("nj,nj->n", G, np.asarray(Y, dtype=float)) + self.offset_at(X)
 
     def _check_components(self, components: Sequence) -> None:
         if len(components) != self.n_components:
@@ -103,9 +142,9 @@ class LinearComposition:
     def posterior(self, components: Sequence, Xnew) -> xr.Dataset:
         """Analytic composed posterior at ``Xnew (m, d)``.
 
-        Independent components: ``Σ_j g_j μ_j`` and ``Σ_j g_j² σ_j²``; the views of
+        Independent components: ``b + Σ_j g_j μ_j`` and ``Σ_j g_j² σ_j²``; the views of
         one :class:`~pp_decomp.CorrelatedComponents`: per joint hyperparameter
-        draw ``gᵀ μ_s`` and ``gᵀ Σ_s g``, mixed over the draws.
+        draw ``b + gᵀ μ_s`` and ``gᵀ Σ_s g``, mixed over the draws.
 
         Returns
         -------
@@ -128,6 +167,7 @@ class LinearComposition:
             mean, variance = mixture_moments(
                 np.einsum("smj,mj->sm", mean_s, G), np.einsum("smjk,mj,mk->sm", cov_s, G, G)
             )
+        mean = mean + self.offset_at(Xnew)
         names = [getattr(c, "name", f"f{j}") for j, c in enumerate(components)]
         dims = ("point", "component")
         return xr.Dataset(
@@ -143,7 +183,7 @@ class LinearComposition:
         )
 
     def sample(self, components: Sequence, Xnew, n_samples: int, seed: SeedLike = None):
-        """Monte Carlo samples of ``f = Σ g_j f_j`` at ``Xnew``: DataArray (sample, point).
+        """Monte Carlo samples of ``f = b + Σ g_j f_j`` at ``Xnew``: DataArray (sample, point).
 
         Component samples are independent across components (jointly sampled
         when they are the views of one :class:`~pp_decomp.CorrelatedComponents`)
@@ -157,8 +197,8 @@ class LinearComposition:
         joint = shared_joint(components)
         if joint is not None:  # correlated components: sampled jointly at each point
             total = np.einsum("nmj,mj->nm", joint.sample(Xnew, n_samples, rng), G)
-            return xr.DataArray(total, dims=("sample", "point"), name="f")
-        total = np.zeros((n_samples, Xnew.shape[0]))
+            return xr.DataArray(total + self.offset_at(Xnew), dims=("sample", "point"), name="f")
+        total = np.broadcast_to(self.offset_at(Xnew), (n_samples, Xnew.shape[0])).copy()
         for j, c in enumerate(components):
             total += G[:, j] * c.sample(Xnew, n_samples, seed=rng)
         return xr.DataArray(total, dims=("sample", "point"), name="f")

@@ -94,5 +94,6 @@ def model_problem(problem: Problem, name: str) -> Problem:
     g, out = problem.g, copy.copy(problem)
     out.g = lambda F, X: g(inverse(name, F), X)
     out.components = out.weights = out.linear = out.lipschitz = out.known_kernels = None
+    out.offset = None
     out.metadata = dict(problem.metadata)
     return out

@@ -105,7 +105,7 @@ def composite_ucb(ctx):
     model = _fit(tX, tY, torch.as_tensor(p.domain.bounds))
     sampler = SobolQMCNormalSampler(torch.Size([MC_SAMPLES]), seed=int_seed(ctx.rng))
     lin = p.linear
-    if lin is not None and lin.constant_weights is not None:
+    if lin is not None and lin.constant_weights is not None and lin.offset is None:
         w = torch.as_tensor(p.sign * lin.constant_weights)
         objective = GenericMCObjective(lambda Z, X=None: (Z * w).sum(-1))
         acq = qUpperConfidenceBound(model, beta=ctx.beta, sampler=sampler, objective=objective)

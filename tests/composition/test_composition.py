@@ -96,3 +96,51 @@ def test_composition_dataset_has_named_dims(rng):
     np.testing.assert_allclose(ds["mean"], ds["component_mean"].sum("component"))
     with pytest.raises(ValueError, match=r"components has 2 GP\(s\) but the composition has 3"):
         LinearComposition.ones(3).posterior(comps, X)
+
+
+def test_a_known_term_shifts_every_mean_and_no_variance(rng):
+    """``f = b(x) + Σ g_j f_j``: the decomposed and entire posteriors, samples and the
+    surrogate's per-draw moments move by ``b`` exactly; the variances do not."""
+    from pp_decomp.acquisition import DecomposedSurrogate
+    from pp_decomp.problem import Problem
+    from pp_decomp.space import Box
+
+    J, n, d = 2, 10, 2
+    X, Y = rng.uniform(size=(n, d)), rng.normal(size=(n, J))
+    comps = _components(rng, J, d, ["se", "matern52"], X, Y, standardize=True)
+
+    def weights(Z):
+        return np.stack([1.0 + Z[:, 0], -2.0 + 0 * Z[:, 1]], axis=1)
+
+    def b(Z):
+        return 10.0 * Z[:, 0] - Z[:, 1] ** 2
+
+    plain, shifted = LinearComposition(weights, J), LinearComposition(weights, J, offset=b)
+    Xnew = rng.uniform(size=(6, d))
+    p0, p1 = plain.posterior(comps, Xnew), shifted.posterior(comps, Xnew)
+    np.testing.assert_allclose(p1["mean"] - p0["mean"], b(Xnew), atol=1e-12)
+    np.testing.assert_allclose(p1["variance"], p0["variance"], atol=0)
+    s0, s1 = plain.sample(comps, Xnew, 4, seed=1), shifted.sample(comps, Xnew, 4, seed=1)
+    np.testing.assert_allclose(s1 - s0, np.broadcast_to(b(Xnew), (4, 6)), atol=1e-12)
+    np.testing.assert_allclose(shifted.combine(Y, X) - plain.combine(Y, X), b(X), atol=1e-12)
+    # the entire GP sees y = b + Σ g_j y_j and knows b: the same posterior, shifted
+    e0 = EntireGP(comps, plain).condition(X, Y).predict(Xnew)
+    e1 = EntireGP(comps, shifted).condition(X, Y).predict(Xnew)
+    np.testing.assert_allclose(e1[0] - e0[0], b(Xnew), atol=1e-9)
+    np.testing.assert_allclose(e1[1], e0[1], rtol=1e-12)
+    # what the strategies maximise: h = sign · f, minimised here
+    box = Box(np.zeros(d), np.ones(d))
+    probs = [
+        Problem(box, n_components=J, weights=weights, offset=off, maximize=False)
+        for off in (None, b)
+    ]
+    m0, v0 = DecomposedSurrogate(comps, probs[0]).linear_per_draw(Xnew)
+    m1, v1 = DecomposedSurrogate(comps, probs[1]).linear_per_draw(Xnew)
+    np.testing.assert_allclose(m1 - m0, -b(Xnew)[None], atol=1e-12)
+    np.testing.assert_allclose(v1, v0, atol=0)
+    F = rng.normal(size=(3, 6, J))
+    np.testing.assert_allclose(probs[1].compose(F, Xnew) - probs[0].compose(F, Xnew), b(Xnew))
+    with pytest.raises(ValueError, match="give weights too"):
+        Problem(box, n_components=J, g=lambda F: F.sum(-1), offset=b)
+    with pytest.raises(TypeError, match="offset must be a callable"):
+        LinearComposition([1.0, 2.0], offset=3.0)

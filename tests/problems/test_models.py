@@ -229,11 +229,11 @@ def test_tuberculosis_110_yearly_fragmentation_is_exact():
     model = TBModel(TB110, AgeStructure.single_years())
     rng = np.random.default_rng(0)
     for v in (np.zeros(110), np.full(110, 0.3), rng.uniform(0, 0.3, 110)):
-        F, w = model.yearly(v)
-        assert F.shape == w.shape == (24,) and F[0] == 1.0 and np.all(w > 0)
-        assert F @ w == pytest.approx(model.simulate(v)[1], rel=1e-12)
+        F, s, w0 = model.yearly(v)
+        assert F.shape == s.shape == (23,) and np.all(s > 0) and w0 > 0
+        assert w0 + F @ s == pytest.approx(model.simulate(v)[1], rel=1e-12)
     p = get_problem("tuberculosis-110")
-    assert (p.dim, p.n_components, p.maximize) == (110, 24, False)
+    assert (p.dim, p.n_components, p.maximize) == (110, 23, False)
     X = p.domain.sample(3, seed=1)
     np.testing.assert_allclose(p.compose(p.evaluate(X), X), p.objective(X), rtol=1e-12)
     assert np.all(p.objective(X) >= p.optimum)  # the stored optimum is not beaten
