@@ -139,7 +139,8 @@ def test_a_known_term_shifts_every_mean_and_no_variance(rng):
     np.testing.assert_allclose(m1 - m0, -b(Xnew)[None], atol=1e-12)
     np.testing.assert_allclose(v1, v0, atol=0)
     F = rng.normal(size=(3, 6, J))
-    np.testing.assert_allclose(probs[1].compose(F, Xnew) - probs[0].compose(F, Xnew), b(Xnew))
+    shift = probs[1].compose(F, Xnew) - probs[0].compose(F, Xnew)
+    np.testing.assert_allclose(shift, np.broadcast_to(b(Xnew), (3, 6)), atol=1e-12)
     with pytest.raises(ValueError, match="give weights too"):
         Problem(box, n_components=J, g=lambda F: F.sum(-1), offset=b)
     with pytest.raises(TypeError, match="offset must be a callable"):
