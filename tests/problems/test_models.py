@@ -255,3 +255,14 @@ def test_flu_equity_judges_a_policy_by_its_worst_off_group():
     assert np.all(g >= worst) and np.all(g <= worst + p.metadata["tau"] * np.log(5) + 1e-12)
     assert np.all(p.objective(X) >= p.optimum)
     assert p.objective(np.array(p.metadata["argmin"])[None])[0] == pytest.approx(p.optimum)
+
+
+@pytest.mark.parametrize("ages", ["groups", "single_years"])
+def test_tuberculosis_weights_of_many_policies_at_once_equal_one_at_a_time(ages):
+    from pp_decomp.models.tuberculosis import TB110, AgeStructure, TBModel, TBParameters
+
+    params = TBParameters() if ages == "groups" else TB110
+    model = TBModel(params, getattr(AgeStructure, ages)())
+    V = np.random.default_rng(3).uniform(0, params.v_max, (5, model.n))
+    one_by_one = np.stack([model.weights(v) for v in V])
+    np.testing.assert_allclose(model.weights_batch(V), one_by_one, rtol=1e-12, atol=1e-14)
