@@ -193,6 +193,13 @@ class TBModel:
         each compartment's ages and ``A(v)`` is diagonal per block, so a step is
         elementwise, O(m n) instead of O(n³) per policy."""
         V = np.atleast_2d(np.asarray(V, dtype=float))
+        key = (V.shape, V.tobytes())
+        # the weights and the known term are asked for at the same policies in turn
+        if getattr(self, "_last", (None,))[0] != key:
+            self._last = (key, self._weights_batch(V))
+        return self._last[1]
+
+    def _weights_batch(self, V: np.ndarray) -> np.ndarray:
         m, n, T = V.shape[0], self.n, self.p.years
         mu, a, d, age = self.mu, self.alpha, self.d, self.age
 
