@@ -46,7 +46,7 @@ def test_non_chordal_cycle_and_reversed_scopes():
 
 
 def test_chain_of_20_variables_with_50_levels():
-    # its speed is measured by benchmarks/maxsum_time.py, not here
+    # its speed is measured by benchmarks/speed/maxsum_time.py, not here
     rng = np.random.default_rng(0)
     factors = {(i, i + 1): rng.standard_normal((50, 50)) for i in range(19)}
     x, v = maximize_factors(factors, [50] * 20)

@@ -1,4 +1,4 @@
-"""benchmarks/scale.py and benchmarks/checkpoint_cost.py at tiny sizes."""
+"""benchmarks/speed/scale.py and benchmarks/speed/checkpoint_cost.py at tiny sizes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "speed"))
 
 import scale  # noqa: E402
 
