@@ -114,6 +114,23 @@ def problem_regression_study(
     >>> ds["rmse_decomposed"].shape
     (1, 2)
     """
+    _check_problem(problem)
+    sizes = _checked_sizes(sizes)
+    trials = check_positive_int(trials, "trials")
+    seed = check_positive_int(seed, "seed", minimum=0)
+    inference = check_choice(inference, "inference", PROBLEM_INFERENCE)
+    n_test = check_positive_int(n_test, "n_test")
+    rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(seed).spawn(trials)]
+    if progress:
+        from tqdm.auto import tqdm
+
+        rngs = tqdm(rngs, desc=f"regression {problem.name}", unit="trial")
+    res = np.stack([_trial(problem, sizes, n_test, kernel, inference, rng) for rng in rngs])
+    settings = dict(kernel=kernel, trials=trials, seed=seed, inference=inference, n_test=n_test)
+    return _dataset(res, problem, sizes, settings)
+
+
+def _check_problem(problem) -> None:
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
     if problem.linear is None:
@@ -121,38 +138,21 @@ def problem_regression_study(
             f"problem {problem.name!r} has a nonlinear composition; the study needs a "
             "linear decomposition (weights=)"
         )
-    sizes = _checked_sizes(sizes)
-    trials = check_positive_int(trials, "trials")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    inference = check_choice(inference, "inference", PROBLEM_INFERENCE)
-    n_test = check_positive_int(n_test, "n_test")
-    children = np.random.SeedSequence(seed).spawn(trials)
-    iterator = range(trials)
-    if progress:
-        from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc=f"regression {problem.name}", unit="trial")
-    res = np.stack(
-        [
-            _trial(problem, sizes, n_test, kernel, inference, np.random.default_rng(children[i]))
-            for i in iterator
-        ]
-    )
+
+def _dataset(res: np.ndarray, problem: Problem, sizes, settings: dict) -> xr.Dataset:
+    """``res (trial, 4, size)`` labelled, with the settings as attributes."""
     dims = ("trial", "n_samples")
     names = ("rmse_decomposed", "rmse_entire", "mean_sd_decomposed", "mean_sd_entire")
     ds = xr.Dataset(
         {name: (dims, res[:, k]) for k, name in enumerate(names)},
-        coords={"trial": np.arange(trials), "n_samples": list(sizes)},
+        coords={"trial": np.arange(len(res)), "n_samples": list(sizes)},
     )
     ds.attrs.update(
         problem=problem.name,
-        kernel=kernel,
         n_components=problem.n_components,
-        trials=trials,
-        seed=seed,
-        inference=inference,
         input_dim=problem.dim,
-        n_test=n_test,
+        **settings,
         pp_decomp_version=__version__,
         relative_rmse_improvement=relative_improvement(ds),
     )
