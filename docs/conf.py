@@ -27,8 +27,7 @@ myst_heading_anchors = 3
 exclude_patterns = [
     "_build",
     "results/README.md",
-    "results/*/summary.md",
-    "results/*/*/summary.md",
+    "results/**/summary.md",
     "results/calibration-46/*.md",
 ]
 templates_path = ["_templates"]

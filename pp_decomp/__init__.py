@@ -28,7 +28,7 @@ _EXPORTS = {
     "HyperDraws": "pp_decomp.components",
     "KnownKernels": "pp_decomp.components",
     "LinearComposition": "pp_decomp.composition",
-    "KernelDraws": "pp_decomp.components.draws",
+    "KernelDraws": "pp_decomp.components.posterior.draws",
     "Prior": "pp_decomp.prior",
     "Priors": "pp_decomp.components",
 }

@@ -49,12 +49,12 @@ class FitDiagnostics:
     ``attempts`` counts the NUTS runs (1 + repairs); ``first_ok`` says whether
     the first run already met the thresholds, ``converged`` whether the one in use does.
     ``reweighted``: the NUTS chains disagreed and were weighed by importance
-    sampling (:mod:`pp_decomp.components.reweight`); then ``rhat_max`` and
+    sampling (:mod:`pp_decomp.components.inference.reweight`); then ``rhat_max`` and
     ``divergences`` are the chains', the ESS is the importance weights' and
     ``pareto_k`` their Pareto ``k̂``, and those two are what is checked.
     ``proposal``: for ``inference="importance"``, what was weighed: draws of the
-    ``"prior"`` (:mod:`pp_decomp.components.importance`) or of a proposal around
-    the previous ``"posterior"``'s draws (:mod:`pp_decomp.components.refresh`);
+    ``"prior"`` (:mod:`pp_decomp.components.inference.importance`) or of a proposal around
+    the previous ``"posterior"``'s draws (:mod:`pp_decomp.components.inference.refresh`);
     such a fit is used only where its weights passed their checks.
     """
 

@@ -20,7 +20,7 @@ Reported per run: wall time, final cumulative regret, ask latency (p50 / p95 /
 max over the acquisition steps), and for NUTS the refits' convergence: the share
 meeting :data:`pp_decomp.diagnostics.CONVERGENCE` on the first run and after
 repair, and the fits made by importance sampling from the prior instead
-(:mod:`pp_decomp.components.importance`, each passing its own checks). Ratios
+(:mod:`pp_decomp.components.inference.importance`, each passing its own checks). Ratios
 are taken within the one process run, and everything goes to a JSON file.
 """
 
@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from pp_decomp.components import Priors
-from pp_decomp.components.model import compiled_model
+from pp_decomp.components.model.pymc_model import compiled_model
 from pp_decomp.kernels import DEFAULT_KERNEL
 from pp_decomp.loop import Optimizer
 from pp_decomp.models import get_problem

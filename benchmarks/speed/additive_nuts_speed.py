@@ -35,7 +35,7 @@ def _pymc_gp():
     from pp_decomp.additive.gp import AdditiveGP
     from pp_decomp.additive.model import build_additive_model
     from pp_decomp.additive.sampler import AdditiveModel
-    from pp_decomp.components.compiled import compiled
+    from pp_decomp.components.inference.compiled import compiled
 
     class Compiled:
         """nutpie's compiled PyMC model with the package's ``with_data`` / ``build``

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 def _fit_seconds(model, X, y) -> tuple[float, float]:
     import nutpie
 
-    from pp_decomp.components.native import NutsModel
+    from pp_decomp.components.inference.native import NutsModel
 
     start = time.perf_counter()
     model = model.with_data(X=X, y=y)
@@ -51,8 +51,8 @@ def main() -> None:
     args = parser.parse_args()
     import nutpie
 
-    from pp_decomp.components.model import build_model, compiled_model
-    from pp_decomp.components.priors import Priors
+    from pp_decomp.components.model.priors import Priors
+    from pp_decomp.components.model.pymc_model import build_model, compiled_model
 
     rng = np.random.default_rng(0)
     for d in [int(v) for v in args.dims.split(",")]:

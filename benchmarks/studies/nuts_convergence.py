@@ -6,7 +6,7 @@ Usage: python benchmarks/studies/nuts_convergence.py [--draws 400] [--tune 200] 
 Fits five of the synthetic problem's components (J = 10, seed 0) on T = 10, 30,
 60 and 100 (``--T``) random inputs with NUTS, no repair, and prints each fit's R̂, bulk
 and tail ESS, divergences and wall time, then the share meeting R̂ ≤ 1.01.
-The numbers behind the defaults in ``pp_decomp/components/nuts.py``.
+The numbers behind the defaults in ``pp_decomp/components/inference/nuts.py``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from pp_decomp.acquisition.surrogate import (
     CorrelatedSurrogate,
     DecomposedSurrogate,
 )
-from pp_decomp.components.posterior import joint_samples, mixture_moments
+from pp_decomp.components.posterior.batched import joint_samples, mixture_moments
 from pp_decomp.rng import as_generator
 from pp_decomp.validate import check_positive_int
 
@@ -37,7 +37,7 @@ _CHUNK = 128  # new points per joint covariance: bounds the (S, k + chunk, k + c
 
 
 class HallucinatedGP:
-    """A GP model (:class:`~pp_decomp.components.protocol.GPModel`) that has also
+    """A GP model (:class:`~pp_decomp.components.model.protocol.GPModel`) that has also
     observed its own posterior mean at the pending inputs ``P (k, d)``."""
 
     def __init__(self, gp, P: np.ndarray):

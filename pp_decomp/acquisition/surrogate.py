@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pp_decomp.components import ComponentGP
-from pp_decomp.components.coregion_view import shared_joint
+from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition import EntireGP
 from pp_decomp.composition.copula import residual_correlation
 
@@ -151,7 +151,7 @@ class DecomposedSurrogate:
 
 class CorrelatedSurrogate(DecomposedSurrogate):
     """:class:`DecomposedSurrogate` of correlated components: the views of one
-    :class:`~pp_decomp.components.coregion.CorrelatedComponents` (``joint``).
+    :class:`~pp_decomp.components.correlated.model.CorrelatedComponents` (``joint``).
 
     Draw ``s`` is one joint draw of every component, as for independent ones,
     but within it the components are correlated: the linear composition's

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels.families import ExpQuad
 
 _SE = numba.njit(nogil=True, cache=True, inline="always")(ExpQuad.correlation)

@@ -1,7 +1,7 @@
 """``AdditiveGP``: a PyMC marginal GP with an additive SE kernel over groups of inputs.
 
 It shares the fitting and prediction skeleton of every GP model
-(:class:`pp_decomp.components.base.MarginalGP`): MAP by multi-start L-BFGS-B
+(:class:`pp_decomp.components.model.base.MarginalGP`): MAP by multi-start L-BFGS-B
 on :class:`MapObjective` (numpy), NUTS by nutpie on the same density compiled
 by numba (:mod:`pp_decomp.additive.density`; one nutpie model per ``(M, D,
 priors, shared)`` with the group mask swapped as data,
@@ -24,10 +24,10 @@ from pp_decomp.additive.objective import (
 )
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
 from pp_decomp.additive.sampler import AdditiveModel
-from pp_decomp.components.base import MarginalGP
-from pp_decomp.components.compiled import compiled
-from pp_decomp.components.draws import Draws
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.compiled import compiled
+from pp_decomp.components.model.base import MarginalGP
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.validate import check_X
 
 
@@ -139,7 +139,7 @@ class AdditiveGP(MarginalGP):
 
     def numpy_density(self):
         """The sampler's density in numpy (:meth:`MapObjective.log_density`), for
-        the importance-sampling refreshes of :mod:`pp_decomp.components.refresh`."""
+        the importance-sampling refreshes of :mod:`pp_decomp.components.inference.refresh`."""
         shared = self.shared
 
         def log_posterior(Z, Xs, ys):

@@ -13,8 +13,8 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors, f64
+from pp_decomp.components.model.priors import Priors, f64
+from pp_decomp.components.posterior.batched import JITTER
 
 
 class MaskedAdditiveExpQuad(pm.gp.cov.Covariance):

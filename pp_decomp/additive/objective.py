@@ -17,9 +17,9 @@ from pp_decomp.additive.density import (
     prior_constants,
     shared_log_density_rows,
 )
-from pp_decomp.components.compiled import SEARCH_BOX, penalty
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.compiled import SEARCH_BOX, penalty
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels.families import ExpQuad
 
 # the additive models keep the inverse-gamma lengthscales (mean 0.3 per group
@@ -138,7 +138,7 @@ class MapObjective:
 
     def __call__(self, z):
         """``(-log posterior, its gradient)`` at ``z``; a steep finite wall
-        (:func:`~pp_decomp.components.compiled.penalty`) where ``K`` is not
+        (:func:`~pp_decomp.components.inference.compiled.penalty`) where ``K`` is not
         numerically positive definite, for L-BFGS-B's line search."""
         out = self.evaluate(z)
         return penalty(z) if out is None else out

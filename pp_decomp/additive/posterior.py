@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise, mixture_moments
+from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, factorise, mixture_moments
 from pp_decomp.kernels.families import ExpQuad
 
 

@@ -1,7 +1,7 @@
 """The additive GP's model for NUTS: nutpie samples the numba density of
 :mod:`pp_decomp.additive.density`, not a PyTensor graph.
 
-The model is a :class:`~pp_decomp.components.native.NutsModel`, the log
+The model is a :class:`~pp_decomp.components.inference.native.NutsModel`, the log
 density with its gradient and the expansion of a point into the stored
 variables for :func:`nutpie.compiled_pyfunc.from_pyfunc`. The density is
 compiled by numba and releases the GIL, so the chains run in parallel; NUTS
@@ -22,10 +22,10 @@ import numpy as np
 
 from pp_decomp.additive.density import ard_log_posterior, shared_log_posterior
 from pp_decomp.additive.objective import MapObjective, prior_center
-from pp_decomp.components.compiled import CompiledModel
-from pp_decomp.components.model import JitteredCenter
-from pp_decomp.components.native import NutsModel
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.compiled import CompiledModel
+from pp_decomp.components.inference.native import NutsModel
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.model.pymc_model import JitteredCenter
 
 
 @numba.njit(nogil=True, cache=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from pp_decomp.components.posterior import JITTER, gaussian_log_likelihood
+from pp_decomp.components.posterior.batched import JITTER, gaussian_log_likelihood
 from pp_decomp.kernels.families import ExpQuad
 from pp_decomp.maxsum import junction_tree_cliques
 from pp_decomp.rng import SeedLike, as_generator

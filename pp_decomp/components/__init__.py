@@ -1,14 +1,23 @@
-"""Component GPs: PyMC models, hyperparameter draws and the batched posterior."""
+"""Component GPs, by concept:
+
+* :mod:`~pp_decomp.components.model`: the GP classes (``ComponentGP`` and its engines for
+  kernel expressions and a user's PyMC model), their PyMC models, priors, densities;
+* :mod:`~pp_decomp.components.inference`: MAP, NUTS (nutpie) and importance sampling of
+  the hyperparameters;
+* :mod:`~pp_decomp.components.posterior`: the draws and the batched posterior over them;
+* :mod:`~pp_decomp.components.correlated`: J correlated outputs as one GP.
+"""
+
+from pp_decomp.components.correlated.model import CorrelatedComponents
+from pp_decomp.components.correlated.posterior import CoregionDraws
 
 # ComponentGP's variants (kernel expressions, a user's PyMC model) register on import
-from pp_decomp.components import kernel_gp, pymc_gp  # noqa: F401, E402
-from pp_decomp.components.coregion import CorrelatedComponents
-from pp_decomp.components.coregion_posterior import CoregionDraws
-from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.gp import ComponentGP
-from pp_decomp.components.known import KnownKernels
-from pp_decomp.components.posterior import GPPosterior, mixture_moments
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.model import kernel_gp, pymc_gp  # noqa: F401, E402
+from pp_decomp.components.model.gp import ComponentGP
+from pp_decomp.components.model.known import KnownKernels
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import GPPosterior, mixture_moments
+from pp_decomp.components.posterior.draws import HyperDraws
 
 __all__ = [
     "ComponentGP",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from pp_decomp.components.posterior import JITTER, DrawPosterior, factorise, mixture_moments
+from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, factorise, mixture_moments
 from pp_decomp.composition.linear import LinearComposition
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_X, check_Y
@@ -113,7 +113,7 @@ class EntireGP(DrawPosterior):
         """Observation-noise variance ``Σ_j g_j(x)² σ_j²`` per draw at ``Xnew``: (S, m)."""
         return self._noise(self.composition.weights(check_X(Xnew, "Xnew")))
 
-    # the model interface (:class:`pp_decomp.components.protocol.GPModel`)
+    # the model interface (:class:`pp_decomp.components.model.protocol.GPModel`)
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw mean and variance of the composed ``f`` (or ``y``) at ``Xnew``."""
         mean, var = self.per_draw(Xnew)

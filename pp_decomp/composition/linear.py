@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xarray as xr
 
-from pp_decomp.components.coregion_view import shared_joint
-from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.components.correlated.view import shared_joint
+from pp_decomp.components.posterior.batched import mixture_moments
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_finite, check_positive_int, check_X
 

@@ -39,7 +39,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
-from pp_decomp.components.posterior import mixture_moments
+from pp_decomp.components.posterior.batched import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
 from pp_decomp.loop.records import VIEW_STREAM, step_record
 from pp_decomp.loop.step_bound import component_samples, ucb_bound

@@ -8,7 +8,7 @@ import numpy as np
 
 from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
-from pp_decomp.components.coregion_view import shared_joint
+from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.copula import residual_correlation
 from pp_decomp.rng import as_generator
 from pp_decomp.strategies import Context, decomposed_bound

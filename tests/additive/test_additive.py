@@ -182,7 +182,7 @@ def test_nuts_chains_that_fail_their_checks_are_weighed_by_the_additive_density(
     sampling from a mixture fitted to them (the component GPs' first repair),
     on the additive model's own density; the weighed draws keep the shared
     parameterisation."""
-    from pp_decomp.components.nuts import REWEIGHTED
+    from pp_decomp.components.inference.nuts import REWEIGHTED
 
     gp = AdditiveGP([(0,), (1,)], 2, shared=True)
     gp, X, y = _tiny_nuts_fit(gp, rng, seed=0, chains=4, repairs=1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
-from pp_decomp.components.model import compiled_model
+from pp_decomp.components.model.pymc_model import compiled_model
 from pp_decomp.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
 
 
@@ -91,7 +91,7 @@ def test_map_survives_repeated_inputs(rng):
 
 @pytest.mark.slow
 def test_a_bad_fit_is_repaired_or_reported_at_the_users_line(rng, monkeypatch):
-    import pp_decomp.components.nuts as nuts
+    import pp_decomp.components.inference.nuts as nuts
 
     # the repairs by rerunning NUTS, where weighing the chains fails its checks
     # (tests/components/test_reweight.py tests the weighing)
@@ -119,7 +119,7 @@ def test_a_bad_fit_is_repaired_or_reported_at_the_users_line(rng, monkeypatch):
 
 def test_a_warm_start_puts_every_chain_at_a_draw_of_the_previous_posterior(rng):
     """nutpie ignores ``init_mean`` for PyMC models; the warm start must not."""
-    from pp_decomp.components.nuts import NutsSettings
+    from pp_decomp.components.inference.nuts import NutsSettings
 
     X, y, _ = _data(rng, n=12, d=1)
     gp = ComponentGP("se", 1, name="f")
@@ -139,7 +139,7 @@ def test_a_warm_start_puts_every_chain_at_a_draw_of_the_previous_posterior(rng):
 def test_repair_plan_extends_agreeing_chains_and_reruns_the_others():
     from dataclasses import replace
 
-    from pp_decomp.components.nuts import NutsSettings, repair_plan
+    from pp_decomp.components.inference.nuts import NutsSettings, repair_plan
 
     s = NutsSettings(draws=400, tune=200)
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from pp_decomp.components import Priors
-from pp_decomp.components.coregion import CorrelatedComponents
-from pp_decomp.components.coregion_density import (
+from pp_decomp.components.correlated.density import (
     CoregionDensity,
     build_model,
     correlation_cholesky,
 )
-from pp_decomp.components.coregion_posterior import CoregionDraws
-from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.correlated.model import CorrelatedComponents
+from pp_decomp.components.correlated.posterior import CoregionDraws
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels import kernel_matrix
 
 J, D = 3, 2
@@ -222,7 +222,7 @@ class _Gaussian:
 
 
 def test_chains_that_fail_their_checks_are_weighed_or_marked_not_converged():
-    from pp_decomp.components.coregion_view import weigh_failed_chains
+    from pp_decomp.components.correlated.view import weigh_failed_chains
     from pp_decomp.diagnostics import FitDiagnostics
 
     rng = np.random.default_rng(0)
@@ -237,7 +237,7 @@ def test_chains_that_fail_their_checks_are_weighed_or_marked_not_converged():
 
 
 def test_views_and_draws_that_would_combine_wrongly_are_refused():
-    from pp_decomp.components.coregion_view import shared_joint
+    from pp_decomp.components.correlated.view import shared_joint
     from pp_decomp.composition import LinearComposition
 
     X, Y = _data()

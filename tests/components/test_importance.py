@@ -8,10 +8,10 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from pp_decomp import ComponentGP
-from pp_decomp.components.importance import prior_importance_fit
-from pp_decomp.components.incremental import log_likelihood
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.importance import prior_importance_fit
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import JITTER
+from pp_decomp.components.posterior.incremental import log_likelihood
 from pp_decomp.kernels import kernel_matrix
 
 
@@ -61,7 +61,7 @@ def test_it_is_the_posterior_nuts_samples():
 
 
 def test_a_draw_whose_covariance_is_not_positive_definite_weighs_nothing():
-    from pp_decomp.components.posterior import gaussian_log_likelihood
+    from pp_decomp.components.posterior.batched import gaussian_log_likelihood
 
     X, y = _data(4)
     good = np.eye(4) + 0.5
@@ -75,7 +75,7 @@ def test_a_draw_whose_covariance_is_not_positive_definite_weighs_nothing():
 def test_log_likelihood_after_is_the_conditional_likelihood(rng):
     """``log p(y[n0:] | y[:n0])`` from one factor of all rows equals the difference
     of the two marginal likelihoods, per draw."""
-    from pp_decomp.components.posterior import (
+    from pp_decomp.components.posterior.batched import (
         factorise,
         gaussian_log_likelihood,
         log_likelihood_after,
@@ -96,7 +96,7 @@ def test_log_likelihood_after_is_the_conditional_likelihood(rng):
 def test_the_weights_in_chunks_are_the_weights_at_once_and_a_short_pilot_stops_early(
     monkeypatch,
 ):
-    from pp_decomp.components import importance
+    from pp_decomp.components.inference import importance
 
     gp = ComponentGP("matern32", 2, name="f")
     X, y = _data(30, d=2)

@@ -8,7 +8,7 @@ import xarray as xr
 
 from pp_decomp import ComponentGP, EntireGP, HyperDraws, KnownKernels, LinearComposition, Optimizer
 from pp_decomp.bench import BenchSpec
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.model.priors import Priors
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.models import get_problem

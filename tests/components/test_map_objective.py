@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pp_decomp.components.density import constants, log_density
-from pp_decomp.components.map_objective import GPMapObjective
-from pp_decomp.components.model import build_model
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.map_objective import GPMapObjective
+from pp_decomp.components.model.density import constants, log_density
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.model.pymc_model import build_model
 
 CASES = [
     ("se", Priors()),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pp_decomp.components.model import build_model, compiled_model
-from pp_decomp.components.native import NutsModel
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.native import NutsModel
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.model.pymc_model import build_model, compiled_model
 
 
 def _data(n=15, d=2, seed=0):
@@ -58,7 +58,7 @@ def test_with_data_names_what_it_cannot_take():
 def test_the_chains_give_back_the_thread_states_they_hold(monkeypatch):
     """Each chain's thread keeps its Python thread state from its first draw to
     its last (``chain_draws``), then gives it back: none is left behind."""
-    from pp_decomp.components import native
+    from pp_decomp.components.inference import native
 
     made = []
 

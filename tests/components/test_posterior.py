@@ -6,7 +6,7 @@ import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.components import GPPosterior, mixture_moments
-from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels import KERNELS, kernel_matrix, pymc_cov
 
 
@@ -56,7 +56,7 @@ def test_batched_posterior_matches_pymc_conditional(kernel, rng):
 
 
 def test_chunking_does_not_change_results(rng, monkeypatch):
-    import pp_decomp.components.posterior as posterior
+    import pp_decomp.components.posterior.batched as posterior
 
     X, y, Xnew = rng.uniform(size=(12, 1)), rng.normal(size=12), rng.uniform(size=(50, 1))
     draws = HyperDraws(ls=rng.uniform(0.1, 1, (4, 1)), eta=np.ones(4), sigma=np.full(4, 0.1))

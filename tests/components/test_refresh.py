@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from pp_decomp import ComponentGP
-from pp_decomp.components.refresh import DF, draws_proposal, refresh_fit
+from pp_decomp.components.inference.refresh import DF, draws_proposal, refresh_fit
 
 
 def _data(n, seed=0, d=1):

@@ -3,7 +3,7 @@ import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.components import GPPosterior
-from pp_decomp.components.incremental import IncrementalPosterior
+from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.kernels import kernel_matrix
 
 

@@ -276,7 +276,8 @@ KILLER = textwrap.dedent(
     import os, signal, sys, threading, warnings
 
     import pp_decomp.cli  # pins the BLAS threads before numpy loads, as the command does
-    from pp_decomp.loop import checkpoint as ckpt, update_fast
+    from pp_decomp.loop import checkpoint as ckpt
+    from pp_decomp.loop.updaters import fast as update_fast
     from pp_decomp.loop.optimizer import Optimizer
 
     WHERE, _, K = os.environ.get("PP_KILL", "").partition(":")

@@ -10,7 +10,7 @@ import xarray as xr
 
 from pp_decomp import Optimizer
 from pp_decomp.bench import BenchSpec
-from pp_decomp.components import compiled
+from pp_decomp.components.inference import compiled
 from pp_decomp.models import get_problem
 
 
@@ -30,7 +30,7 @@ def searches(monkeypatch):
         calls.append((name, [np.array(z) for z in starts], best.x.copy()))
         return best
 
-    monkeypatch.setattr("pp_decomp.components.base.map_search", recorded)
+    monkeypatch.setattr("pp_decomp.components.model.base.map_search", recorded)
     return calls
 
 
@@ -117,7 +117,7 @@ def test_correlated_components_are_warm_started_too(small_synthetic, monkeypatch
         starts.append(len(s))
         return real(f, s, bounds, name)
 
-    monkeypatch.setattr("pp_decomp.components.coregion.map_search", recorded)
+    monkeypatch.setattr("pp_decomp.components.correlated.model.map_search", recorded)
     kw = dict(n_init=4, seed=1, correlated=True, warm_start=True)
     Optimizer(small_synthetic, "d-gpucb", **kw).run(7)
     assert starts == [3, 1, 1]

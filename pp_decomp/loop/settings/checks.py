@@ -5,7 +5,7 @@ by name before any work."""
 from __future__ import annotations
 
 from pp_decomp.components import KnownKernels
-from pp_decomp.components.coregion_density import CORRELATED_KERNELS
+from pp_decomp.components.correlated.density import CORRELATED_KERNELS
 from pp_decomp.composition.outcome import is_identity
 
 

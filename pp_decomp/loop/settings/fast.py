@@ -45,10 +45,10 @@ class FastSettings:
     prior_draws : int
         A fit's first try: this many prior draws weighted by their likelihood,
         ``S`` resampled, used where ``k̂ ≤ 0.7`` and ESS ≥ ``S``
-        (:mod:`pp_decomp.components.importance`; 0: NUTS only).
+        (:mod:`pp_decomp.components.inference.importance`; 0: NUTS only).
     max_refreshes : int
         A refit first weighs a proposal around the current draws
-        (:mod:`pp_decomp.components.refresh`, used where ``k̂ ≤ 0.7`` and ESS ≥
+        (:mod:`pp_decomp.components.inference.refresh`, used where ``k̂ ≤ 0.7`` and ESS ≥
         400) and runs NUTS where that fails or after this many refreshes in a
         row (0: always NUTS).
 

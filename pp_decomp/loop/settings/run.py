@@ -17,8 +17,8 @@ from pp_decomp.acquisition import (
 )
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
-from pp_decomp.components.nuts import NutsSettings
-from pp_decomp.components.priors import as_priors
+from pp_decomp.components.inference.nuts import NutsSettings
+from pp_decomp.components.model.priors import as_priors
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.loop.component_models import (

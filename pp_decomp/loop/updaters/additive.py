@@ -12,7 +12,7 @@ Under full Bayes (``inference="nuts"``, Kandasamy's strategies) the NUTS draws o
 ``θ | y_1..n0`` made at a relearning are not used as they are for the next
 ``n_cyc`` steps: every step weighs them by the observations since,
 ``log w_s = log p(y_{n0+1..n} | y_1..n0, θ_s)`` (read off the step's own
-factorisation, :func:`~pp_decomp.components.posterior.log_likelihood_after`),
+factorisation, :func:`~pp_decomp.components.posterior.batched.log_likelihood_after`),
 and uses a systematic resample of them, the posterior ``θ | y_1..n`` by
 sampling importance resampling (the fast path of the component GPs, applied to
 the group kernels). When the weights fail the fast path's checks (ESS below
@@ -20,7 +20,7 @@ the group kernels). When the weights fail the fast path's checks (ESS below
 :class:`~pp_decomp.loop.settings.FastSettings`) the hyperparameters are refit
 on the current groups as the fast path refits a component: by importance
 sampling from a proposal around the reweighted draws
-(:mod:`pp_decomp.components.refresh`, on the numpy density
+(:mod:`pp_decomp.components.inference.refresh`, on the numpy density
 :meth:`~pp_decomp.additive.gp.MapObjective.log_density`) where its weights pass
 their checks, at most ``max_refreshes`` times in a row, else by NUTS
 warm-started at them (``FastSettings.min_draws`` per chain after ``tune``);
@@ -45,10 +45,10 @@ from pp_decomp._progress import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.objective import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
-from pp_decomp.components.incremental import ess, pareto_k, resample
-from pp_decomp.components.posterior import log_likelihood_after
-from pp_decomp.components.refresh import refresh_fit
-from pp_decomp.components.scaling import to_model_scale
+from pp_decomp.components.inference.refresh import refresh_fit
+from pp_decomp.components.model.scaling import to_model_scale
+from pp_decomp.components.posterior.batched import log_likelihood_after
+from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
 from pp_decomp.loop.updaters.base import Updater

@@ -1,9 +1,9 @@
 """The updater of correlated components: one coregionalised GP of all J outputs.
 
 The step's models are one
-:class:`~pp_decomp.components.coregion_view.CorrelatedComponent` per component,
+:class:`~pp_decomp.components.correlated.view.CorrelatedComponent` per component,
 all views of the same joint posterior
-(:class:`~pp_decomp.components.coregion.CorrelatedComponents`).
+(:class:`~pp_decomp.components.correlated.model.CorrelatedComponents`).
 
 * ``inference="map"``: the hyperparameters (shared lengthscales, each
   component's amplitude and noise, the correlation between components) are
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp._progress import status
-from pp_decomp.components.coregion import CorrelatedComponents
-from pp_decomp.components.coregion_posterior import CoregionDraws
-from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.components.correlated.model import CorrelatedComponents
+from pp_decomp.components.correlated.posterior import CoregionDraws
+from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.loop.updaters.base import Updater, warm_start
 

@@ -3,7 +3,7 @@
 Two costs dominate a full-Bayes loop: re-sampling the hyperparameter posterior
 of every GP at every step, and predicting for every draw. Between refits this
 updater keeps each GP's draws in an
-:class:`~pp_decomp.components.incremental.IncrementalPosterior`: every new
+:class:`~pp_decomp.components.posterior.incremental.IncrementalPosterior`: every new
 observation reweights them exactly (sequential importance sampling) and is
 appended to each draw's Cholesky factor in ``O(S n)`` (on a candidate set the
 posterior at every candidate follows by one rank-one term).
@@ -15,7 +15,7 @@ Refits run in a background thread while the loop goes on:
   be trusted (or, if set, the draws are ``max_age`` observations old), a
   refit on the data so far is started (at most ``max_in_flight`` at once, the
   lowest ESS first): importance sampling from a proposal around the current
-  draws (:mod:`pp_decomp.components.refresh`) where its weights pass their
+  draws (:mod:`pp_decomp.components.inference.refresh`) where its weights pass their
   checks and fewer than ``max_refreshes`` refits in a row were made so, else a
   warm-started, convergence-checked NUTS run;
 * it is consumed at a step fixed when it starts (``lag`` steps later, more as
@@ -29,7 +29,7 @@ Refits run in a background thread while the loop goes on:
   draws have collapsed too, for a refit on all the data.
 
 A GP's posterior on few points is sampled without NUTS while the prior is a
-good proposal (:mod:`pp_decomp.components.importance`): each fit first tries
+good proposal (:mod:`pp_decomp.components.inference.importance`): each fit first tries
 ``prior_draws`` draws of the prior weighted by their likelihood, ``kept_draws``
 of them resampled if the weights' Pareto ``k̂`` and ESS pass; the first fit
 that fails the checks runs NUTS, and so do all later ones (the posterior only
@@ -51,10 +51,10 @@ import numpy as np
 
 from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
-from pp_decomp.components.draws import KernelDraws
-from pp_decomp.components.importance import prior_importance_fit
-from pp_decomp.components.incremental import IncrementalPosterior
-from pp_decomp.components.refresh import refresh_fit
+from pp_decomp.components.inference.importance import prior_importance_fit
+from pp_decomp.components.inference.refresh import refresh_fit
+from pp_decomp.components.posterior.draws import KernelDraws
+from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.diagnostics import warn_if_bad
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import Updater, gp_arguments
@@ -83,7 +83,7 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     nothing is shared. By importance sampling from the prior if ``prior``
     ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, if
     ``refresh``, from a proposal around the previous draws ``init``
-    (:mod:`~pp_decomp.components.refresh`) if those weights pass; else by NUTS,
+    (:mod:`~pp_decomp.components.inference.refresh`) if those weights pass; else by NUTS,
     warm-started at ``init``. ``init`` is on the model scale of a GP whose
     outputs were standardised by ``init_y_std``, rescaled here to this fit's."""
     gp = ComponentGP(**gp_args)
@@ -111,7 +111,7 @@ def rescaled(draws, factor: float, gp: ComponentGP):
     (clipped to ``[0, 1]``). Where the data decide (``s₁ ≪ s₀``) that is the full
     rescaling; where the prior does, none: the default ``η ~ Gamma(400, 400)``,
     and a noise below the jitter, which the data cannot resolve. Rescaling those
-    by the full factor put the refresh's proposal (:mod:`pp_decomp.components.refresh`)
+    by the full factor put the refresh's proposal (:mod:`pp_decomp.components.inference.refresh`)
     off the posterior: on the synthetic problem 24 of its 36 attempts had an ESS
     under 20 (of 4096) and fell back to NUTS.
     """

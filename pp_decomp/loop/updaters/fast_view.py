@@ -17,8 +17,8 @@ import copy
 
 import numpy as np
 
-from pp_decomp.components.incremental import IncrementalPosterior
-from pp_decomp.components.posterior import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.criticism import LooData
 from pp_decomp.rng import as_generator
 
@@ -64,7 +64,7 @@ class FastPosterior(DrawPosterior):
 
 class FastGPView:
     """A fast-path GP at one step, in the component's units
-    (:class:`~pp_decomp.components.protocol.GPModel`)."""
+    (:class:`~pp_decomp.components.model.protocol.GPModel`)."""
 
     def __init__(self, comp, index, rng: np.random.Generator):
         self.comp, self.name = comp, comp.gp.name

@@ -1,4 +1,4 @@
-"""One component of :class:`~pp_decomp.components.coregion.CorrelatedComponents`
+"""One component of :class:`~pp_decomp.components.correlated.model.CorrelatedComponents`
 seen as a GP, and the NUTS fit of the correlated model.
 
 The view answers what is asked of one component GP (``predict``,
@@ -16,16 +16,16 @@ from dataclasses import replace
 import numpy as np
 
 from pp_decomp._quiet import quiet_third_party
-from pp_decomp.components.native import NutsModel
-from pp_decomp.components.posterior import mixture_moments
-from pp_decomp.components.reweight import reweight_chains
+from pp_decomp.components.inference.native import NutsModel
+from pp_decomp.components.inference.reweight import reweight_chains
+from pp_decomp.components.posterior.batched import mixture_moments
 from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int
 
 
 def shared_joint(components):
-    """The :class:`~pp_decomp.components.coregion.CorrelatedComponents` whose views
+    """The :class:`~pp_decomp.components.correlated.model.CorrelatedComponents` whose views
     ``components`` are, in its order, or ``None`` for independent GPs.
 
     Raises a ValueError for views mixed with other GPs, views of several models,
@@ -47,7 +47,8 @@ def shared_joint(components):
 
 
 class CorrelatedComponent:
-    """Component ``j`` of a fitted :class:`~pp_decomp.components.coregion.CorrelatedComponents`."""
+    """Component ``j`` of a fitted
+    :class:`~pp_decomp.components.correlated.model.CorrelatedComponents`."""
 
     def __init__(self, joint, j: int):
         self.joint, self.j, self.name = joint, int(j), joint.names[j]
@@ -98,8 +99,8 @@ class CorrelatedComponent:
 
 
 def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, seed: int):
-    """NUTS (nutpie) on :class:`~pp_decomp.components.coregion_density.CoregionDensity`
-    (with its Jacobian; a :class:`~pp_decomp.components.native.NutsModel`), every
+    """NUTS (nutpie) on :class:`~pp_decomp.components.correlated.density.CoregionDensity`
+    (with its Jacobian; a :class:`~pp_decomp.components.inference.native.NutsModel`), every
     chain started at ``z0`` jittered by ``U(-0.1, 0.1)``.
 
     Returns the posterior tree (variable ``z``, the flat log-space point), the
@@ -158,7 +159,7 @@ def _safe_value(density, z: np.ndarray) -> float:
 def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
     """The draws to use and their diagnostics: the chains' own where they pass
     :data:`~pp_decomp.diagnostics.CONVERGENCE`, else the chains weighed by
-    importance sampling (:mod:`~pp_decomp.components.reweight`, as a component
+    importance sampling (:mod:`~pp_decomp.components.inference.reweight`, as a component
     GP's failed fit is) where those weights pass their checks, else the chains
     as they are, the fit marked not converged."""
     C, D, k = chains_z.shape

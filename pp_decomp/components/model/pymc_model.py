@@ -1,8 +1,8 @@
 """The PyMC model of one component GP, and the model NUTS samples.
 
 The PyMC model is the definition (and the tests' reference). NUTS samples the
-same density compiled by numba (:mod:`pp_decomp.components.density`,
-:mod:`pp_decomp.components.native`), one :class:`ComponentModel` per structure
+same density compiled by numba (:mod:`pp_decomp.components.model.density`,
+:mod:`pp_decomp.components.inference.native`), one :class:`ComponentModel` per structure
 ``(kernel, input_dim, priors)``, shared by every component with that structure
 and every refit; only the data are swapped.
 """
@@ -13,11 +13,11 @@ from functools import cached_property
 
 import numpy as np
 
-from pp_decomp.components.compiled import CompiledModel, compiled
-from pp_decomp.components.density import constants, log_densities
-from pp_decomp.components.native import density_model
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.compiled import CompiledModel, compiled
+from pp_decomp.components.inference.native import density_model
+from pp_decomp.components.model.density import constants, log_densities
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels import pymc_cov
 
 
@@ -51,7 +51,7 @@ def build_model(kernel: str, input_dim: int, priors: Priors, n: int = 3):
 
 class ComponentModel(CompiledModel):
     """A component structure for NUTS: nutpie samples the numba density
-    (:mod:`pp_decomp.components.native`), which the PyMC model defines and the
+    (:mod:`pp_decomp.components.inference.native`), which the PyMC model defines and the
     tests check; nothing is compiled by PyTensor."""
 
     def __init__(self, kernel: str, input_dim: int, priors: Priors):
@@ -65,7 +65,7 @@ class ComponentModel(CompiledModel):
 
     @cached_property
     def prm(self) -> np.ndarray:
-        """The density's constants (:func:`~pp_decomp.components.density.constants`)."""
+        """The density's constants (:func:`~pp_decomp.components.model.density.constants`)."""
         return constants(self.kernel, self.input_dim, self.priors, self.priors.mean_var)
 
     @cached_property

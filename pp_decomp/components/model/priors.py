@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.prior import Prior
 
 LS_FAMILIES = ("lognormal", "inverse-gamma")

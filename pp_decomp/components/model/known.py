@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.gp import ComponentGP
-from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.model.gp import ComponentGP
+from pp_decomp.components.posterior.batched import JITTER
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.validate import check_bounds, check_positive_int, check_X, check_Y, check_y
 

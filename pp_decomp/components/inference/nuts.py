@@ -9,7 +9,7 @@ A refit is warm-started: each chain starts at a draw of the previous posterior
 (:class:`StartAtDraws`; nutpie's own ``init_mean`` does nothing for PyMC
 models, so before this every refit started at the prior's centre). A run that
 fails is first weighed by importance sampling from a mixture fitted to its
-chains (:func:`reweighted`, :mod:`pp_decomp.components.reweight`), where the
+chains (:func:`reweighted`, :mod:`pp_decomp.components.inference.reweight`), where the
 model gives its log density: used when the weights pass their checks, which
 settles chains in different modes, where repairs cannot. On flu
 (``pp-decomp perf --case flu``: D-GPUCB, 100 steps, seed 0) 49 of 50 NUTS
@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pp_decomp.components.refresh import sampler_density
-from pp_decomp.components.reweight import reweight_chains
+from pp_decomp.components.inference.refresh import sampler_density
+from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.posterior_tree import concat_chains, draws_dataset, with_group
 from pp_decomp.rng import int_seed
@@ -64,7 +64,7 @@ class NutsSettings:
 
     Example
     -------
-    >>> from pp_decomp.components.nuts import NutsSettings
+    >>> from pp_decomp.components.inference.nuts import NutsSettings
     >>> NutsSettings(draws=200).chains
     4
     """
@@ -168,10 +168,10 @@ REWEIGHTED = "reweighted_posterior"  # the tree's group of a reweighted fit's dr
 
 def reweighted(cm, density, idata, Xs, ys, diag, rng):
     """``idata`` with its chains weighed by importance sampling
-    (:mod:`~pp_decomp.components.reweight`) and its diagnostics, or ``None``
+    (:mod:`~pp_decomp.components.inference.reweight`) and its diagnostics, or ``None``
     where the weights fail their checks. ``cm``: the compiled model (its value
     names); ``density``: ``(log_posterior, to_draws)`` of the GP's sampler
-    (:func:`~pp_decomp.components.refresh.sampler_density`).
+    (:func:`~pp_decomp.components.inference.refresh.sampler_density`).
 
     The chains stay in ``posterior`` as NUTS ran them; the group
     ``reweighted_posterior`` holds the equal-weight resample (one chain of as

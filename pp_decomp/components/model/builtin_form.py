@@ -1,12 +1,12 @@
 """Which component models the built-in engine takes.
 
-The built-in engine (:mod:`pp_decomp.components.density`, the numpy posterior
-of :mod:`pp_decomp.components.posterior`, the fast full-Bayes path) fits one
+The built-in engine (:mod:`pp_decomp.components.model.density`, the numpy posterior
+of :mod:`pp_decomp.components.posterior.batched`, the fast full-Bayes path) fits one
 ARD kernel of the four shorthand families over all inputs with ``LogNormal``
 or ``InverseGamma`` lengthscales, ``Gamma`` amplitude and shape, and a
 ``LogNormal`` or ``Gamma`` noise. :func:`builtin_form` turns such a kernel
 object into its shorthand and :class:`~pp_decomp.Priors`; anything else runs on
-the general engine (:mod:`pp_decomp.components.kernel_gp`).
+the general engine (:mod:`pp_decomp.components.model.kernel_gp`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.model.priors import Priors
 from pp_decomp.kernels.base import Kernel
 from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 from pp_decomp.prior import Prior

@@ -3,10 +3,10 @@
 Independent component GPs understate the variance of a composition whose
 components err together (the flu model's age groups). Observed at a shared
 design, the components here share one kernel ``c_ℓ`` and are correlated by an
-LKJ-distributed ``C`` (:mod:`pp_decomp.components.coregion_density` for the
+LKJ-distributed ``C`` (:mod:`pp_decomp.components.correlated.density` for the
 model and its Kronecker-factored likelihood; the PyMC definition, a dense
 ``MvNormal`` of the stacked outputs, is
-:func:`~pp_decomp.components.coregion_density.build_model`).
+:func:`~pp_decomp.components.correlated.density.build_model`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import time
 
 import numpy as np
 
-from pp_decomp.components.compiled import SEARCH_BOX, map_search, penalty
-from pp_decomp.components.coregion_density import (
+from pp_decomp.components.correlated.density import (
     CORRELATED_KERNELS,
     CoregionDensity,
     correlation_cholesky,
     n_correlations,
 )
-from pp_decomp.components.coregion_posterior import CoregionDraws, CoregionPosterior
-from pp_decomp.components.coregion_view import CorrelatedComponent, coregion_nuts
-from pp_decomp.components.draws import evenly_spaced
-from pp_decomp.components.posterior import JITTER, mixture_moments
-from pp_decomp.components.priors import Priors, as_priors
-from pp_decomp.components.scaling import unit_scale
+from pp_decomp.components.correlated.posterior import CoregionDraws, CoregionPosterior
+from pp_decomp.components.correlated.view import CorrelatedComponent, coregion_nuts
+from pp_decomp.components.inference.compiled import SEARCH_BOX, map_search, penalty
+from pp_decomp.components.model.priors import Priors, as_priors
+from pp_decomp.components.model.scaling import unit_scale
+from pp_decomp.components.posterior.batched import JITTER, mixture_moments
+from pp_decomp.components.posterior.draws import evenly_spaced
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.rng import SeedLike, as_generator
@@ -100,7 +100,8 @@ def map_starts(priors: Priors, d: int, J: int, restarts: int, rng, init) -> list
 
 
 def search_bounds(d: int, J: int) -> list[tuple[float, float]]:
-    """MAP's search box in the log space (:data:`~pp_decomp.components.compiled.SEARCH_BOX`)."""
+    """MAP's search box in the log space
+    (:data:`~pp_decomp.components.inference.compiled.SEARCH_BOX`)."""
     box = SEARCH_BOX
     return (
         [box["ls_log__"]] * d

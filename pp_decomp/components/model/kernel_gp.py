@@ -5,7 +5,7 @@
 (``y ~ MvNormal(0, k_θ(X, X) + c + (σ² + jitter) I)``, ``c`` the integrated
 constant mean) with the expression's kernel, its priors and a noise prior.
 MAP, NUTS (nutpie on the numba density of
-:mod:`~pp_decomp.components.kernel_density`), importance reweighting and the
+:mod:`~pp_decomp.components.model.kernel_density`), importance reweighting and the
 batched posterior all evaluate the kernel through its families' one
 definition; :meth:`KernelGP.pymc_model` is the PyMC model, the reference the
 tests compare against.
@@ -20,13 +20,13 @@ from functools import cached_property, partial
 
 import numpy as np
 
-from pp_decomp.components.compiled import CompiledModel, compiled, penalty
-from pp_decomp.components.draws import KernelDraws
-from pp_decomp.components.gp import ComponentGP, general
-from pp_decomp.components.kernel_density import densities
-from pp_decomp.components.model import JitteredCenter
-from pp_decomp.components.native import NutsModel, _check_xy
-from pp_decomp.components.posterior import JITTER, GPPosterior
+from pp_decomp.components.inference.compiled import CompiledModel, compiled, penalty
+from pp_decomp.components.inference.native import NutsModel, _check_xy
+from pp_decomp.components.model.gp import ComponentGP, general
+from pp_decomp.components.model.kernel_density import densities
+from pp_decomp.components.model.pymc_model import JitteredCenter
+from pp_decomp.components.posterior.batched import JITTER, GPPosterior
+from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.kernels.bound import BoundKernel
 from pp_decomp.prior import Prior
 
@@ -276,7 +276,7 @@ class KernelGP(ComponentGP):
     @property
     def posterior_kernel(self) -> BoundKernel:
         """The kernel the numpy posteriors evaluate
-        (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        (:func:`~pp_decomp.components.posterior.batched.draws_cov`)."""
         return self.bound
 
     def sample_prior(self, S: int, rng: np.random.Generator) -> KernelDraws:
@@ -312,7 +312,8 @@ class KernelGP(ComponentGP):
         return cm.flatten_rows(parts)
 
     def numpy_density(self):
-        """``(log_posterior, to_draws)`` of the sampler (:mod:`~pp_decomp.components.refresh`)."""
+        """``(log_posterior, to_draws)`` of the sampler
+        (:mod:`~pp_decomp.components.inference.refresh`)."""
         cm = self._compiled()
         return cm.log_posterior, cm.to_draws
 

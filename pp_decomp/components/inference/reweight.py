@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from pp_decomp.components.incremental import ess, pareto_k, resample
+from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 from pp_decomp.diagnostics import CONVERGENCE
 
 N_PROPOSAL = 4096

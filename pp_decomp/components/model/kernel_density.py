@@ -1,6 +1,6 @@
 """The log density of a component GP on any kernel expression, compiled by numba.
 
-The model of :func:`pp_decomp.components.model.build_model` with the kernel
+The model of :func:`pp_decomp.components.model.pymc_model.build_model` with the kernel
 ``k_θ`` of a :class:`~pp_decomp.kernels.bound.BoundKernel`:
 ``y ~ N(0, K)``, ``K = k_θ(X, X) + m + (σ² + jitter) I``. With ``α = K⁻¹ y`` and
 ``B = ααᵀ - K⁻¹``, ``∂ log p(y) / ∂θ_p = ½ tr(B ∂K/∂θ_p)``, where ``∂K/∂θ``
@@ -17,8 +17,8 @@ import math
 import numba
 import numpy as np
 
-from pp_decomp.components.density import LOG_2PI, _chol_inverse, _cholesky
-from pp_decomp.components.native import nuts_value
+from pp_decomp.components.inference.native import nuts_value
+from pp_decomp.components.model.density import LOG_2PI, _chol_inverse, _cholesky
 from pp_decomp.prior import log_prior
 
 _DENSITIES: dict = {}

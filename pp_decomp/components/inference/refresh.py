@@ -17,7 +17,7 @@ systematic resample of them is a posterior sample (sampling importance
 resampling, Rubin 1988), with no NUTS run.
 
 It is used only where it is reliable, by the checks a NUTS fit whose chains are
-weighed must pass (:mod:`pp_decomp.components.reweight`): the Pareto ``k̂`` of
+weighed must pass (:mod:`pp_decomp.components.inference.reweight`): the Pareto ``k̂`` of
 the weights at most 0.7 and their ESS at least the ESS a NUTS fit must reach
 (:data:`~pp_decomp.diagnostics.CONVERGENCE`). Where the first ``M`` draws
 fall short but their ESS is at least 20 (they have found where the posterior
@@ -38,8 +38,8 @@ import time
 
 import numpy as np
 
-from pp_decomp.components.incremental import resample
-from pp_decomp.components.reweight import N_PROPOSAL, importance_weights, reliable
+from pp_decomp.components.inference.reweight import N_PROPOSAL, importance_weights, reliable
+from pp_decomp.components.posterior.incremental import resample
 from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics
 
 DF = 4.0
@@ -114,7 +114,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
 
     ``gp.diagnostics`` then has ``inference="importance"``,
     ``proposal="posterior"``, the weights' ESS (of
-    :data:`~pp_decomp.components.reweight.N_PROPOSAL`) and their ``k̂``.
+    :data:`~pp_decomp.components.inference.reweight.N_PROPOSAL`) and their ``k̂``.
     """
     start = time.perf_counter()
     density = sampler_density(gp)

@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from pp_decomp.components.base import MarginalGP
-from pp_decomp.components.builtin_form import builtin_form, resolved_priors
-from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.map_objective import map_problem
-from pp_decomp.components.model import compiled_model
-from pp_decomp.components.posterior import JITTER, GPPosterior
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.inference.map_objective import map_problem
+from pp_decomp.components.model.base import MarginalGP
+from pp_decomp.components.model.builtin_form import builtin_form, resolved_priors
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.model.pymc_model import compiled_model
+from pp_decomp.components.posterior.batched import JITTER, GPPosterior
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS, Kernel, shorthand
 from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import check_X
@@ -39,7 +39,7 @@ class ComponentGP(MarginalGP):
     >>> rough = ppd.ComponentGP(K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)))
     >>> rate = ppd.ComponentGP(K.Matern52(), transform="log")
 
-    The model (:func:`pp_decomp.components.model.build_model`) is
+    The model (:func:`pp_decomp.components.model.pymc_model.build_model`) is
 
     ``ℓ_d ~ LogNormal`` (dimension-scaled), ``η ~ Gamma``, ``σ ~ LogNormal``
     (``α ~ Gamma`` for ``rq``),
@@ -170,7 +170,7 @@ class ComponentGP(MarginalGP):
         """A component GP of your own PyMC model: ``build(X, y)`` returns ``(model,
         gp)``, a ``pm.Model`` whose likelihood is ``gp.marginal_likelihood(name, X=X,
         y=y, sigma=...)`` of a ``pm.gp.Marginal`` ``gp`` on the ``pm.Data`` ``X`` and ``y``
-        it is given (:mod:`pp_decomp.components.pymc_gp`; an example in
+        it is given (:mod:`pp_decomp.components.model.pymc_gp`; an example in
         ``docs/component-models.md``)."""
         return cls(
             build=build,
@@ -235,7 +235,7 @@ class ComponentGP(MarginalGP):
     @property
     def posterior_kernel(self) -> str:
         """The kernel the numpy posteriors evaluate
-        (:func:`~pp_decomp.components.posterior.draws_cov`)."""
+        (:func:`~pp_decomp.components.posterior.batched.draws_cov`)."""
         return self.kernel
 
     def sample_prior(self, S: int, rng: np.random.Generator) -> HyperDraws:

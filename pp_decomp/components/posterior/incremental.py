@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components.draws import HyperDraws
-from pp_decomp.components.posterior import (
+from pp_decomp.components.posterior.batched import (
     JITTER,
     cholesky_inverse,
     draws_cov,
     draws_prior_var,
     gaussian_log_likelihood,
 )
+from pp_decomp.components.posterior.draws import HyperDraws
 
 
 class IncrementalPosterior:
@@ -36,7 +36,7 @@ class IncrementalPosterior:
     Parameters
     ----------
     kernel : str or BoundKernel
-        As :func:`~pp_decomp.components.posterior.draws_cov` takes it.
+        As :func:`~pp_decomp.components.posterior.batched.draws_cov` takes it.
     X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs
     draws : HyperDraws (KernelDraws with a BoundKernel) with S draws
     Xc : (N, d) array of scaled candidates, or ``None`` (a box: predictions are

@@ -26,11 +26,11 @@ from functools import cached_property
 
 import numpy as np
 
-from pp_decomp.components.compiled import CompiledModel, compiled, penalty
-from pp_decomp.components.draws import KernelDraws
-from pp_decomp.components.gp import ComponentGP
-from pp_decomp.components.nuts import sample_kwargs
-from pp_decomp.components.posterior import JITTER, GPPosterior
+from pp_decomp.components.inference.compiled import CompiledModel, compiled, penalty
+from pp_decomp.components.inference.nuts import sample_kwargs
+from pp_decomp.components.model.gp import ComponentGP
+from pp_decomp.components.posterior.batched import JITTER, GPPosterior
+from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.rng import int_seed
 
 
@@ -312,7 +312,8 @@ class PyMCGP(ComponentGP):
         return cm.unconstrained(init)
 
     def numpy_density(self):
-        """``(log_posterior, to_draws)`` of the sampler (:mod:`~pp_decomp.components.refresh`)."""
+        """``(log_posterior, to_draws)`` of the sampler
+        (:mod:`~pp_decomp.components.inference.refresh`)."""
         return self.model.log_posterior, self.model.to_draws
 
     def sample_prior(self, S: int, rng: np.random.Generator) -> KernelDraws:

@@ -1,8 +1,8 @@
 """The log density of a component GP and its gradient, compiled by numba.
 
-One implementation of :func:`pp_decomp.components.model.build_model`'s density
+One implementation of :func:`pp_decomp.components.model.pymc_model.build_model`'s density
 serves both fits: the MAP search (without the log transform's Jacobian) and
-NUTS (with it; :mod:`pp_decomp.components.native`). Compiled once per machine
+NUTS (with it; :mod:`pp_decomp.components.inference.native`). Compiled once per machine
 (numba's disk cache), where PyTensor took 15-40 s per model structure; and
 about three times cheaper per gradient than the PyTensor graph at ``n = 100``:
 one LAPACK ``potrf`` + ``potri`` and one pass over the lower triangle. The PyMC
@@ -27,8 +27,8 @@ import numpy as np
 from llvmlite import binding
 from numba.extending import get_cython_function_address
 
-from pp_decomp.components.posterior import JITTER
-from pp_decomp.components.priors import Priors
+from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 
 KERNELS = ("se", "matern52", "matern32", "rq")
@@ -296,7 +296,7 @@ def log_densities(Z, X, y, prm):
     """:func:`log_density`'s value with the Jacobian at every row of ``Z (M, k)``: (M,).
 
     The sampler's log density in its unconstrained space, for importance
-    weights (:mod:`pp_decomp.components.reweight`).
+    weights (:mod:`pp_decomp.components.inference.reweight`).
     """
     out = np.empty(Z.shape[0])
     for m in range(Z.shape[0]):

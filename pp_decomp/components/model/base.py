@@ -16,9 +16,8 @@ import time
 import numpy as np
 
 from pp_decomp._quiet import quiet_third_party
-from pp_decomp.components.compiled import map_search
-from pp_decomp.components.draws import Draws
-from pp_decomp.components.nuts import (
+from pp_decomp.components.inference.compiled import map_search
+from pp_decomp.components.inference.nuts import (
     REWEIGHTED,
     NutsSettings,
     StartAtDraws,
@@ -26,9 +25,10 @@ from pp_decomp.components.nuts import (
     reweighted_summary,
     sample_kwargs,
 )
-from pp_decomp.components.posterior import DrawPosterior, mixture_moments
-from pp_decomp.components.priors import as_priors
-from pp_decomp.components.scaling import to_model_scale, unit_scale
+from pp_decomp.components.model.priors import as_priors
+from pp_decomp.components.model.scaling import to_model_scale, unit_scale
+from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.criticism import LooData
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.posterior_tree import from_draws
@@ -123,9 +123,10 @@ class MarginalGP:
         inference : {"map", "nuts"}
             ``"map"``: posterior mode by L-BFGS-B from ``restarts`` starts.
             ``"nuts"``: full posterior by nutpie on the structure's shared compiled
-            model, checked and repaired until it converges (:mod:`pp_decomp.components.nuts`).
+            model, checked and repaired until it converges
+            (:mod:`pp_decomp.components.inference.nuts`).
         draws, tune, chains, target_accept, repairs, low_rank_mass_matrix :
-            NUTS settings (defaults :class:`~pp_decomp.components.nuts.NutsSettings`).
+            NUTS settings (defaults :class:`~pp_decomp.components.inference.nuts.NutsSettings`).
         seed : int or Generator
         init : draws, optional
             Warm start, typically the previous fit's draws: their mean in the

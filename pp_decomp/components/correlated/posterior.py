@@ -1,7 +1,8 @@
-"""Draws and the batched posterior of correlated components (see :mod:`.coregion_density`).
+"""Draws and the batched posterior of correlated components
+(see :mod:`pp_decomp.components.correlated.density`).
 
 For draw ``s`` with factors ``K = U diag(λ) Uᵀ``, ``P``, ``W`` and ``A``
-(:func:`~pp_decomp.components.coregion_density.kronecker_factors`), and
+(:func:`~pp_decomp.components.correlated.density.kronecker_factors`), and
 ``k_*(x) = c_ℓ(x, X) + m`` (n,), the components' joint posterior at ``x`` is
 
 * mean ``μ(x) = k_*(x)ᵀ A B`` (J,);
@@ -25,12 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pp_decomp.components.coregion_density import (
+from pp_decomp.components.correlated.density import (
     correlation_and_slope,
     kronecker_factors,
     log_marginal,
 )
-from pp_decomp.components.posterior import JITTER
+from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels import scaled_sqdist
 from pp_decomp.validate import check_finite
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components.draws import HyperDraws
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.validate import check_positive_int
 
@@ -34,7 +34,7 @@ JITTER = 1e-6  # PyMC's JITTER_DEFAULT, added to K's diagonal both here and in t
 def draws_cov(kernel, X1: np.ndarray, X2: np.ndarray, draws) -> np.ndarray:
     """``k_s(X1, X2)`` for every draw: (S, n1, n2). ``kernel``: a shorthand name with
     :class:`HyperDraws`, or a :class:`~pp_decomp.kernels.bound.BoundKernel` with
-    :class:`~pp_decomp.components.draws.KernelDraws`."""
+    :class:`~pp_decomp.components.posterior.draws.KernelDraws`."""
     if isinstance(kernel, str):
         return kernel_matrix(kernel, X1, X2, draws.ls, draws.eta, draws.alpha)
     return kernel.matrix(X1, X2, kernel.theta(draws.values))

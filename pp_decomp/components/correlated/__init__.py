@@ -1,0 +1,1 @@
+"""Correlated components: J outputs as one intrinsic-coregionalisation GP."""

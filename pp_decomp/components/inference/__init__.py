@@ -1,0 +1,1 @@
+"""Inference of a component GP's hyperparameters: MAP, NUTS (nutpie) and importance sampling."""

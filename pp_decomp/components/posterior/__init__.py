@@ -1,0 +1,1 @@
+"""Hyperparameter draws and the batched GP posterior over them."""
