@@ -86,7 +86,7 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
     F_true = np.asarray(opt.problem.components(X), dtype=float)
     h_true = opt.problem.sign * opt.problem.compose(F_true, X)
     comp = np.full((len(names), len(levels), 2), np.nan)
-    if "composed" in opt.models:  # one GP of h: no component posteriors
+    if opt.strategy.surrogate == "composed":  # one GP of h: no component posteriors
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
     else:
         models = [opt.models[n] for n in names]

@@ -40,12 +40,14 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
     """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
     on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
     the Lipschitz bounds, ``d-gpucb-mc``'s Monte Carlo quantile of its
-    ``mc_samples`` drawn from ``rng``), each averaged over hyperparameter draws as
-    the strategy does. For another strategy: D-GPUCB's bound for a linear ``g``,
-    else the Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
+    ``mc_samples`` drawn from ``rng``, the ``-min`` strategies' smaller of such a
+    bound and GP-UCB's), each averaged over hyperparameter draws as the strategy
+    does. For another strategy: D-GPUCB's bound for a linear ``g``, else the
+    Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
     problem = opt.model_problem
-    if "composed" in opt.models:
-        return UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
+    composed = opt.models.get("composed")
+    if opt.strategy.surrogate == "composed":
+        return UCB(ComposedSurrogate(composed), beta)(X)
     models = [opt.models[n] for n in problem.component_names]
     surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
     ctx = Context(
@@ -54,6 +56,7 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
         beta,
         as_generator(rng),
         decomposed=surrogate,
+        composed=None if composed is None else ComposedSurrogate(composed),
         mc_samples=opt.settings.mc_samples,
     )
     bound = decomposed_bound(opt.strategy, ctx)

@@ -51,3 +51,23 @@ def test_a_resumed_min_run_makes_the_choices_of_an_uninterrupted_one(tmp_path):
     Optimizer(_problem(), "d-gpucb-box-min", checkpoint=path, **kw).run(6)
     resumed = Optimizer.resume(path, _problem()).run(8)
     np.testing.assert_array_equal(resumed["x"].values, full["x"].values)
+
+
+def test_a_min_strategys_step_is_criticised_on_its_components_and_its_own_bound():
+    """Calibration reads a ``-min`` step as decomposed: every component scored, and the
+    bound checked is the smaller one the strategy maximised, not GP-UCB's alone."""
+    from pp_decomp.acquisition import UCB, ComposedSurrogate
+    from pp_decomp.calibration import step_coverage
+    from pp_decomp.loop.step_bound import ucb_bound
+
+    opt = Optimizer(_problem(), "d-gpucb-mc-min", seed=2, n_init=3, copula=False)
+    opt.run(6)
+    opt.ask()
+    X = opt.problem.domain.sample(32, seed=3)
+    cov = step_coverage(opt, X, n_samples=200, seed=4)
+    assert np.isfinite(cov["component"]).all() and np.isfinite(cov["objective"]).all()
+    beta = float(opt.settings.beta(opt.n + 1))
+    h = np.zeros((2, len(X)))
+    capped = ucb_bound(opt, X, h, beta, np.random.default_rng(5))
+    gp_ucb = UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
+    assert np.all(capped <= gp_ucb + 1e-12) and np.any(capped < gp_ucb - 1e-9)
