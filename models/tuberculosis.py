@@ -195,9 +195,13 @@ class TBModel:
         V = np.atleast_2d(np.asarray(V, dtype=float))
         key = (V.shape, V.tobytes())
         # the weights and the known term are asked for at the same policies in turn
-        if getattr(self, "_last", (None,))[0] != key:
-            self._last = (key, self._weights_batch(V))
-        return self._last[1]
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] == key:
+            return last[1]
+        out = self._weights_batch(V)
+        out.flags.writeable = False  # shared with the next caller at these policies
+        self._last = (key, out)
+        return out
 
     def _weights_batch(self, V: np.ndarray) -> np.ndarray:
         m, n, T = V.shape[0], self.n, self.p.years

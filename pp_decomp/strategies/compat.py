@@ -92,6 +92,9 @@ DECOMPOSED_BOUNDS = (
     "d-gpucb-local",
     "d-gpucb-box",
     "d-gpucb-mc",
+    "d-gpucb-mc-min",
+    "d-gpucb-local-min",
+    "d-gpucb-box-min",
 )
 
 
