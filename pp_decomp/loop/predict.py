@@ -115,10 +115,8 @@ def current_models(opt, what: str) -> dict:
             f"evaluation(s) (n_init={opt.settings.n_init}) and strategy "
             f"{opt.settings.strategy!r}"
         )
-    seq = np.random.SeedSequence(opt.settings.seed, spawn_key=(opt.n, VIEW_STREAM))
-    opt.models = updater.update(
-        loop_data(opt), opt.n + 1, np.random.default_rng(seq), step_record("user", 0.0)
-    )
+    rng = opt.state.rng(opt.n, VIEW_STREAM)
+    opt.models = updater.update(loop_data(opt), opt.n + 1, rng, step_record("user", 0.0))
     return opt.models
 
 
