@@ -39,17 +39,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
 from pp_decomp.models.demography import contact_data
+from pp_decomp.models.optima import cached_optimum
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 
 GROUPS = ("0-19", "20-49", "50-64", "65-69", "70+")
 _BINS = ((0, 4), (4, 10), (10, 13), (13, 14), (14, 16))  # 5-year bins 0-4 ... 75+ per group
-OPTIMA_FILE = Path(__file__).parent / "data" / "optima.json"
 
 
 @dataclass(frozen=True)
@@ -138,14 +137,7 @@ def compute_optimum(params: FluParameters = FluParameters(), n_starts: int = 48,
 
 def optimum(params: FluParameters = FluParameters()) -> dict:
     """The cached optimum (``models/data/optima.json``), computed if missing or stale."""
-    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
-    if params.key() not in table:
-        table[params.key()] = compute_optimum(params)
-        try:
-            OPTIMA_FILE.write_text(json.dumps(table, indent=1, sort_keys=True))
-        except OSError:  # read-only install: keep the value for this process only
-            pass
-    return table[params.key()]
+    return cached_optimum(params.key(), lambda: compute_optimum(params))
 
 
 def flu(seed: int = 0, params: FluParameters | None = None) -> Problem:

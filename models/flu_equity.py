@@ -22,12 +22,12 @@ from scipy.special import logsumexp
 
 from pp_decomp.models.flu import (
     GROUPS,
-    OPTIMA_FILE,
     FluParameters,
     domain,
     load_contact_data,
     simulate,
 )
+from pp_decomp.models.optima import cached_optimum
 from pp_decomp.optim import maximize_box
 from pp_decomp.problem import Problem
 
@@ -43,8 +43,8 @@ def _optimum(params: FluParameters, share: np.ndarray) -> dict:
     """The cached optimum (``models/data/optima.json``); SLSQP from the best of 4096
     feasible Sobol points, 16 starts, if missing."""
     key = "flu-equity:" + json.dumps({**asdict(params), "tau": TAU}, sort_keys=True)
-    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
-    if key not in table:
+
+    def compute() -> dict:
         x, v = maximize_box(
             lambda V: -worst_group(simulate(V, params), share),
             domain(params),
@@ -53,12 +53,9 @@ def _optimum(params: FluParameters, share: np.ndarray) -> dict:
             n_starts=16,
             maxiter=500,
         )
-        table[key] = {"x": x.tolist(), "value": float(-v)}
-        try:
-            OPTIMA_FILE.write_text(json.dumps(table, indent=1, sort_keys=True))
-        except OSError:  # read-only install: keep the value for this process only
-            pass
-    return table[key]
+        return {"x": x.tolist(), "value": float(-v)}
+
+    return cached_optimum(key, compute)
 
 
 def flu_equity(seed: int = 0, params: FluParameters | None = None) -> Problem:

@@ -60,7 +60,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from pp_decomp.models.demography import SINGLE_AGES, contact_data, single_year_data
-from pp_decomp.models.flu import OPTIMA_FILE
+from pp_decomp.models.optima import cached_optimum
 from pp_decomp.optim import maximize_box
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
@@ -301,9 +301,8 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
     for one out while any lowers the total, from the vertex of its largest shares and
     from the vertex of ages 15-69; the best of the three."""
     key = "tuberculosis-110:" + json.dumps(asdict(params), sort_keys=True)
-    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
-    if key not in table:
 
+    def compute() -> dict:
         def total(v):
             return model.simulate(v)[1]
 
@@ -317,12 +316,9 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
         for start in (x, working_ages):
             candidates.append(_swap_search(total, start, params))
         best_x, best = min(candidates, key=lambda c: c[1])
-        table[key] = {"x": best_x.tolist(), "value": float(best)}
-        try:
-            OPTIMA_FILE.write_text(json.dumps(table, indent=1, sort_keys=True))
-        except OSError:  # read-only install: keep the value for this process only
-            pass
-    return table[key]
+        return {"x": best_x.tolist(), "value": float(best)}
+
+    return cached_optimum(key, compute)
 
 
 def _swap_search(total, x: np.ndarray, params: TBParameters) -> tuple[np.ndarray, float]:

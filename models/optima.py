@@ -1,0 +1,29 @@
+"""Optima of the simulated problems, computed once and cached in ``models/data/optima.json``.
+
+Each entry is keyed by the problem's name and parameters, so that other parameters
+get an optimum of their own; a read-only install keeps a computed value for the
+process only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+OPTIMA_FILE = Path(__file__).parent / "data" / "optima.json"
+
+
+def cached_optimum(key: str, compute: Callable[[], dict]) -> dict:
+    """The stored ``{"x": [...], "value": v}`` under ``key``, or ``compute()``'s, then stored."""
+    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
+    if key not in table:
+        table[key] = compute()
+        tmp = OPTIMA_FILE.with_name(f".{OPTIMA_FILE.name}.{os.getpid()}.tmp")
+        try:  # atomically: parallel runs may read the file while one writes it
+            tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
+            os.replace(tmp, OPTIMA_FILE)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+    return table[key]
