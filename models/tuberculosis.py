@@ -239,14 +239,14 @@ class TBModel:
         (module docstring; year ``T - 1``'s weight is 0)."""
         U, _ = self.simulate(v)
         W, s, w0 = self.yearly_weights(v)
-        return (W * U[:-1]).sum(axis=1) / s, s, w0
+        return (W[0] * U[:-1]).sum(axis=1) / s[0], s[0], float(w0[0])
 
-    def yearly_weights(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """Without simulating: ``w_{t,i}`` of years ``1..T-2`` ``(T - 2, n)``, their means
-        ``s (T - 2,)`` and ``w_0``."""
-        w = self.weights_batch(v)[0]
-        W = w[1:].reshape(self.p.years - 1, self.n)[:-1]
-        return W, W.mean(axis=1), float(w[0])
+    def yearly_weights(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Without simulating, at each row of ``V (m, n)``: ``w_{t,i}`` of years ``1..T-2``
+        ``(m, T - 2, n)``, their means over ages ``s (m, T - 2)`` and ``w_0 (m,)``."""
+        w = self.weights_batch(V)
+        W = w[:, 1:].reshape(len(w), self.p.years - 1, self.n)[:, :-1]
+        return W, W.mean(axis=2), w[:, 0]
 
 
 def tuberculosis(seed: int = 0, params: TBParameters | None = None) -> Problem:
@@ -353,11 +353,10 @@ def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Probl
         return np.stack([model.yearly(v)[0] for v in np.atleast_2d(np.asarray(V, dtype=float))])
 
     def weights(V):
-        W = model.weights_batch(V)[:, 1:].reshape(len(np.atleast_2d(V)), T - 1, n)[:, :-1]
-        return W.mean(axis=2)
+        return model.yearly_weights(V)[1]
 
     def initial(V):
-        return model.weights_batch(V)[:, 0]
+        return model.yearly_weights(V)[2]
 
     box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
     best = optimum_110(params, model, box)
