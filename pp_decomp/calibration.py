@@ -90,12 +90,12 @@ def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=
         h = opt.models["composed"].sample(X, n_samples, seed=rng)
     else:
         models = [opt.models[n] for n in names]
-        draws = component_samples(models, X, n_samples, rng, opt.settings.copula)
+        draws = component_samples(models, X, n_samples, rng, opt.settings.model.copula)
         h = problem.sign * problem.compose(draws, X)
-        draws = inverse(opt.settings.outcome_transform, draws)  # in the system's units
+        draws = inverse(opt.settings.model.outcome_transform, draws)  # in the system's units
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
-    beta = float(opt.settings.beta(opt.n + 1))
+    beta = float(opt.settings.acquisition.beta(opt.n + 1))
     bound = ucb_bound(opt, X, h, beta, rng)
     return {
         "component": comp,
@@ -239,7 +239,7 @@ def _calibration_seed(
 def _loo(opt, names) -> dict:
     """LOO coverage and LOO-PIT distance per component of the GPs the step used
     (NaN where a GP keeps no factors)."""
-    crit = criticism_record(opt.models, opt.settings.outcome_transform, names)
+    crit = criticism_record(opt.models, opt.settings.model.outcome_transform, names)
     return {
         f: np.array([crit.get(n, {}).get(f, np.nan) for n in names])
         for f in ("loo_coverage", "loo_pit_distance")

@@ -127,7 +127,7 @@ def loop_run(
         "case": case,
         "strategy": strategy,
         "inference": inference,
-        "fast": bool(opt.settings.fast),
+        "fast": bool(opt.settings.inference.fast),
         "correlated": bool(correlated),
         "settings": {k: str(v) for k, v in settings.items()},
         "steps": steps,

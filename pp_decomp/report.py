@@ -48,7 +48,7 @@ BAND = (0.05, 0.5, 0.95)
 def title(opt) -> str:
     """``problem: strategy (inference), n evaluations``."""
     s = opt.settings
-    return f"{opt.problem.name}: {s.strategy} ({s.inference}), {opt.n} evaluations"
+    return f"{opt.problem.name}: {s.strategy} ({s.inference.method}), {opt.n} evaluations"
 
 
 def sweep(opt, n: int = 200) -> tuple[np.ndarray, str]:

@@ -157,7 +157,7 @@ def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
     opt.ask()
     X = p.domain.X[:40]
     comps = [opt.models[n] for n in p.component_names]
-    surrogate = decomposed_surrogate(comps, p, copula=opt.settings.copula)
+    surrogate = decomposed_surrogate(comps, p, copula=opt.settings.model.copula)
     exact = DGPUCB(surrogate, 4.0)(X)
     got = ucb_bound(opt, X, np.zeros((2, 40)), 4.0, np.random.default_rng(0))
     _, var = surrogate.linear_per_draw(X)

@@ -26,8 +26,8 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.bench.spec import BenchSpec, Task
 from pp_decomp.bench.summary import write_report
 from pp_decomp.components import Priors
+from pp_decomp.kernels import DEFAULT_KERNEL
 from pp_decomp.loop import Optimizer
-from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import get_problem
 from pp_decomp.results import package_versions
 from pp_decomp.strategies import get_strategy
@@ -156,7 +156,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
             want["correlated"] = task.correlated
             if task.inference != "fixed":  # fixed: the problem's known kernels decide
-                want["kernel"] = task.kernel or RunSettings.kernel
+                want["kernel"] = task.kernel or DEFAULT_KERNEL
             want["priors"] = asdict(Priors(**dict(task.priors)))
             want["outcome_transform"] = task.outcome_transform
             want["copula"] = task.copula

@@ -69,7 +69,7 @@ def in_flight(opt, workers: int, n_iter: int) -> int:
 def _check_batch(opt, q: int, new: int) -> None:
     s = opt.strategy
     # some of the new inputs are chosen by the model, with others in flight
-    if opt.settings.correlated and len(opt.pending) + new > 1 and new > opt.state.design_left:
+    if opt.settings.model.correlated and len(opt.pending) + new > 1 and new > opt.state.design_left:
         raise ValueError(
             f"correlated=True chooses one input at a time after the design: ask(q={q}) "
             f"with {len(opt.pending)} pending input(s) would choose with inputs pending; "
@@ -114,7 +114,7 @@ def _ask_one(opt) -> None:
         opt.draw_log.add(key, models)
         rec["fit_seconds"] = time.perf_counter() - start
         names = opt.model_problem.component_names
-        transform = opt.settings.outcome_transform
+        transform = opt.settings.model.outcome_transform
         rec["criticism"] = criticism_record(models, transform, names, rec["refit"])
         t = opt.n + len(opt.pending) + 1
         ctx = build_context(opt, models, t, state.rng(key, ACQ_STREAM), busy, _gamma(opt))

@@ -28,7 +28,7 @@ def build_context(
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
-        surrogate = decomposed_surrogate(comps, problem, copula=s.copula)
+        surrogate = decomposed_surrogate(comps, problem, copula=s.model.copula)
         surrogates["decomposed"] = hallucinate(surrogate, P)
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
@@ -40,16 +40,16 @@ def build_context(
     return Context(
         problem,
         t,
-        float(s.beta(t)),
+        float(s.acquisition.beta(t)),
         rng,
         best=best,
         gamma=gamma,
-        mc_samples=s.mc_samples,
-        method=s.acq_method,
-        levels=s.additive_settings.levels,
+        mc_samples=s.acquisition.mc_samples,
+        method=s.acquisition.method,
+        levels=s.model.additive.levels,
         excluded=excluded,
         X=opt.X,
-        Y=forward(s.outcome_transform, opt.Y),
+        Y=forward(s.model.outcome_transform, opt.Y),
         **surrogates,
     )
 

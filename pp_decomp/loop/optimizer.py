@@ -116,7 +116,7 @@ class Optimizer:
         self.problem = problem
         self.settings = RunSettings.build(problem, strategy, **kw)
         # the problem as the GPs see it: components under the outcome transform
-        self.model_problem = model_problem(problem, self.settings.outcome_transform)
+        self.model_problem = model_problem(problem, self.settings.model.outcome_transform)
         self.strategy = get_strategy(strategy or self.settings.strategy)  # an object as given
         s = self.settings
         self.state = LoopState(
@@ -165,7 +165,7 @@ class Optimizer:
         """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
         d)`` (data you bring: all checked before any is recorded); checkpoint. An input told
         before warns unless ``replicate=True``; a failure is told by :meth:`tell_failure`."""
-        X, Y = checked_observation(self.problem, x, y, self.settings.outcome_transform)
+        X, Y = checked_observation(self.problem, x, y, self.settings.model.outcome_transform)
         for x, y in zip(X, Y, strict=True):
             rec = self.pending.take(x)
             if rec is None:

@@ -98,7 +98,9 @@ def predict(
     units = opt.problem.units
     for var in ("objective_draws", "objective_mean", "objective_sd", "objective_quantile"):
         ds[var].attrs["units"] = units["objective"] or "the problem's own (not declared)"
-    ds.attrs.update(strategy=opt.settings.strategy, inference=opt.settings.inference, n=opt.n)
+    ds.attrs.update(
+        strategy=opt.settings.strategy, inference=opt.settings.inference.method, n=opt.n
+    )
     return ds
 
 
@@ -123,10 +125,10 @@ def current_models(opt, what: str) -> dict:
 def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     """Component and objective variables of a decomposed strategy, and the signed
     objective's draws ``h (n, m)``."""
-    problem, transform = opt.model_problem, opt.settings.outcome_transform
+    problem, transform = opt.model_problem, opt.settings.model.outcome_transform
     names = problem.component_names
     models = [opt.models[n] for n in names]
-    F = component_samples(models, X, n_samples, rng, opt.settings.copula)
+    F = component_samples(models, X, n_samples, rng, opt.settings.model.copula)
     h = problem.sign * problem.compose(F, X)
     comps = inverse(transform, F)
     ds = xr.Dataset(coords={"component": list(names)})
@@ -145,7 +147,7 @@ def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     ds["component_sd"] = (("point", "component"), sd)
     ds["component_quantile"] = (("quantile", "point", "component"), quant)
     if problem.linear is not None:
-        surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
+        surrogate = decomposed_surrogate(models, problem, copula=opt.settings.model.copula)
         mean_h, var_h = surrogate.linear_per_draw(X)  # of h = sign · f
         obj = _mixture(problem.sign * mean_h, var_h, q)
         obj["objective_draws"] = (("sample", "point"), problem.sign * h)
@@ -195,5 +197,5 @@ def _last_beta(opt) -> float:
     records = [*opt.records, *(rec for _, rec in opt.pending.items)]
     chosen = [r for r in records if r.get("phase") == "acquisition" and np.isfinite(r["beta"])]
     if not chosen:
-        return float(opt.settings.beta(opt.n + 1))
+        return float(opt.settings.acquisition.beta(opt.n + 1))
     return float(max(chosen, key=lambda r: r.get("key", 0))["beta"])

@@ -11,7 +11,7 @@ from pp_decomp.validate import check_positive_int
 def _check_workers(opt, workers, scheduler) -> None:
     if workers is not None:
         workers = check_positive_int(workers, "workers")
-        if workers > 1 and opt.settings.correlated:
+        if workers > 1 and opt.settings.model.correlated:
             raise ValueError(
                 f"workers={workers}: correlated=True chooses one input at a time after "
                 "the design; run with workers=1, or with independent components"
@@ -45,10 +45,10 @@ def run_loop(
         from tqdm.auto import tqdm
 
         s = opt.settings
-        desc = f"{opt.problem.name}/{s.strategy} ({s.inference}, seed {s.seed})"
+        desc = f"{opt.problem.name}/{s.strategy} ({s.inference.method}, seed {s.seed})"
         bar = tqdm(desc=desc, unit="eval", initial=opt.n, total=n_iter)
     outcomes = Outcomes(opt, bar, max_failures_in_a_row)
-    transform = opt.settings.outcome_transform
+    transform = opt.settings.model.outcome_transform
     try:
         with bar_context(bar):
             if workers is not None or scheduler is not None:

@@ -49,7 +49,7 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
     if opt.strategy.surrogate == "composed":
         return UCB(ComposedSurrogate(composed), beta)(X)
     models = [opt.models[n] for n in problem.component_names]
-    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.copula)
+    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.model.copula)
     ctx = Context(
         problem,
         opt.n + 1,
@@ -57,7 +57,7 @@ def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.nd
         as_generator(rng),
         decomposed=surrogate,
         composed=None if composed is None else ComposedSurrogate(composed),
-        mc_samples=opt.settings.mc_samples,
+        mc_samples=opt.settings.acquisition.mc_samples,
     )
     bound = decomposed_bound(opt.strategy, ctx)
     if bound is not None:

@@ -64,7 +64,7 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
                         key,
                         on_error,
                         retries,
-                        opt.settings.outcome_transform,
+                        opt.settings.model.outcome_transform,
                         pure=False,
                     )
                     flying[fut] = x

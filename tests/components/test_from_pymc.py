@@ -126,7 +126,7 @@ def test_a_full_bayes_run_with_a_from_pymc_component_and_its_resume(tmp_path):
             problem, "d-gpucb-mc", inference="nuts", components=mine, checkpoint=path, seed=0
         )
         opt.run(15)
-    assert opt.n == 15 and opt.settings.fast
+    assert opt.n == 15 and opt.settings.inference.fast
     recorded = json.loads(opt.results().attrs["settings"])["components"]["a"]
     assert (
         recorded["pymc"].endswith("test_from_pymc.build") and "ls ~ LogNormal" in recorded["model"]

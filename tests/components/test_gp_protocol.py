@@ -11,7 +11,8 @@ from pp_decomp import ComponentGP, EntireGP, HyperDraws, LinearComposition
 from pp_decomp.additive import AdditiveDraws, AdditiveGP
 from pp_decomp.components.model.priors import Priors
 from pp_decomp.components.model.protocol import GPModel
-from pp_decomp.loop import FastSettings, NutsSettings
+from pp_decomp.loop import FastSettings
+from pp_decomp.loop.settings import InferenceSettings, ModelSettings
 from pp_decomp.loop.updaters.fast import FastComponent, FastGPView, candidate_index
 from pp_decomp.space import CandidateSet
 
@@ -41,11 +42,8 @@ def entire():
 
 def fast_view():
     settings = SimpleNamespace(
-        fast_settings=FastSettings(),
-        nuts=NutsSettings(),
-        kernel="se",
-        priors=Priors(),
-        components=(),
+        inference=InferenceSettings(method="nuts", fast=True, fast_path=FastSettings()),
+        model=ModelSettings(kernel="se", priors=Priors()),
     )
     problem = SimpleNamespace(dim=2, domain=CandidateSet(XC))
     fc = FastComponent("f", settings, problem)

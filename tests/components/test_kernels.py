@@ -236,7 +236,7 @@ def test_a_family_defined_in_a_test_file_fits_map_nuts_and_the_fast_path(rng):
     opt = ppd.Optimizer(
         problem, "d-gpucb-mc", inference="nuts", components=[Cauchy(), None], seed=0
     )
-    assert opt.settings.fast
+    assert opt.settings.inference.fast
     opt.run(8)
     assert len(opt.X) == 8
 

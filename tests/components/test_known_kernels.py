@@ -134,7 +134,7 @@ def test_fixed_run_resumes_with_the_same_choices(small_synthetic, tmp_path):
     # the kernels travel in the checkpoint: a problem without them still resumes
     bare = dataclasses.replace(small_synthetic, known_kernels=None)
     resumed = Optimizer.resume(path, bare)
-    assert resumed.settings.known_kernels.n_components == 3
+    assert resumed.settings.model.known_kernels.n_components == 3
     np.testing.assert_array_equal(resumed.run(9)["x"], full["x"])
 
 

@@ -125,7 +125,9 @@ def test_settings_that_cannot_take_a_copula_are_refused(kw, match):
 def test_the_copula_is_on_by_default_wherever_it_applies():
     p = get_problem("synthetic", seed=2, n_components=3, n_points=120)
     on = {
-        (s, inference, corr): Optimizer(p, s, inference=inference, correlated=corr).settings.copula
+        (s, inference, corr): Optimizer(
+            p, s, inference=inference, correlated=corr
+        ).settings.model.copula
         for s, inference, corr in [
             ("d-gpucb", "map", False),
             ("d-gpucb-mc", "nuts", False),
@@ -137,8 +139,8 @@ def test_the_copula_is_on_by_default_wherever_it_applies():
     }
     assert list(on.values()) == [True, True, False, False, False, False], on
     one = get_problem("synthetic", seed=2, n_components=1, n_points=120)
-    assert not Optimizer(one, "d-gpucb").settings.copula
-    assert not Optimizer(p, "d-gpucb", copula=False).settings.copula
+    assert not Optimizer(one, "d-gpucb").settings.model.copula
+    assert not Optimizer(p, "d-gpucb", copula=False).settings.model.copula
     tasks = BenchSpec(problems=["synthetic"], strategies=["d-gpucb", "gp-ucb"], trials=1).tasks()
     assert {t.strategy: t.copula for t in tasks} == {"d-gpucb": True, "gp-ucb": False}
 
@@ -149,7 +151,7 @@ def test_a_copula_run_resumes_with_the_same_choices(tmp_path):
     part = Optimizer(p, "d-gpucb-mc", n_init=4, seed=1, copula=True, checkpoint=tmp_path / "r.nc")
     part.run(6)
     resumed = Optimizer.resume(tmp_path / "r.nc", p)
-    assert resumed.settings.copula
+    assert resumed.settings.model.copula
     np.testing.assert_array_equal(resumed.run(8)["x"].values, full["x"].values)
 
 

@@ -23,7 +23,7 @@ def test_a_correlated_run_resumes_with_the_same_choices(problem, tmp_path):
     part = Optimizer(problem, "d-gpucb", n_init=4, seed=1, correlated=True, checkpoint=path)
     part.run(7)
     resumed = Optimizer.resume(path, problem)
-    assert resumed.settings.correlated
+    assert resumed.settings.model.correlated
     ds = resumed.run(9)
     np.testing.assert_array_equal(ds["x"].values, full["x"].values)
     assert np.all(np.isfinite(ds["ls_mean"].values[4:]))

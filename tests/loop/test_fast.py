@@ -216,8 +216,8 @@ def test_fast_path_rejects_unsupported_settings():
         Optimizer(problem, "d-gpucb", fast=True)
     with pytest.raises(ValueError, match="strategy 'random' cannot run.*fast path"):
         Optimizer(problem, "random", fast=True, inference="nuts")
-    assert Optimizer(problem, "d-gpucb", inference="nuts").settings.fast  # the default
-    assert not Optimizer(problem, "d-gpucb", inference="nuts", fast=False).settings.fast
+    assert Optimizer(problem, "d-gpucb", inference="nuts").settings.inference.fast  # the default
+    assert not Optimizer(problem, "d-gpucb", inference="nuts", fast=False).settings.inference.fast
 
 
 def test_fast_path_refuses_nuts_sizes_and_passes_the_sampler_settings_through():
@@ -229,7 +229,7 @@ def test_fast_path_refuses_nuts_sizes_and_passes_the_sampler_settings_through():
     with pytest.raises(ValueError, match=r"nuts_kwargs=\{'draws': 1000\}.*fast_settings"):
         Optimizer(problem, "d-gpucb", inference="nuts", nuts_kwargs={"draws": 1000})
     slow = Optimizer(problem, "d-gpucb", inference="nuts", fast=False, nuts_kwargs={"draws": 99})
-    assert slow.settings.nuts.draws == 99  # the straightforward path fits with them
+    assert slow.settings.inference.nuts.draws == 99  # the straightforward path fits with them
     opt = Optimizer(
         problem,
         "d-gpucb",
@@ -238,7 +238,7 @@ def test_fast_path_refuses_nuts_sizes_and_passes_the_sampler_settings_through():
     )
     nuts = FastComponent("f0", opt.settings, problem).nuts
     assert nuts["target_accept"] == 0.95 and nuts["low_rank_mass_matrix"] is True
-    assert nuts["draws"] == opt.settings.fast_settings.draws
+    assert nuts["draws"] == opt.settings.inference.fast_path.draws
 
 
 def test_incremental_posterior_on_a_box_matches_a_fresh_one(rng):

@@ -122,13 +122,13 @@ def test_default_beta_is_the_domains_schedule(small_synthetic, tmp_path):
     from pp_decomp.acquisition import BetaContinuous, BetaDiscrete, BetaKandasamy
 
     flu = get_problem("flu", seed=0)
-    box = Optimizer(flu, "d-gpucb", n_init=3, seed=0).settings.beta
+    box = Optimizer(flu, "d-gpucb", n_init=3, seed=0).settings.acquisition.beta
     assert box == BetaKandasamy(5) and box(50) == pytest.approx(np.log(100))
-    assert isinstance(Optimizer(small_synthetic, "d-gpucb").settings.beta, BetaDiscrete)
+    assert isinstance(Optimizer(small_synthetic, "d-gpucb").settings.acquisition.beta, BetaDiscrete)
     # a run stored under the earlier box default resumes with the schedule it ran with
     path = tmp_path / "r.nc"
     Optimizer(flu, "d-gpucb", n_init=3, seed=0, beta=BetaContinuous(5), checkpoint=path).run(3)
-    assert Optimizer.resume(path, flu).settings.beta == BetaContinuous(5)
+    assert Optimizer.resume(path, flu).settings.acquisition.beta == BetaContinuous(5)
 
 
 # The run kills itself (SIGKILL) once its 8th tell returned: a kill at a chosen point,

@@ -94,7 +94,7 @@ def test_a_transformed_run_resumes_with_the_same_choices(tmp_path):
     part = Optimizer(p, n_init=4, seed=2, outcome_transform="log", checkpoint=tmp_path / "r.nc")
     part.run(6)
     resumed = Optimizer.resume(tmp_path / "r.nc", p)
-    assert resumed.settings.outcome_transform == "log"
+    assert resumed.settings.model.outcome_transform == "log"
     np.testing.assert_array_equal(resumed.run(8)["x"].values, full["x"].values)
 
 

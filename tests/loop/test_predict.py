@@ -38,7 +38,7 @@ def test_a_nonlinear_objective_matches_brute_force_and_the_strategys_bound():
     X = np.vstack([p.domain.sample(6, seed=1), x_next])
     n = 40000
     ds = opt.predict(X, n_samples=n, quantiles=(0.1, 0.5, 0.9, q_t), seed=3)
-    assert ds.attrs["objective_method"] == "monte carlo" and opt.settings.copula
+    assert ds.attrs["objective_method"] == "monte carlo" and opt.settings.model.copula
     # brute force: per point, the components jointly normal with the copula's correlation
     models = [opt.models[c] for c in p.component_names]
     C = residual_correlation(models)

@@ -65,7 +65,7 @@ def test_resumed_warm_started_run_makes_the_same_choices(small_synthetic, tmp_pa
     path = tmp_path / "ck.nc"
     Optimizer(small_synthetic, "d-gpucb", checkpoint=path, **kw).run(6)
     resumed = Optimizer.resume(path, small_synthetic)
-    assert resumed.settings.warm_start
+    assert resumed.settings.inference.warm_start
     ds = resumed.run(9)
     np.testing.assert_array_equal(ds["x"], full["x"])
     np.testing.assert_allclose(ds["ls_mean"], full["ls_mean"], rtol=1e-12)

@@ -9,25 +9,6 @@ from pp_decomp.components.correlated.density import CORRELATED_KERNELS
 from pp_decomp.composition.outcome import is_identity
 
 
-def fast_and_correlated(kw: dict, s, problem, inference: str, kernel: str) -> tuple[bool, bool]:
-    """The run's ``fast`` (the fast full-Bayes path, default wherever it applies)
-    and ``correlated`` settings, checked against each other."""
-    fast = kw.get("fast")
-    if fast and inference != "nuts":
-        raise ValueError(
-            f"fast=True is the full-Bayes path: needs inference='nuts', got {inference!r}"
-        )
-    correlated = kw.get("correlated", False)
-    if not isinstance(correlated, bool):
-        raise TypeError(f"correlated must be True or False; got {correlated!r}")
-    if correlated:
-        check_correlated(s, problem, inference, kernel, fast)
-        return False, True  # the fast path reweights independent component GPs
-    if fast is None:
-        fast = inference == "nuts" and s.needs.fast_path and s.surrogate != "none"
-    return bool(fast), False
-
-
 def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
     """Refuse ``correlated=True`` where correlated components cannot run, by name."""
     if fast:

@@ -1,107 +1,92 @@
-"""Every setting that determines a run, validated once and serialisable.
+"""Every setting that determines a run, in groups, validated once and serialisable.
 
 :class:`RunSettings` is built by :meth:`RunSettings.build` before anything is
-evaluated: each argument is checked (errors name it and its value), the
-strategy is checked against the problem (:func:`pp_decomp.strategies.unsupported`),
-and the defaults that depend on the problem (strategy, ``β_t``, kernel) are
-filled in. Its :meth:`~RunSettings.to_dict` is stored with the run, and
-:meth:`~RunSettings.from_dict` rebuilds it on resume.
+evaluated from ``Optimizer``'s flat keyword arguments (:data:`KEYWORDS` says which
+group takes each): each group is built and checked by its own ``build``
+(:class:`ModelSettings`, :class:`InferenceSettings`, :class:`AcquisitionSettings`;
+errors name the argument and its value), then the strategy is checked against
+the problem and the groups (:func:`pp_decomp.strategies.unsupported`). The
+defaults that depend on the problem (strategy, ``β_t``, kernel) are filled in
+there. Its :meth:`~RunSettings.to_dict` is stored with the run, and
+:meth:`~RunSettings.kwargs_from_dict` rebuilds the arguments on resume.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 
-from pp_decomp.acquisition import (
-    beta_from_description,
-)
+from pp_decomp.acquisition import beta_from_description
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
-from pp_decomp.components.inference.nuts import NutsSettings
-from pp_decomp.components.model.priors import as_priors
 from pp_decomp.composition.outcome import model_problem
-from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.loop.component_models import (
     check_components,
     component_models,
     component_transforms,
     model_from_dict,
 )
-from pp_decomp.loop.settings.beta import default_beta
-from pp_decomp.loop.settings.checks import (
-    check_copula,
-    check_transform,
-    check_warm_start,
-    fast_and_correlated,
-    known_kernels_for,
-)
+from pp_decomp.loop.settings.acquisition import AcquisitionSettings
+from pp_decomp.loop.settings.checks import check_transform
 from pp_decomp.loop.settings.fast import FastSettings
+from pp_decomp.loop.settings.inference import FAST_OWNED, METHODS, InferenceSettings
+from pp_decomp.loop.settings.model import ModelSettings
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
 from pp_decomp.validate import check_choice, check_positive_int
 
-INFERENCE = ("map", "nuts", "fixed")
-
-
-# NUTS sizes the fast path's refits take from FastSettings, not from nuts_kwargs
-FAST_OWNED = ("draws", "tune", "chains", "repairs")
-
-
-ACQ_METHODS = ("auto", "lbfgs", "direct")
-
-
-def nuts_from_kwargs(kwargs: dict | None) -> NutsSettings:
-    """:class:`NutsSettings` from a user's ``nuts_kwargs``; an unknown key is named
-    before any work."""
-    kwargs = dict(kwargs or {})
-    known = {f.name for f in fields(NutsSettings)}
-    bad = sorted(set(kwargs) - known)
-    if bad:
-        raise TypeError(f"nuts_kwargs has unknown key(s) {bad}; known keys: {sorted(known)}")
-    return NutsSettings(**kwargs)
-
-
-def _nuts_settings(nuts_kwargs, fast: bool) -> NutsSettings:
-    """The run's NUTS settings; sizes the fast path takes from FastSettings are refused
-    there by name rather than ignored."""
-    nuts_kwargs = dict(nuts_kwargs or {})
-    sized = {k: nuts_kwargs[k] for k in FAST_OWNED if k in nuts_kwargs}
-    if fast and sized:
-        raise ValueError(
-            f"nuts_kwargs={sized} sizes a NUTS fit at every step, which the fast "
-            "full-Bayes path (fast=True, the default for inference='nuts' here) does "
-            "not run: its refits take draws, tune, chains and repairs from "
-            "fast_settings=FastSettings(...); pass them there, or fast=False"
-        )
-    return nuts_from_kwargs(nuts_kwargs)
+# the flat keyword arguments of Optimizer, by the group that holds each
+KEYWORDS = {
+    "run": ("n_init", "seed", "max_retries"),
+    "model": (
+        "kernel",
+        "priors",
+        "known_kernels",
+        "correlated",
+        "outcome_transform",
+        "copula",
+        "components",
+        "additive_settings",
+    ),
+    "inference": (
+        "inference",
+        "refit_every",
+        "nuts_kwargs",
+        "max_draws",
+        "warm_start",
+        "fast",
+        "fast_settings",
+    ),
+    "acquisition": ("beta", "mc_samples", "acq_method"),
+}
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The validated settings of one run (see :class:`pp_decomp.Optimizer` for each)."""
+    """The validated settings of one run, in groups (see :class:`pp_decomp.Optimizer`
+    for each argument).
+
+    It holds the strategy's name and the run's own settings (``n_init``, ``seed``,
+    ``max_retries``) beside three groups: ``model`` (:class:`ModelSettings`: the
+    component models), ``inference`` (:class:`InferenceSettings`: the
+    hyperparameter inference and the fast full-Bayes path) and ``acquisition``
+    (:class:`AcquisitionSettings`: ``β_t`` and the acquisition's sizes).
+
+    Example
+    -------
+    >>> from pp_decomp.loop.settings import RunSettings
+    >>> from pp_decomp.models import get_problem
+    >>> s = RunSettings.build(get_problem("synthetic", seed=0), "d-gpucb")
+    >>> s.inference.method, s.model.kernel
+    ('map', 'matern32')
+    """
 
     strategy: str
+    model: ModelSettings
+    inference: InferenceSettings
+    acquisition: AcquisitionSettings
     n_init: int = 5
-    inference: str = "map"
-    refit_every: int = 1
-    kernel: str = DEFAULT_KERNEL
-    priors: Priors = field(default_factory=Priors)
     seed: int = 0
-    nuts: NutsSettings = field(default_factory=NutsSettings)
-    max_draws: int = 256
-    mc_samples: int = 512
-    acq_method: str = "auto"
-    fast: bool = False
-    fast_settings: FastSettings = field(default_factory=FastSettings)
-    additive_settings: AdditiveSettings = field(default_factory=AdditiveSettings)
-    known_kernels: KnownKernels | None = None
     max_retries: int = 0
-    beta: object = None
-    correlated: bool = False
-    outcome_transform: str | tuple = "none"
-    copula: bool = False
-    warm_start: bool = False
-    components: tuple = ()
 
     @classmethod
     def build(cls, problem, strategy: str | None = None, **kw) -> RunSettings:
@@ -114,94 +99,74 @@ class RunSettings:
         strategy = default_strategy(problem) if strategy is None else strategy
         s = get_strategy(strategy)
         components = check_components(components, s, problem, kw)
-        inference = check_choice(kw.get("inference", "map"), "inference", INFERENCE)
-        check_transform(transform, s, inference)
-        fixed = inference == "fixed"
+        method = check_choice(kw.get("inference", "map"), "inference", METHODS)
+        check_transform(transform, s, method)
+        fixed = method == "fixed"
         n_init = check_positive_int(kw.get("n_init", 5), "n_init", minimum=0 if fixed else 2)
         dom = problem.domain
         if isinstance(dom, CandidateSet) and n_init > dom.size:
             raise ValueError(
                 f"n_init={n_init} exceeds the {dom.size} candidates of problem {problem.name!r}"
             )
-        known = known_kernels_for(problem, inference, kw.get("known_kernels"))
-        kernel = kw.get("kernel")
-        if known is not None and kernel is not None and canonical_kernel(kernel) != known.kernel:
-            raise ValueError(
-                f"kernel={kernel!r} differs from the known kernels' family {known.kernel!r}"
-            )
-        kernel = known.kernel if known is not None else canonical_kernel(kernel or DEFAULT_KERNEL)
-        fast, correlated = fast_and_correlated(kw, s, problem, inference, kernel)
+        model = ModelSettings.build(problem, s, method, kw, components, transform)
+        inference = InferenceSettings.build(method, s, kw, model.correlated)
         check_strategy(
-            s, problem, inference=inference, n_init=n_init, fast=fast, known_kernels=known
+            s,
+            problem,
+            inference=method,
+            n_init=n_init,
+            fast=inference.fast,
+            known_kernels=model.known_kernels,
         )
-        additive = _additive_settings(kw.get("additive_settings"))
-        priors = as_priors(kw.get("priors") or None)
-        beta = kw.get("beta")
-        beta = default_beta(s, problem, additive) if beta is None else beta
-        if not callable(beta):
-            raise TypeError("beta must be a callable t -> beta_t")
         return cls(
             strategy=s.name,
             n_init=n_init,
-            inference=inference,
-            refit_every=check_positive_int(kw.get("refit_every", 1), "refit_every"),
-            kernel=kernel,
-            priors=priors,
             seed=check_positive_int(kw.get("seed", 0), "seed", minimum=0),
-            nuts=_nuts_settings(kw.get("nuts_kwargs"), fast),
-            max_draws=check_positive_int(kw.get("max_draws", 256), "max_draws"),
-            mc_samples=check_positive_int(kw.get("mc_samples", 512), "mc_samples"),
-            acq_method=check_choice(kw.get("acq_method", "auto"), "acq_method", ACQ_METHODS),
-            fast=fast,
-            fast_settings=kw.get("fast_settings") or FastSettings(),
-            additive_settings=additive,
-            known_kernels=known,
             max_retries=check_positive_int(kw.get("max_retries", 0), "max_retries", minimum=0),
-            beta=beta,
-            correlated=correlated,
-            outcome_transform=transform,
-            copula=check_copula(kw.get("copula"), s, problem, correlated, inference),
-            warm_start=check_warm_start(kw.get("warm_start", False), s, inference),
-            components=components,
+            model=model,
+            inference=inference,
+            acquisition=AcquisitionSettings.build(s, problem, model.additive, kw),
         )
 
     @classmethod
     def keywords(cls) -> tuple[str, ...]:
         """The keyword arguments of :meth:`build` (and so of ``Optimizer``) besides the
-        strategy: the fields, the NUTS settings given as ``nuts_kwargs``."""
-        names = (f.name for f in fields(cls) if f.name != "strategy")
-        return tuple("nuts_kwargs" if n == "nuts" else n for n in names)
+        strategy, group by group."""
+        return tuple(name for names in KEYWORDS.values() for name in names)
 
     def to_dict(self) -> dict:
-        """JSON-serialisable settings, as stored with the run."""
-        beta = self.beta
+        """JSON-serialisable settings, as stored with the run: flat, one key per
+        keyword argument (the stored form predates the groups and is read by
+        :meth:`kwargs_from_dict`)."""
+        m, i, a = self.model, self.inference, self.acquisition
+        beta = a.beta
         return {
             "strategy": self.strategy,
             "seed": self.seed,
             "n_init": self.n_init,
-            "inference": self.inference,
-            "refit_every": self.refit_every,
-            "kernel": self.kernel,
-            "priors": asdict(self.priors),
+            "inference": i.method,
+            "refit_every": i.refit_every,
+            "kernel": m.kernel,
+            "priors": asdict(m.priors),
             "beta_schedule": beta.describe() if hasattr(beta, "describe") else {"name": repr(beta)},
-            "nuts_kwargs": asdict(self.nuts),
-            "max_draws": self.max_draws,
-            "mc_samples": self.mc_samples,
-            "acq_method": self.acq_method,
-            "fast": self.fast,
-            "fast_settings": asdict(self.fast_settings),
-            "additive_settings": asdict(self.additive_settings),
-            "known_kernels": None if self.known_kernels is None else self.known_kernels.describe(),
+            "nuts_kwargs": asdict(i.nuts),
+            "max_draws": i.max_draws,
+            "mc_samples": a.mc_samples,
+            "acq_method": a.method,
+            "fast": i.fast,
+            "fast_settings": asdict(i.fast_path),
+            "additive_settings": asdict(m.additive),
+            "known_kernels": None if m.known_kernels is None else m.known_kernels.describe(),
             "max_retries": self.max_retries,
-            "correlated": self.correlated,
-            "copula": self.copula,
-            "warm_start": self.warm_start,
+            "correlated": m.correlated,
+            "copula": m.copula,
+            "warm_start": i.warm_start,
             "outcome_transform": (
-                self.outcome_transform
-                if isinstance(self.outcome_transform, str)
-                else list(self.outcome_transform)
+                m.outcome_transform
+                if isinstance(m.outcome_transform, str)
+                else list(m.outcome_transform)
             ),
-            "components": {name: gp.model_dict() for name, gp in self.components},
+            "components": {name: gp.model_dict() for name, gp in m.components},
         }
 
     @staticmethod
@@ -258,10 +223,3 @@ class RunSettings:
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
         return kw
-
-
-def _additive_settings(value) -> AdditiveSettings:
-    additive = value or AdditiveSettings()
-    if not isinstance(additive, AdditiveSettings):
-        raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
-    return additive

@@ -72,7 +72,7 @@ class AdditiveUpdater(Updater):
 
     def update(self, data, t, rng, rec):
         st, y = self.structure, data.targets["additive"]
-        if st is not None and data.n - st["learned_at"] < self.settings.additive_settings.n_cyc:
+        if st is not None and data.n - st["learned_at"] < self.settings.model.additive.n_cyc:
             draws = AdditiveDraws(**st["draws"])
             gp = self._gp(st["groups"])  # conditioning on given draws: tying is irrelevant
             gp.condition(data.X, y, draws)
@@ -104,8 +104,8 @@ class AdditiveUpdater(Updater):
     def _reweights(self, draws: AdditiveDraws) -> bool:
         s = self.settings
         return (
-            s.inference == "nuts"
-            and s.additive_settings.reweight
+            s.inference.method == "nuts"
+            and s.model.additive.reweight
             and self.spec.method == "kandasamy"
             and draws.n_draws > 1
         )
@@ -113,7 +113,7 @@ class AdditiveUpdater(Updater):
     def _reweighted(self, gp, draws, data, y, rng, rec) -> AdditiveGP:
         """``gp`` on a resample of ``draws`` weighted by the observations since
         their fit, or refit on its groups (:meth:`_refit`) when the weights fail."""
-        st, fast = self.structure, self.settings.fast_settings
+        st, fast = self.structure, self.settings.inference.fast_path
         n0 = st.get("fit_n", st["learned_at"])
         logw = log_likelihood_after(gp.posterior.L_inv, gp.posterior.y, n0)
         S, e, k = len(logw), ess(logw), pareto_k(logw)
@@ -134,10 +134,12 @@ class AdditiveUpdater(Updater):
         importance sampling from a proposal around them where its weights pass
         their checks (:func:`refresh_fit`, at most ``max_refreshes`` in a row),
         else by NUTS warm-started at them."""
-        fast, s = self.settings.fast_settings, self.settings
+        fast, s = self.settings.inference.fast_path, self.settings
         refreshes = (self.structure or {}).get("refreshes", 0)
         gp = self._fitted_gp(groups)
-        if refreshes < fast.max_refreshes and refresh_fit(gp, data.X, y, current, s.max_draws, rng):
+        if refreshes < fast.max_refreshes and refresh_fit(
+            gp, data.X, y, current, s.inference.max_draws, rng
+        ):
             return gp, refreshes + 1
         sizes = dict(draws=fast.min_draws, tune=fast.tune)
         return self._fit(groups, data, y, rng, init=current, **sizes), 0
@@ -146,14 +148,14 @@ class AdditiveUpdater(Updater):
         """The hyperparameters on ``groups`` by the run's inference (MAP or NUTS;
         ``sizes`` override the run's NUTS settings)."""
         s = self.settings
-        kw = {**vars(s.nuts), **sizes} if s.inference == "nuts" else {}
-        return self._fitted_gp(groups).fit(data.X, y, s.inference, seed=rng, init=init, **kw)
+        kw = {**vars(s.inference.nuts), **sizes} if s.inference.method == "nuts" else {}
+        return self._fitted_gp(groups).fit(data.X, y, s.inference.method, seed=rng, init=init, **kw)
 
     def _fitted_gp(self, groups) -> AdditiveGP:
         """An additive GP on ``groups`` to fit: the run's draws kept and tying."""
         s = self.settings
         return self._gp(
-            groups, max_draws=s.max_draws, shared=s.additive_settings.shared_hyperparameters
+            groups, max_draws=s.inference.max_draws, shared=s.model.additive.shared_hyperparameters
         )
 
     def _kandasamy(self, data, y, rng) -> tuple[AdditiveGP, int]:
@@ -170,13 +172,13 @@ class AdditiveUpdater(Updater):
             groups, _ = learn_decomposition(
                 Xs,
                 ys,
-                max_group_size(self.spec, p, s.additive_settings),
+                max_group_size(self.spec, p, s.model.additive),
                 np.broadcast_to(ls, (p.dim,)),
                 sigma,
                 current=None if st is None else st["groups"],
-                n_candidates=s.additive_settings.n_decompositions,
+                n_candidates=s.model.additive.n_decompositions,
                 seed=rng,
-                search=s.additive_settings.decomposition_search,
+                search=s.model.additive.decomposition_search,
             )
         init = None
         if st is not None and len(st["groups"]) == len(groups):
@@ -186,7 +188,7 @@ class AdditiveUpdater(Updater):
         return self._fit(groups, data, y, rng, init), 0
 
     def _rolland(self, data, y, rng) -> tuple[AdditiveGP, list]:
-        a, st, p = self.settings.additive_settings, self.structure, self.problem
+        a, st, p = self.settings.model.additive, self.structure, self.problem
         known = self.spec.structure == "oracle"
         Xs, ys, _, _ = to_model_scale(data.X, y, p.domain.bounds)
         res = gibbs_structure(

@@ -32,7 +32,7 @@ class LoopData:
 def loop_data(opt) -> LoopData:
     """The optimiser's observations as its models regress them: the components under
     the outcome transform, or the signed objective for a composed or additive GP."""
-    Y = forward(opt.settings.outcome_transform, opt.Y)
+    Y = forward(opt.settings.model.outcome_transform, opt.Y)
     if opt.strategy.surrogate == "decomposed":
         targets = {name: Y[:, j] for j, name in enumerate(opt.problem.component_names)}
         if opt.strategy.with_composed:
@@ -45,13 +45,13 @@ def loop_data(opt) -> LoopData:
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
     """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings
     (and the component's own model, where ``components=`` gave one)."""
-    own = dict(settings.components).get(name)
+    own = dict(settings.model.components).get(name)
     if own is not None:
-        return loop_arguments(own, settings.priors, problem, name, max_draws)
+        return loop_arguments(own, settings.model.priors, problem, name, max_draws)
     return dict(
-        kernel=settings.kernel,
+        kernel=settings.model.kernel,
         input_dim=problem.dim,
-        priors=settings.priors,
+        priors=settings.model.priors,
         bounds=problem.domain.bounds,
         name=name,
         max_draws=max_draws,
@@ -59,7 +59,7 @@ def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
 
 
 def warm_start(settings, last) -> dict:
-    """``fit`` arguments of a MAP refit under ``settings.warm_start``: one L-BFGS-B
+    """``fit`` arguments of a MAP refit under ``settings.inference.warm_start``: one L-BFGS-B
     search from ``last``, the previous fit's draws (as Ax's ``warm_start_refit``
     with BoTorch's single start); nothing when it is off or there is no last fit,
     which then searches from ``restarts`` starts.
@@ -68,7 +68,7 @@ def warm_start(settings, last) -> dict:
     last mode converges in a few iterations where the default's three starts
     search afresh each step; a start drawn from the prior is what it gives up.
     """
-    if not settings.warm_start or last is None:
+    if not settings.inference.warm_start or last is None:
         return {}
     return {"init": last, "restarts": 1}
 

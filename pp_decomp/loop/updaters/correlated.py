@@ -56,30 +56,37 @@ class CorrelatedUpdater(Updater):
     def _model(self) -> CorrelatedComponents:
         s, p = self.settings, self.problem
         return CorrelatedComponents(
-            s.kernel,
+            s.model.kernel,
             p.dim,
             p.component_names,
-            priors=s.priors,
+            priors=s.model.priors,
             bounds=p.domain.bounds,
-            max_draws=s.max_draws,
+            max_draws=s.inference.max_draws,
         )
 
     def _fit(self, joint, data, rng, rec, init) -> None:
         s = self.settings
-        status(f"fitting correlated components ({s.inference.upper()})")
+        status(f"fitting correlated components ({s.inference.method.upper()})")
         # the sampler calls Python per gradient: two chains, one per core
-        kw = {"draws": s.nuts.draws, "tune": s.nuts.tune, "chains": min(s.nuts.chains, 2)}
+        kw = {
+            "draws": s.inference.nuts.draws,
+            "tune": s.inference.nuts.tune,
+            "chains": min(s.inference.nuts.chains, 2),
+        }
         # the last draws are the first start whether or not the search stops there
         fit_kw = {**kw, "init": init, **warm_start(s, init)}
-        joint.fit(data.X, data.Y, s.inference, seed=rng, **fit_kw)
+        joint.fit(data.X, data.Y, s.inference.method, seed=rng, **fit_kw)
         for j, name in enumerate(joint.names):
             rec["refit"][name] = correlated_summary(joint, j)
 
     def update(self, data, t, rng, rec):
         joint = self._model()
-        if self.settings.inference == "nuts":
+        if self.settings.inference.method == "nuts":
             joint = self._update_bayes(joint, data, rng, rec)
-        elif self.draws is None or (data.n - self.settings.n_init) % self.settings.refit_every == 0:
+        elif (
+            self.draws is None
+            or (data.n - self.settings.n_init) % self.settings.inference.refit_every == 0
+        ):
             self._fit(joint, data, rng, rec, self.draws)
             self.draws = joint.draws
         else:
@@ -94,7 +101,7 @@ class CorrelatedUpdater(Updater):
         if f is not None:
             joint.condition(data.X, data.Y, joint.to_draws(f["Z"]), f["scale"])
             logw = joint.posterior.log_likelihoods() - f["loglik"]
-            fs, S = self.settings.fast_settings, len(logw)
+            fs, S = self.settings.inference.fast_path, len(logw)
             if ess(logw) >= fs.ess_refit * S and pareto_k(logw) <= fs.k_threshold(S):
                 return joint.subset(resample(logw, rng))
         self._fit(joint, data, rng, rec, None if f is None else joint.to_draws(f["Z"]))

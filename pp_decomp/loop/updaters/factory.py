@@ -15,10 +15,10 @@ def make_updater(settings, strategy, problem) -> Updater | None:
         return None
     if strategy.surrogate == "additive":
         return AdditiveUpdater(settings, strategy, problem)
-    if settings.inference == "fixed":
+    if settings.inference.method == "fixed":
         return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
-    if settings.correlated:
+    if settings.model.correlated:
         return CorrelatedUpdater(settings, problem)
-    if settings.fast:
+    if settings.inference.fast:
         return FastUpdater(settings, problem)
     return RefitUpdater(settings, problem)

@@ -136,7 +136,7 @@ class FastComponent:
     """One GP on the fast path: its reweighted draws and its refit in flight."""
 
     def __init__(self, name: str, settings, problem):
-        fs = settings.fast_settings
+        fs = settings.inference.fast_path
         self.gp_args = gp_arguments(settings, problem, name, fs.kept_draws)
         self.gp = ComponentGP(**self.gp_args)
         dom = problem.domain
@@ -144,8 +144,8 @@ class FastComponent:
         self.settings = fs
         # the sampler's own settings pass through; sizes come from fast_settings
         self.sampler = dict(
-            target_accept=settings.nuts.target_accept,
-            low_rank_mass_matrix=settings.nuts.low_rank_mass_matrix,
+            target_accept=settings.inference.nuts.target_accept,
+            low_rank_mass_matrix=settings.inference.nuts.low_rank_mass_matrix,
         )
         self.post: IncrementalPosterior | None = None
         self.n_at_refit = 0
@@ -328,7 +328,7 @@ class FastUpdater(Updater):
 
     def _launch_due(self, data, t: int, seeds) -> None:
         """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""
-        s = self.settings.fast_settings
+        s = self.settings.inference.fast_path
         busy = sum(fc.job is not None for fc in self.components.values())
         due = [
             (fc.post.ess, name)

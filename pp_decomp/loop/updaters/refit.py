@@ -18,20 +18,25 @@ class RefitUpdater(Updater):
 
     def _gp(self, name: str) -> ComponentGP:
         return ComponentGP(
-            **gp_arguments(self.settings, self.problem, name, self.settings.max_draws)
+            **gp_arguments(self.settings, self.problem, name, self.settings.inference.max_draws)
         )
 
     def update(self, data, t, rng, rec):
         s = self.settings
-        refit = not self.draws or (data.n - s.n_init) % s.refit_every == 0
-        kw = vars(s.nuts) if s.inference == "nuts" else {}
+        refit = not self.draws or (data.n - s.n_init) % s.inference.refit_every == 0
+        kw = vars(s.inference.nuts) if s.inference.method == "nuts" else {}
         gps = {}
         for name, y in data.targets.items():
             gp = gps[name] = self._gp(name)
             if refit:
-                status(f"fitting {name} ({s.inference.upper()})")
+                status(f"fitting {name} ({s.inference.method.upper()})")
                 gp.fit(
-                    data.X, y, s.inference, seed=rng, **kw, **warm_start(s, self.draws.get(name))
+                    data.X,
+                    y,
+                    s.inference.method,
+                    seed=rng,
+                    **kw,
+                    **warm_start(s, self.draws.get(name)),
                 )
                 self.draws[name] = gp.draws
                 rec["refit"][name] = fit_summary(gp)
@@ -54,7 +59,7 @@ class KnownKernelsUpdater(Updater):
     the entire GP of the signed linear composition."""
 
     def __init__(self, settings, problem, composed: bool):
-        self.known, self.problem, self.composed = settings.known_kernels, problem, composed
+        self.known, self.problem, self.composed = settings.model.known_kernels, problem, composed
 
     def _conditioned(self, name, X, y, draws, mean) -> ComponentGP:
         p = self.problem
