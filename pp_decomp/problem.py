@@ -192,23 +192,37 @@ class Problem:
 
     def fingerprint(self) -> dict:
         """What identifies this problem instance, stored with a run so that a resume on
-        another problem, instance, dimension, J or domain is refused."""
+        another problem, instance, dimension, J, domain or linear decomposition is
+        refused (the decomposition's known weights and term at two fixed inputs of the
+        domain: its first and last candidates, or the box's lower corner and centre)."""
         dom = self.domain
         arrays = [dom.X] if isinstance(dom, CandidateSet) else [dom.bounds]
         if isinstance(dom, Box) and dom.A is not None:
             arrays += [dom.A, dom.b]
-        h = hashlib.sha256()
-        for a in arrays:
-            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        fp = {}
+        if self.linear is not None:
+            X0 = (
+                dom.X[[0, -1]]
+                if isinstance(dom, CandidateSet)
+                else np.stack([dom.lower, (dom.lower + dom.upper) / 2])
+            )
+            known = [self.linear.weights_nd(X0)]
+            if self.linear.offset is not None:
+                known.append(self.linear.offset_nd(X0))
+            # to 10 significant digits: the last bits differ across BLAS builds
+            fp["decomposition"] = _digest(
+                [np.float64([f"{v:.10g}" for v in np.ravel(a)]) for a in known]
+            )
         return {
             "name": self.name,
             "dim": self.dim,
             "n_components": self.n_components,
             "component_names": list(self.component_names),
-            "domain": f"{dom!r} sha256:{h.hexdigest()[:16]}",
+            "domain": f"{dom!r} sha256:{_digest(arrays)}",
             "maximize": bool(self.maximize),
             "instance": self.metadata.get("seed"),
             "optimum": None if self.optimum is None else float(self.optimum),
+            **fp,
         }
 
     def _simulator(self) -> Callable:
@@ -281,3 +295,11 @@ def _two_argument(g: Callable) -> Callable:
         g_of_F_and_X.__wrapped__ = g
         return g_of_F_and_X
     raise TypeError(f"g must take F, or F and X; its signature is {inspect.signature(g)}")
+
+
+def _digest(arrays) -> str:
+    """The first 16 hex digits of the SHA-256 of ``arrays`` as float64 bytes."""
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]

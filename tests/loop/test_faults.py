@@ -168,6 +168,31 @@ def test_resume_refuses_another_problem_instance_or_shape(problem, tmp_path):
         Optimizer.resume(path, get_problem("synthetic", seed=3, n_components=3, n_points=120))
 
 
+
+def _linear(offset: float) -> Problem:
+    """A 2-D linear decomposition with a known term ``offset · x_0``."""
+    return Problem(
+        domain=Box([0.0, 0.0], [1.0, 1.0]),
+        components=lambda X: np.column_stack([np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])]),
+        n_components=2,
+        weights=lambda X: np.column_stack([np.ones(len(X)), 1.0 + X[:, 1]]),
+        offset=lambda X: offset * X[:, 0],
+        noise_sd=0.01,
+        name="known-term",
+    )
+
+
+def test_resume_refuses_a_problem_whose_known_term_differs(tmp_path):
+    path = tmp_path / "run.nc"
+    opt = Optimizer(_linear(1.0), "d-gpucb", n_init=3, seed=0, checkpoint=path)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, opt.problem.evaluate(x[None], seed=0)[0])
+    opt.close()
+    with pytest.raises(ValueError, match="decomposition"):
+        Optimizer.resume(path, _linear(2.0))
+    assert Optimizer.resume(path, _linear(1.0)).n == 3
+
 # ---------------------------------------------------------------- full disk
 DISK_FULL = textwrap.dedent(
     """
