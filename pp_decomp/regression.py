@@ -65,13 +65,20 @@ def _trial(kernel, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):
             )
         dec = comp.posterior(comps, X_test)
         mean_e, var_e = entire.predict(X_test)
-        out[:, i] = (
-            np.sqrt(np.mean((dec["mean"].values - f_test) ** 2)),
-            np.sqrt(np.mean((mean_e - f_test) ** 2)),
-            np.mean(np.sqrt(dec["variance"].values)),
-            np.mean(np.sqrt(var_e)),
-        )
+        out[:, i] = scores(dec, mean_e, var_e, f_test)
     return out
+
+
+def scores(dec: xr.Dataset, mean_e, var_e, f_test) -> tuple[float, float, float, float]:
+    """RMSE against ``f_test`` and mean posterior sd of the decomposed posterior
+    ``dec`` (``mean``, ``variance``) and of the entire GP's ``(mean_e, var_e)``, in
+    that order: decomposed RMSE, entire RMSE, decomposed sd, entire sd."""
+    return (
+        float(np.sqrt(np.mean((dec["mean"].values - f_test) ** 2))),
+        float(np.sqrt(np.mean((mean_e - f_test) ** 2))),
+        float(np.mean(np.sqrt(dec["variance"].values))),
+        float(np.mean(np.sqrt(var_e))),
+    )
 
 
 def regression_study(

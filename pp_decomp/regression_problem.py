@@ -29,7 +29,7 @@ from pp_decomp import __version__
 from pp_decomp.components import ComponentGP
 from pp_decomp.kernels import DEFAULT_KERNEL
 from pp_decomp.problem import Problem
-from pp_decomp.regression import relative_improvement
+from pp_decomp.regression import relative_improvement, scores
 from pp_decomp.validate import check_choice, check_positive_int
 
 PROBLEM_INFERENCE = ("map", "nuts")
@@ -67,12 +67,7 @@ def _trial(problem: Problem, sizes, n_test, kernel, inference, rng) -> np.ndarra
         dec = problem.linear.posterior(comps, X_test)
         mean_e, var_e = entire.predict(X_test)
         mean_e = mean_e + b_test
-        out[:, i] = (
-            np.sqrt(np.mean((dec["mean"].values - f_test) ** 2)),
-            np.sqrt(np.mean((mean_e - f_test) ** 2)),
-            np.mean(np.sqrt(dec["variance"].values)),
-            np.mean(np.sqrt(var_e)),
-        )
+        out[:, i] = scores(dec, mean_e, var_e, f_test)
     return out
 
 
