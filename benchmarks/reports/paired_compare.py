@@ -54,7 +54,7 @@ def main(argv=None):
             f"  final {var} over {len(trials)} trials: A {A.mean():.4g} ± "
             f"{A.std(ddof=1) / np.sqrt(len(A)):.2g}, B {B.mean():.4g} ± "
             f"{B.std(ddof=1) / np.sqrt(len(B)):.2g}; B − A {diff.mean():+.4g} ± {se:.2g} "
-            f"({diff.mean() / se:+.1f} SE)"
+            + (f"({diff.mean() / se:+.1f} SE)" if se > 0 else "(the same in every trial)")
         )
 
 
