@@ -28,6 +28,7 @@ exclude_patterns = [
     "_build",
     "results/README.md",
     "results/**/summary.md",
+    "results/calibration/*.md",
     "results/calibration-46/*.md",
 ]
 templates_path = ["_templates"]
