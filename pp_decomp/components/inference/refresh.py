@@ -106,15 +106,24 @@ def sampler_density(gp):
     return cm.log_posterior, to_draws
 
 
-def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bool:
+def refresh_fit(
+    gp,
+    X,
+    y,
+    previous,
+    n_keep: int,
+    rng: np.random.Generator,
+    n_proposal: int = N_PROPOSAL,
+    proposal: str = "posterior",
+) -> bool:
     """Condition ``gp`` on ``n_keep`` draws of its posterior on ``(X, y)`` by
     importance sampling from a proposal around ``previous`` (draws of an earlier
     posterior, on the model scale of ``gp`` fitted to ``(X, y)``), if the weights
     pass the checks (module docstring); returns whether they did.
 
-    ``gp.diagnostics`` then has ``inference="importance"``,
-    ``proposal="posterior"``, the weights' ESS (of
-    :data:`~pp_decomp.components.inference.reweight.N_PROPOSAL`) and their ``k̂``.
+    ``gp.diagnostics`` then has ``inference="importance"``, ``proposal`` (what
+    ``previous`` are: ``"posterior"`` draws, or ``"laplace"`` ones), the weights'
+    ESS (of ``n_proposal`` draws) and their ``k̂``.
     """
     start = time.perf_counter()
     density = sampler_density(gp)
@@ -124,7 +133,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
     Xs, ys = gp._set_data(X, y)
     Z = gp._unconstrained(previous, gp._compiled())
     for _ in range(STAGES):
-        Zq, log_q = draws_proposal(Z, N_PROPOSAL, rng)
+        Zq, log_q = draws_proposal(Z, n_proposal, rng)
         logw, ess_, k = importance_weights(log_posterior(Zq, Xs, ys), log_q)
         if reliable(ess_, k, CONVERGENCE.ess_min):
             break
@@ -140,7 +149,7 @@ def refresh_fit(gp, X, y, previous, n_keep: int, rng: np.random.Generator) -> bo
         ess_bulk_min=ess_,
         ess_tail_min=ess_,
         pareto_k=k,
-        proposal="posterior",
+        proposal=proposal,
         seconds=time.perf_counter() - start,
     )
     return True

@@ -45,7 +45,9 @@ class FastSettings:
     prior_draws : int
         A fit's first try: this many prior draws weighted by their likelihood,
         ``S`` resampled, used where ``k̂ ≤ 0.7`` and ESS ≥ ``S``
-        (:mod:`pp_decomp.components.inference.importance`; 0: NUTS only).
+        (:mod:`pp_decomp.components.inference.importance`); a first fit the prior
+        cannot make is tried around the posterior's mode
+        (:mod:`pp_decomp.components.inference.laplace`) before NUTS (0: NUTS only).
     max_refreshes : int
         A refit first weighs a proposal around the current draws
         (:mod:`pp_decomp.components.inference.refresh`, used where ``k̂ ≤ 0.7`` and ESS ≥

@@ -31,9 +31,13 @@ Refits run in a background thread while the loop goes on:
 A GP's posterior on few points is sampled without NUTS while the prior is a
 good proposal (:mod:`pp_decomp.components.inference.importance`): each fit first tries
 ``prior_draws`` draws of the prior weighted by their likelihood, ``kept_draws``
-of them resampled if the weights' Pareto ``k̂`` and ESS pass; the first fit
-that fails the checks runs NUTS, and so do all later ones (the posterior only
-concentrates). The first fits are made at the first acquisition step, at once and in
+of them resampled if the weights' Pareto ``k̂`` and ESS pass; after the first
+fit that fails the checks, later fits refresh or run NUTS (the posterior only
+concentrates). A first fit on data brought in at once, on more points than the
+prior can serve, is made around the posterior's mode instead
+(:mod:`pp_decomp.components.inference.laplace`, the same checks), the prior tried
+first only where it can reach the ESS (:func:`_first_fit`); where neither passes,
+NUTS starts at the mode. The first fits are made at the first acquisition step, at once and in
 parallel on the machine's cores (a few tenths of a second on the design's
 points); if one needs NUTS, that step waits for it.
 
@@ -52,6 +56,7 @@ import numpy as np
 from pp_decomp._progress import status
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.importance import prior_importance_fit
+from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.components.posterior.incremental import IncrementalPosterior
@@ -61,6 +66,8 @@ from pp_decomp.loop.updaters.base import Updater, gp_arguments
 from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index
 from pp_decomp.rng import as_generator, int_seed
 from pp_decomp.space import CandidateSet
+
+PRIOR_FIRST = 30  # up to this many points a first fit tries the prior before the mode
 
 
 @dataclass
@@ -81,14 +88,21 @@ class RefitJob:
 def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, refresh: bool):
     """One fit (in the background thread but for a GP's first): a fresh GP, so
     nothing is shared. By importance sampling from the prior if ``prior``
-    ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, if
+    ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, for a first
+    fit (no ``init``) with ``prior`` given, around the posterior's mode
+    (:mod:`~pp_decomp.components.inference.laplace`) if those weights pass, NUTS
+    starting at the mode if not; else, if
     ``refresh``, from a proposal around the previous draws ``init``
     (:mod:`~pp_decomp.components.inference.refresh`) if those weights pass; else by NUTS,
     warm-started at ``init``. ``init`` is on the model scale of a GP whose
     outputs were standardised by ``init_y_std``, rescaled here to this fit's."""
     gp = ComponentGP(**gp_args)
     rng = as_generator(seed)
-    if prior is not None and prior_importance_fit(gp, X, y, *prior, rng):
+    if prior is not None and init is None:
+        if _first_fit(gp, X, y, prior, gp_args["max_draws"], rng):
+            return gp
+        init, init_y_std = gp.draws, gp.y_std  # NUTS starts at the mode
+    elif prior is not None and prior_importance_fit(gp, X, y, *prior, rng):
         return gp
     if init is not None:
         gp._set_data(X, y)
@@ -97,6 +111,24 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
+
+
+def _first_fit(gp, X, y, prior: tuple, n_keep: int, rng) -> bool:
+    """A GP's first fit without NUTS, if one passes its checks (module docstring):
+    from the prior, else around the mode. On up to :data:`PRIOR_FIRST` points the
+    prior is tried first, as it always was; on more the mode and its curvature
+    come first and the prior is tried only if it can reach ``n_keep`` draws'
+    ESS (:func:`~pp_decomp.components.inference.laplace.prior_ess_fraction`).
+    When it returns False, ``gp`` holds the MAP fit."""
+    if len(X) <= PRIOR_FIRST:
+        return prior_importance_fit(gp, X, y, *prior, rng) or laplace_fit(gp, X, y, n_keep, rng)
+    # the mode's own stream: the prior's draws stay what they would be without it
+    mode = laplace_mode(gp, X, y, np.random.default_rng(rng.integers(2**63)))
+    if mode is not None and prior_ess_fraction(gp, mode[1], rng) * prior[0] >= n_keep:
+        if prior_importance_fit(gp, X, y, *prior, rng):
+            return True
+        mode = laplace_mode(gp, X, y, rng)  # the prior's attempt replaced the MAP fit
+    return laplace_fit(gp, X, y, n_keep, rng, mode)
 
 
 def rescaled(draws, factor: float, gp: ComponentGP):
