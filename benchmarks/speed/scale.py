@@ -5,7 +5,7 @@ Usage: python benchmarks/speed/scale.py [--T 100,300] [--J 3] [--inference nuts,
 
 The problem: a 4-D box, ``J`` smooth components ``f_j(x) = sin(w_j·x) + 0.3
 cos(2 w'_j·x)`` with noise sd 0.05, and ``g = -Σ_j F_j²`` (nonlinear, so the
-default strategy is ``d-gpucb-mc``). ``T`` evaluations are told in one call
+default strategy is ``d-gpucb-mc-min``). ``T`` evaluations are told in one call
 (``opt.tell(X, Y)``; ``--rows``: one ``tell`` per row, for code that predates
 it), then the first ask is timed (the first fits on ``T``
 points), then ``--next`` more asks, each after telling the last input's

@@ -63,7 +63,7 @@ def add_parsers(sub) -> None:
     u.add_argument(
         "--strategy",
         default=None,
-        help="pp-decomp strategies lists them; default d-gpucb for a linear g, else d-gpucb-mc",
+        help="pp-decomp strategies lists them; default d-gpucb for a linear g, else d-gpucb-mc-min",
     )
     u.add_argument(
         "--iterations",

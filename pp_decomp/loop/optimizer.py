@@ -50,7 +50,8 @@ class Optimizer:
     problem : Problem
     strategy : str, optional
         A name from :data:`pp_decomp.strategies.STRATEGIES`; default ``d-gpucb`` for a
-        linear ``g``, else ``d-gpucb-mc``. One that cannot run on the problem is refused.
+        linear ``g``, else ``d-gpucb-mc-min`` (:func:`~pp_decomp.strategies.default_strategy`).
+        One that cannot run on the problem is refused.
     checkpoint : path, optional
         Results file rewritten atomically after every ``tell``, locked against a
         second writer. An existing file is refused (see :meth:`resume`, :meth:`open`)

@@ -17,10 +17,31 @@ def get_strategy(name: str) -> Strategy:
     return STRATEGIES[name]
 
 
-def default_strategy(problem) -> str:
-    """The strategy used when none is given: D-GPUCB for a linear ``g``, else the
-    Monte Carlo generalized D-GPUCB (it needs nothing of ``g`` but evaluations)."""
-    return "d-gpucb" if problem.linear is not None else "d-gpucb-mc"
+def default_strategy(problem, *, correlated: bool = False, known_kernels=None) -> str:
+    """The strategy used when none is given.
+
+    * a linear ``g``: ``d-gpucb``, the bound ``Σ_j g_j(x) μ_j(x) + β_t^½ σ(x)``;
+    * otherwise ``d-gpucb-mc-min``: at each ``x`` the smaller of two upper bounds on
+      ``g``, the Monte Carlo quantile of ``g`` over the components' posterior draws
+      (``d-gpucb-mc``) and GP-UCB's on one GP of the observed ``g``;
+    * ``d-gpucb-mc`` where that second GP cannot be had: with ``correlated=True``
+      (one GP of the components only) or with known kernels that have no kernel of
+      ``g`` (``KnownKernels(composed=...)``).
+
+    ``known_kernels`` are those of an ``inference="fixed"`` run. Why this default:
+    docs/design.md, "Why these defaults".
+
+    Examples
+    --------
+    >>> from pp_decomp.models import get_problem
+    >>> default_strategy(get_problem("flu")), default_strategy(get_problem("environmental"))
+    ('d-gpucb', 'd-gpucb-mc-min')
+    """
+    if problem.linear is not None:
+        return "d-gpucb"
+    if correlated or (known_kernels is not None and known_kernels.composed is None):
+        return "d-gpucb-mc"
+    return "d-gpucb-mc-min"
 
 
 def unsupported(

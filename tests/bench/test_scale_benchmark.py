@@ -16,7 +16,7 @@ def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
     lines = []
     out = scale.run([12], [2], ["map"], 1, peer=False, timeout=600, log=lines.append)
     (r,) = out
-    assert r["strategy"] == "d-gpucb-mc" and r["T"] == 12 and len(r["next_ask_s"]) == 1
+    assert r["strategy"] == "d-gpucb-mc-min" and r["T"] == 12 and len(r["next_ask_s"]) == 1
     assert 0 < r["first_ask_s"] and 0 < r["peak_gb"] < 24
     assert 0.0 <= r["coverage_95"] <= 1.0 and np.isfinite(r["coverage_95"])
     assert lines[0].startswith("T=   12 J= 2 MAP") and "95% coverage" in lines[0]

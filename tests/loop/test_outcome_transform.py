@@ -50,10 +50,10 @@ def test_a_non_positive_component_is_named():
         forward("log", np.array([[0.0, 1.0]]))
 
 
-def test_the_gps_regress_log_y_and_the_default_is_monte_carlo():
+def test_the_gps_regress_log_y_and_the_default_is_the_monte_carlo_min():
     p = _positive()
     opt = Optimizer(p, n_init=4, seed=0, outcome_transform="log")
-    assert opt.settings.strategy == "d-gpucb-mc"
+    assert opt.settings.strategy == "d-gpucb-mc-min"
     ds = opt.run(7)
     for j, name in enumerate(p.component_names):
         np.testing.assert_allclose(

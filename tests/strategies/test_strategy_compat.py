@@ -33,7 +33,9 @@ def test_nonlinear_g_runs_with_the_default_strategy():
     problem = _nonlinear_problem(system)
     system.calls = 0
     opt = Optimizer(problem, seed=0, n_init=3)
-    assert opt.strategy.name == "d-gpucb-mc"
+    assert opt.strategy.name == "d-gpucb-mc-min"
+    # where no GP of g can be had, the Monte Carlo bound alone
+    assert Optimizer(problem, seed=0, correlated=True).strategy.name == "d-gpucb-mc"
     ds = opt.run(5)
     assert ds.sizes["iteration"] == 5 and system.calls == 5
     assert (ds["phase"].values == "acquisition").sum() == 2

@@ -96,7 +96,7 @@ def check_transform(transform: str, strategy, inference: str) -> None:
         raise ValueError(
             f"{strategy.name}'s analytic bound needs a linear g; with outcome_transform="
             f"{transform!r} the GPs model {transform} y_j and g is composed with the inverse, "
-            "which is not linear: use d-gpucb-mc (the default) or d-gpucb-lipschitz"
+            "which is not linear: use d-gpucb-mc-min (the default), d-gpucb-mc or d-gpucb-lipschitz"
         )
     if inference == "fixed":
         raise ValueError(

@@ -96,10 +96,9 @@ class RunSettings:
         components = component_models(problem, kw.get("components"))
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
-        strategy = default_strategy(problem) if strategy is None else strategy
-        s = get_strategy(strategy)
-        components = check_components(components, s, problem, kw)
         method = check_choice(kw.get("inference", "map"), "inference", METHODS)
+        s = get_strategy(strategy or _default_strategy(problem, method, kw))
+        components = check_components(components, s, problem, kw)
         check_transform(transform, s, method)
         fixed = method == "fixed"
         n_init = check_positive_int(kw.get("n_init", 5), "n_init", minimum=0 if fixed else 2)
@@ -223,3 +222,13 @@ class RunSettings:
         if s.get("known_kernels") is not None:
             kw["known_kernels"] = KnownKernels.from_description(s["known_kernels"])
         return kw
+
+
+def _default_strategy(problem, inference: str, kw: dict) -> str:
+    """:func:`~pp_decomp.strategies.default_strategy` for these settings."""
+    known = kw.get("known_kernels") or problem.known_kernels
+    return default_strategy(
+        problem,
+        correlated=kw.get("correlated") is True,
+        known_kernels=known if inference == "fixed" else None,
+    )
