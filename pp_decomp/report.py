@@ -71,9 +71,9 @@ def run_pictures(opt, out, component: str | None = None) -> dict[str, str]:
     ``file name -> one line on what it shows``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    name = component or (
-        opt.problem.component_names[0] if "composed" not in opt.models else "composed"
-    )
+    # the first component's GP, or the GP of g where that is all the strategy fits
+    first = opt.problem.component_names[0]
+    name = component or (first if first in opt.models else "composed")
     X, axis = sweep(opt)
     pending = opt.pending.X
     post = opt.predict(X, quantiles=BAND, n_samples=400)

@@ -185,7 +185,7 @@ def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsy
     base = ["run", "--problem", "flu", "--init", "4", "--quiet", "--out", str(out)]
     assert main([*base, "--iterations", "5", "--outcome-transform", "log"]) == 0
     settings = json.loads(xr.load_dataset(out).attrs["settings"])
-    assert (settings["outcome_transform"], settings["strategy"]) == ("log", "d-gpucb-mc")
+    assert (settings["outcome_transform"], settings["strategy"]) == ("log", "d-gpucb-mc-min")
     capsys.readouterr()
     again = [*base, "--iterations", "6", "--resume", "--outcome-transform", "none"]
     assert main(again) == 2
