@@ -26,7 +26,7 @@ from pp_decomp.loop.component_models import (
     model_from_dict,
 )
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
-from pp_decomp.loop.settings.checks import check_transform
+from pp_decomp.loop.settings.checks import check_transform, known_kernels_for
 from pp_decomp.loop.settings.fast import FastSettings
 from pp_decomp.loop.settings.inference import FAST_OWNED, METHODS, InferenceSettings
 from pp_decomp.loop.settings.model import ModelSettings
@@ -226,9 +226,8 @@ class RunSettings:
 
 def _default_strategy(problem, inference: str, kw: dict) -> str:
     """:func:`~pp_decomp.strategies.default_strategy` for these settings."""
-    known = kw.get("known_kernels") or problem.known_kernels
     return default_strategy(
         problem,
         correlated=kw.get("correlated") is True,
-        known_kernels=known if inference == "fixed" else None,
+        known_kernels=known_kernels_for(problem, inference, kw.get("known_kernels")),
     )
