@@ -79,3 +79,13 @@ def test_a_fast_first_fit_on_many_points_runs_no_nuts():
     args = dict(kernel="matern32", input_dim=2, bounds=BOUNDS, name="f", max_draws=128)
     gp = _refit(args, X, y, 0, None, 1.0, {}, (4096, 128, 0.7), False)
     assert gp.diagnostics.inference == "importance"
+
+
+def test_a_failed_mode_search_leaves_the_gp_unfitted_for_nuts(monkeypatch):
+    def no_start(*args, **kwargs):
+        raise RuntimeError("MAP optimisation failed from every start")
+
+    gp = ComponentGP("matern32", 2, bounds=BOUNDS)
+    monkeypatch.setattr(gp, "fit", no_start)
+    assert laplace_mode(gp, *_data(60), np.random.default_rng(0)) is None
+    assert gp.draws is None

@@ -74,8 +74,13 @@ def laplace_covariance(H: np.ndarray) -> np.ndarray:
 def laplace_mode(gp, X, y, rng: np.random.Generator):
     """``gp`` fitted at its posterior mode on ``(X, y)`` (MAP), and the Laplace
     approximation there in the sampler's unconstrained space: ``(ẑ (k,), Σ (k, k))``,
-    or ``None`` where the GP has no numpy density or the curvature is not finite."""
-    gp.fit(X, y, "map", seed=rng)
+    or ``None`` where the GP has no numpy density, the curvature is not finite or
+    the mode search failed from every start (``gp`` is then unfitted: NUTS starts
+    where it would without a mode)."""
+    try:
+        gp.fit(X, y, "map", seed=rng)
+    except RuntimeError:  # map_search's: no start gave a finite objective
+        return None
     density = sampler_density(gp)
     if density is None:
         return None

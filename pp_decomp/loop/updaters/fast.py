@@ -119,7 +119,8 @@ def _first_fit(gp, X, y, prior: tuple, n_keep: int, rng) -> bool:
     prior is tried first, as it always was; on more the mode and its curvature
     come first and the prior is tried only if it can reach ``n_keep`` draws'
     ESS (:func:`~pp_decomp.components.inference.laplace.prior_ess_fraction`).
-    When it returns False, ``gp`` holds the MAP fit."""
+    When it returns False, ``gp`` holds the MAP fit, or nothing where the mode
+    search failed."""
     if len(X) <= PRIOR_FIRST:
         return prior_importance_fit(gp, X, y, *prior, rng) or laplace_fit(gp, X, y, n_keep, rng)
     # the mode's own stream: the prior's draws stay what they would be without it
@@ -128,7 +129,7 @@ def _first_fit(gp, X, y, prior: tuple, n_keep: int, rng) -> bool:
         # a failed attempt leaves gp as it was: at the mode
         if prior_importance_fit(gp, X, y, *prior, rng):
             return True
-    return laplace_fit(gp, X, y, n_keep, rng, mode)
+    return mode is not None and laplace_fit(gp, X, y, n_keep, rng, mode)
 
 
 def rescaled(draws, factor: float, gp: ComponentGP):
