@@ -168,7 +168,6 @@ def test_resume_refuses_another_problem_instance_or_shape(problem, tmp_path):
         Optimizer.resume(path, get_problem("synthetic", seed=3, n_components=3, n_points=120))
 
 
-
 def _linear(offset: float) -> Problem:
     """A 2-D linear decomposition with a known term ``offset · x_0``."""
     return Problem(
@@ -192,6 +191,7 @@ def test_resume_refuses_a_problem_whose_known_term_differs(tmp_path):
     with pytest.raises(ValueError, match="decomposition"):
         Optimizer.resume(path, _linear(2.0))
     assert Optimizer.resume(path, _linear(1.0)).n == 3
+
 
 # ---------------------------------------------------------------- full disk
 DISK_FULL = textwrap.dedent(
