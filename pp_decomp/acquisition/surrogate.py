@@ -31,20 +31,39 @@ def with_screen(acq):
     """``acq`` with ``acq.screen``: the same acquisition on its model's components
     thinned to :data:`SCREEN_DRAWS` draws each; ``acq`` untouched where it has
     no surrogate ``model``, or no component has more draws or can be thinned
-    (then it screens itself).
+    (then it screens itself). An acquisition of acquisitions, named by its
+    ``PARTS`` (:class:`~pp_decomp.acquisition.SmallerUCB`), screens on its parts'
+    screens.
 
     A maximiser scores many random inputs with ``acq.screen`` to choose where
     its local searches start, which then use ``acq`` itself
     (:func:`~pp_decomp.optim.maximize_box`).
     """
-    model = getattr(acq, "model", None)
-    thin = _thinned(model, SCREEN_DRAWS)
-    if thin is model:  # left as it is: any callable may be an acquisition
-        return acq
-    screen = copy.copy(acq)
-    screen.model, screen.screen = thin, None
-    acq.screen = screen
+    screen = _screen_of(acq)
+    if screen is not None:
+        acq.screen = screen
     return acq
+
+
+def _screen_of(acq):
+    """``acq`` on thinned models, or ``None`` where nothing in it can be thinned."""
+    parts = {name: getattr(acq, name) for name in getattr(acq, "PARTS", ())}
+    if parts:
+        screens = {name: _screen_of(part) for name, part in parts.items()}
+        if all(s is None for s in screens.values()):
+            return None
+        screen = copy.copy(acq)
+        for name, s in screens.items():
+            setattr(screen, name, parts[name] if s is None else s)
+    else:
+        model = getattr(acq, "model", None)
+        thin = _thinned(model, SCREEN_DRAWS)
+        if thin is model:  # left as it is: any callable may be an acquisition
+            return None
+        screen = copy.copy(acq)
+        screen.model = thin
+    screen.screen = None
+    return screen
 
 
 class DecomposedSurrogate:

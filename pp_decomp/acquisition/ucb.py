@@ -338,6 +338,8 @@ class SmallerUCB:
     beta : float, ``β_t`` of :class:`UCB`
     """
 
+    PARTS = ("decomposed", "composed")  # a maximiser's screen thins both
+
     def __init__(self, decomposed, composed: ComposedSurrogate, beta: float):
         self.decomposed, self.composed = decomposed, UCB(composed, beta)
 

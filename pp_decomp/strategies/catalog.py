@@ -85,14 +85,15 @@ def _gpmi_gamma(ctx: Context, x) -> float:
 
 def _capped(name: str, bound, joint: bool = False) -> Strategy:
     """``name-min``: the decomposed ``bound(ctx)`` capped by GP-UCB's on one GP of g
-    (:class:`~pp_decomp.acquisition.SmallerUCB`). The fast path updates component GPs
-    only; ``joint``: the bound uses the components' joint posterior."""
+    (:class:`~pp_decomp.acquisition.SmallerUCB`); on the fast path the GP of g is
+    updated as the components are. ``joint``: the bound uses the components' joint
+    posterior."""
     return Strategy(
         f"{name}-min",
         "decomposed",
         f"the smaller of {name}'s bound and GP-UCB's on one GP of g",
         build=lambda c: acq.SmallerUCB(bound(c), c.composed, c.beta),
-        needs=Needs(fast_path=False, joint=joint),
+        needs=Needs(joint=joint),
         with_composed=True,
     )
 

@@ -37,8 +37,6 @@ def test_a_min_strategy_asks_a_batch_with_both_models_hallucinated():
 def test_a_min_strategy_is_refused_where_its_gp_of_g_cannot_be_built():
     with pytest.raises(ValueError, match="d-gpucb-mc-min.*also fits one GP of g"):
         Optimizer(_problem(), "d-gpucb-mc-min", seed=0, correlated=True)
-    with pytest.raises(ValueError, match="fast path"):
-        Optimizer(_problem(), "d-gpucb-box-min", seed=0, inference="nuts", fast=True)
     why = unsupported("d-gpucb-box-min", _problem(), inference="fixed", known_kernels=None)
     assert why is not None and "known" in why
 
@@ -71,3 +69,34 @@ def test_a_min_strategys_step_is_criticised_on_its_components_and_its_own_bound(
     capped = ucb_bound(opt, X, h, beta, np.random.default_rng(5))
     gp_ucb = UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     assert np.all(capped <= gp_ucb + 1e-12) and np.any(capped < gp_ucb - 1e-9)
+
+
+class _Draws:
+    """A model of ``k`` draws that can be thinned (as the fast path's GP views)."""
+
+    def __init__(self, k=128, thin=True):
+        self.k, self.thin = k, thin
+
+    def thinned(self, k):
+        return _Draws(min(k, self.k)) if self.thin and k < self.k else self
+
+
+class _Bound:
+    def __init__(self, model):
+        self.model = model
+
+
+def test_a_min_bound_screens_on_both_its_parts_thinned():
+    """A maximiser screens many inputs on a cheaper copy of the acquisition: for a
+    ``-min`` bound, both the decomposed bound and GP-UCB's on fewer draws."""
+    from pp_decomp.acquisition import SmallerUCB
+    from pp_decomp.acquisition.surrogate import SCREEN_DRAWS, with_screen
+
+    acq = with_screen(SmallerUCB(_Bound(_Draws()), _Draws(), beta=4.0))
+    assert acq.screen.decomposed.model.k == acq.screen.composed.model.k == SCREEN_DRAWS
+    assert acq.decomposed.model.k == acq.composed.model.k == 128  # itself untouched
+    assert acq.screen.screen is None
+    one = with_screen(SmallerUCB(_Bound(_Draws(thin=False)), _Draws(), beta=4.0))
+    assert one.screen.decomposed is one.decomposed and one.screen.composed.model.k == SCREEN_DRAWS
+    none = SmallerUCB(_Bound(_Draws(thin=False)), _Draws(thin=False), beta=4.0)
+    assert not hasattr(with_screen(none), "screen")
