@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.validate import check_positive_int
 
+MIN_KEPT = 32  # PSIS fits k̂ to the largest min(S/5, 3√S) of S weights: 5 at least
+
 
 @dataclass(frozen=True)
 class FastSettings:
@@ -41,7 +43,12 @@ class FastSettings:
         ``draws_margin`` times what the ESS check needs at its ESS per draw,
         within ``[min_draws, draws]`` (:meth:`draws_for`).
     kept_draws : int
-        ``S``, the draws kept for prediction.
+        ``S``, the draws kept for prediction: at most this many, fewer on many
+        points (:meth:`kept_at`).
+    held_bytes : int
+        A GP's draws on ``n`` points hold ``S`` factors of ``8 n²`` bytes each;
+        a fit keeps ``S`` within this budget, and never fewer than
+        :data:`MIN_KEPT` (default 128 MiB: 128 draws up to 362 points, 32 from 724).
     prior_draws : int
         A fit's first try: this many prior draws weighted by their likelihood,
         ``S`` resampled, used where ``k̂ ≤ 0.7`` and ESS ≥ ``S``
@@ -60,8 +67,8 @@ class FastSettings:
     -------
     >>> from pp_decomp.loop import FastSettings
     >>> s = FastSettings(kept_draws=64)
-    >>> s.lag_at(100), round(s.k_threshold(64), 2)
-    (6, 0.45)
+    >>> s.lag_at(100), round(s.k_threshold(64), 2), FastSettings().kept_at(1000)
+    (6, 0.45, 32)
     """
 
     ess_refit: float = 0.5
@@ -78,6 +85,7 @@ class FastSettings:
     chains: int = 4
     repairs: int = 6
     kept_draws: int = 128
+    held_bytes: int = 2**27
     prior_draws: int = 32768
     max_refreshes: int = 3
 
@@ -98,7 +106,8 @@ class FastSettings:
             raise ValueError(f"fast_settings.pareto_k_max must lie in (0, 1] or be None; got {k!r}")
         if not self.draws_margin >= 1.0:
             raise ValueError(f"fast_settings.draws_margin must be >= 1; got {self.draws_margin!r}")
-        for name in ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws"):
+        sizes = ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws", "held_bytes")
+        for name in sizes:
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
         check_positive_int(self.prior_draws, "fast_settings.prior_draws", minimum=0)
         check_positive_int(self.max_refreshes, "fast_settings.max_refreshes", minimum=0)
@@ -116,6 +125,12 @@ class FastSettings:
 
         need = self.draws_margin * CONVERGENCE.ess_min / (ess_per_draw * self.chains)
         return int(min(max(math.ceil(need), self.min_draws), self.draws))
+
+    def kept_at(self, n: int) -> int:
+        """Draws a fit on ``n`` observations keeps: ``kept_draws``, fewer where their
+        factors would pass ``held_bytes``, never fewer than :data:`MIN_KEPT`."""
+        within = self.held_bytes // (8 * max(n, 1) ** 2)
+        return int(min(self.kept_draws, max(MIN_KEPT, within)))
 
     def lag_at(self, n: int) -> int:
         """Steps between the start of a refit on ``n`` observations and its use."""

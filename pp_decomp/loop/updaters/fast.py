@@ -31,8 +31,9 @@ Refits run in a background thread while the loop goes on:
 A GP's posterior on few points is sampled without NUTS while the prior is a
 good proposal (:mod:`pp_decomp.components.inference.importance`): each fit first tries
 ``prior_draws`` draws of the prior weighted by their likelihood, ``kept_draws``
-of them resampled if the weights' Pareto ``k̂`` and ESS pass; after the first
-fit that fails the checks, later fits refresh or run NUTS (the posterior only
+of them (fewer on many points: :meth:`~pp_decomp.loop.FastSettings.kept_at`)
+resampled if the weights' Pareto ``k̂`` and ESS pass; after the first fit that
+fails the checks, later fits refresh or run NUTS (the posterior only
 concentrates). A first fit on data brought in at once, on more points than the
 prior can serve, is made around the posterior's mode instead
 (:mod:`pp_decomp.components.inference.laplace`, the same checks), the prior tried
@@ -195,13 +196,17 @@ class FastComponent:
         draws = s.draws_for(self.ess_per_draw)
         return dict(draws=draws, tune=s.tune, chains=s.chains, repairs=s.repairs, **self.sampler)
 
-    @property
-    def prior(self) -> tuple | None:
-        """The importance-sampling attempt of the next fit, or ``None`` (NUTS only)."""
+    def prior(self, n: int) -> tuple | None:
+        """The importance-sampling attempt of the next fit on ``n`` points, or ``None``
+        (NUTS only)."""
         s = self.settings
         if not (self.prior_proposal and s.prior_draws):
             return None
-        return s.prior_draws, s.kept_draws, s.k_threshold(s.prior_draws)
+        return s.prior_draws, s.kept_at(n), s.k_threshold(s.prior_draws)
+
+    def args_at(self, n: int) -> dict:
+        """The GP arguments of a fit on ``n`` points: it keeps ``kept_at(n)`` draws."""
+        return dict(self.gp_args, max_draws=self.settings.kept_at(n))
 
     def _standardise(self, y):
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std
@@ -262,13 +267,14 @@ class FastComponent:
         if self.post is not None:
             init = self.gp.draws.subset(self.post.resample(np.random.default_rng(seed)))
         refresh = init is not None and self.refreshes < self.settings.max_refreshes
-        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, self.prior, refresh)
-        self.job.future = pool.submit(_refit, self.gp_args, *args)
+        prior = self.prior(len(X))
+        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, prior, refresh)
+        self.job.future = pool.submit(_refit, self.args_at(len(X)), *args)
 
     def first_fit(self, X, y, seed: int, pool: ThreadPoolExecutor):
         """The GP's first fit, started now in ``pool`` (module docstring): its future."""
-        args = (X, y, seed, None, 1.0, self.nuts, self.prior, False)
-        return pool.submit(_refit, self.gp_args, *args)
+        args = (X, y, seed, None, 1.0, self.nuts, self.prior(len(X)), False)
+        return pool.submit(_refit, self.args_at(len(X)), *args)
 
 
 _POOL_LOCK = threading.Lock()
