@@ -68,3 +68,30 @@ def test_a_min_strategy_updates_its_gp_of_g_on_the_fast_path_and_resumes_exactly
     assert np.isfinite(ds["acq_value"].values[steps]).all()
     assert (ds["refit"].values[steps].sum(0) >= 1).all()  # max_age=3: every GP refit
     np.testing.assert_array_equal(resumed["x"].values, ds["x"].values)
+
+
+def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
+    """The incremental posterior built on a fit's draws takes the fit's own ``L⁻¹``
+    (the same ``K``): the same numbers, one factorisation fewer."""
+    from pp_decomp.components.posterior import incremental
+
+    problem = get_problem("synthetic", seed=5, n_components=2, n_points=120)
+    rng = np.random.default_rng(0)
+    X = problem.domain.X[rng.choice(120, 40, replace=False)]
+    Y = problem.evaluate(X, seed=rng)
+    opt = Optimizer(problem, inference="nuts", seed=1)
+    opt.tell(X, Y)
+    calls = []
+    real = incremental.cholesky_inverse
+    monkeypatch.setattr(incremental, "cholesky_inverse", lambda K: calls.append(1) or real(K))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt.ask()
+    assert calls == []
+    fc = opt.updater.components["f0"]
+    Xs, ys = fc.gp.scale_X(X), (Y[:, 0] - fc.gp.y_mean) / fc.gp.y_std
+    fresh = incremental.IncrementalPosterior(
+        fc.gp.posterior_kernel, Xs, ys, fc.gp.draws, fc.Xc_scaled, fc.gp.mean_var
+    )
+    np.testing.assert_array_equal(fresh.L_inv, fc.post.L_inv)
+    np.testing.assert_array_equal(fresh.mean, fc.post.mean)

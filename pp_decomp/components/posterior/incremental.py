@@ -43,23 +43,31 @@ class IncrementalPosterior:
         computed at the inputs asked for, :meth:`at`)
     mean_var : float
         Prior variance of the integrated constant mean (added to the kernel).
+    L_inv : (S, n, n) array, optional
+        Every draw's ``L⁻¹`` on ``X`` where a posterior of the same draws already
+        holds it (:class:`~pp_decomp.components.posterior.batched.GPPosterior`'s,
+        the same ``K``): not computed again.
     """
 
-    def __init__(self, kernel, X, y, draws: HyperDraws, Xc=None, mean_var: float = 0.0):
+    def __init__(
+        self, kernel, X, y, draws: HyperDraws, Xc=None, mean_var: float = 0.0, L_inv=None
+    ):
         self.kernel, self.draws = kernel, draws
         self.Xc = None if Xc is None else np.asarray(Xc, dtype=float)
         self.mean_var = float(mean_var)
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         S, n = draws.n_draws, len(self.X)
-        K = self._k(self.X, self.X)
-        idx = np.arange(n)
-        K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
+        if L_inv is None:
+            K = self._k(self.X, self.X)
+            idx = np.arange(n)
+            K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
+            L_inv = cholesky_inverse(K)
         # L⁻¹ (and at candidates V = L⁻¹ k(X, X_c), S·n·N floats, ~100 MB at S=128,
         # n=100, N=1000) live in buffers with spare rows, so an append is O(S n N)
         self._cap = n + 16
         self._L = np.zeros((S, self._cap, self._cap))
-        self._L[:, :n, :n] = cholesky_inverse(K)
+        self._L[:, :n, :n] = L_inv
         self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
         self.logw = np.zeros(S)
         self._slice = None  # (key, parts) of the draws last asked for by ``at``

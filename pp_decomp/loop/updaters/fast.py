@@ -59,6 +59,7 @@ from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction
 from pp_decomp.components.inference.refresh import refresh_fit
+from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.diagnostics import warn_if_bad
@@ -211,8 +212,9 @@ class FastComponent:
     def _standardise(self, y):
         return (np.asarray(y, dtype=float) - self.gp.y_mean) / self.gp.y_std
 
-    def rebuild(self, X, y, draws: HyperDraws, y_mean, y_std) -> None:
-        """Posterior from ``draws`` on ``(X, y)``, standardisation frozen from now on."""
+    def rebuild(self, X, y, draws: HyperDraws, y_mean, y_std, L_inv=None) -> None:
+        """Posterior from ``draws`` on ``(X, y)``, standardisation frozen from now on;
+        ``L_inv``: the draws' factors on ``X`` where a fit already made them."""
         self.gp.y_mean, self.gp.y_std = y_mean, y_std
         self.gp.draws = draws  # the next refit warm-starts from these
         self.post = IncrementalPosterior(
@@ -222,6 +224,7 @@ class FastComponent:
             draws,
             self.Xc_scaled,
             self.gp.mean_var,
+            L_inv,
         )
         self.n_at_refit = len(X)
 
@@ -233,7 +236,8 @@ class FastComponent:
     def adopt(self, fitted: ComponentGP, X, y) -> None:
         """Use a refit's draws: rebuilt on the data it saw, then appended the rest."""
         n = len(fitted.X_train)
-        self.rebuild(X[:n], y[:n], fitted.draws, fitted.y_mean, fitted.y_std)
+        factor = self._factor_of(fitted)
+        self.rebuild(X[:n], y[:n], fitted.draws, fitted.y_mean, fitted.y_std, factor)
         self.update(X, y)
         self.gp.idata, self.gp.diagnostics = fitted.idata, fitted.diagnostics
         d = fitted.diagnostics
@@ -241,6 +245,21 @@ class FastComponent:
         self.refreshes = self.refreshes + 1 if d.proposal == "posterior" else 0
         if d.inference == "nuts" and d.converged:
             self.ess_per_draw = min(d.ess_bulk_min, d.ess_tail_min) / d.n_draws
+
+    def _factor_of(self, fitted: ComponentGP):
+        """``fitted``'s ``L⁻¹`` where its posterior's ``K`` is the one
+        :class:`IncrementalPosterior` would build (a kernel GP's own posterior of
+        the same draws, kernel, constant mean and jitter), else ``None``."""
+        post = fitted.posterior
+        same = (
+            isinstance(post, GPPosterior)
+            and post.draws is fitted.draws
+            and post.jitter == JITTER
+            and post.mean_var == self.gp.mean_var
+            and isinstance(post.kernel, str)
+            and post.kernel == self.gp.posterior_kernel
+        )
+        return post.L_inv if same else None
 
     @property
     def collapsed(self) -> bool:
