@@ -49,9 +49,7 @@ class IncrementalPosterior:
         the same ``K``): not computed again.
     """
 
-    def __init__(
-        self, kernel, X, y, draws: HyperDraws, Xc=None, mean_var: float = 0.0, L_inv=None
-    ):
+    def __init__(self, kernel, X, y, draws: HyperDraws, Xc=None, mean_var: float = 0.0, L_inv=None):
         self.kernel, self.draws = kernel, draws
         self.Xc = None if Xc is None else np.asarray(Xc, dtype=float)
         self.mean_var = float(mean_var)
