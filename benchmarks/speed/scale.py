@@ -1,7 +1,8 @@
 """How full Bayes, MAP and BoTorch's composite loop scale with the data brought in.
 
 Usage: python benchmarks/speed/scale.py [--T 100,300] [--J 3] [--inference nuts,map]
-       [--next 3] [--peer] [--rows] [--timeout 900] [--out docs/results/perf/scale.json]
+       [--next 3] [--peer] [--rows] [--held-mib 128] [--timeout 900]
+       [--out docs/results/perf/scale.json]
 
 The problem: a 4-D box, ``J`` smooth components ``f_j(x) = sin(w_j·x) + 0.3
 cos(2 w'_j·x)`` with noise sd 0.05, and ``g = -Σ_j F_j²`` (nonlinear, so the
@@ -14,7 +15,9 @@ memory (``ru_maxrss``) is its own. After the asks, the coverage of the 95%
 central intervals of every component's posterior (``opt.predict``) against the
 noise-free truth at 200 uniform inputs (an approximation that is fast but wrong
 shows here). ``--peer`` adds ``botorch-composite`` (MAP) when BoTorch is
-installed.
+installed. ``--held-mib``: the fast path's memory budget per GP for its draws'
+factors (``FastSettings.held_bytes``, default 128 MiB; 1024 keeps all 128
+draws at ``T = 1000``).
 
 Prints one line per configuration; ``--out`` writes them as JSON.
 """
@@ -53,10 +56,18 @@ def problem(J: int, seed: int = 0):
 
 
 def one(
-    T: int, J: int, inference: str, strategy: str | None, n_next: int, seed: int, rows=False
+    T: int,
+    J: int,
+    inference: str,
+    strategy: str | None,
+    n_next: int,
+    seed: int,
+    rows=False,
+    held_mib: int | None = None,
 ) -> dict:
     """Time one configuration in this process (module docstring); ``rows``: tell the
-    data one row at a time (as code before ``tell(X, Y)`` must)."""
+    data one row at a time (as code before ``tell(X, Y)`` must); ``held_mib``: the
+    fast path's ``held_bytes`` in MiB (default: its own)."""
     import resource
     import time
     import warnings
@@ -64,12 +75,16 @@ def one(
     import numpy as np
 
     import pp_decomp as ppd
+    from pp_decomp.loop import FastSettings
 
     warnings.simplefilter("ignore")  # a fit's diagnostics are in the results
     p = problem(J, seed)
     rng = np.random.default_rng(seed + 1)
     X = p.domain.sample(T, seed=rng)
-    opt = ppd.Optimizer(p, strategy, inference=inference, seed=seed)
+    kw = {}
+    if held_mib is not None and inference == "nuts":
+        kw["fast_settings"] = FastSettings(held_bytes=held_mib * 2**20)
+    opt = ppd.Optimizer(p, strategy, inference=inference, seed=seed, **kw)
     Y = p.evaluate(X, seed=rng)
     if rows:
         for x, y in zip(X, Y, strict=True):
@@ -102,6 +117,9 @@ def one(
         "next_ask_median_s": float(np.median(nxt)) if nxt else np.nan,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "coverage_95": coverage,
+        "kept_draws": {  # on the fast path: the draws each GP holds at the end
+            n: len(fc.post.logw) for n, fc in getattr(opt.updater, "components", {}).items()
+        },
     }
 
 
@@ -115,7 +133,9 @@ def line(r: dict) -> str:
     )
 
 
-def run(Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print, rows=False) -> list[dict]:
+def run(
+    Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print, rows=False, held_mib=None
+) -> list[dict]:
     """Every configuration in a subprocess of its own; the records, in order."""
     configs = [(T, J, inf, None) for J in Js for T in Ts for inf in inferences]
     if peer:
@@ -124,7 +144,7 @@ def run(Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print, rows=False
     for T, J, inf, strategy in configs:
         label = strategy or ("full Bayes" if inf == "nuts" else "MAP")
         here = os.path.dirname(os.path.abspath(__file__))
-        call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows})"
+        call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows}, {held_mib})"
         code = f"import json, sys; sys.path.insert(0, {here!r}); import scale; "
         code += f"print(json.dumps({call}))"
         try:
@@ -154,6 +174,7 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=float, default=900, help="seconds per configuration")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rows", action="store_true", help="tell the data one row at a time")
+    ap.add_argument("--held-mib", type=int, help="fast path's draw budget per GP, MiB")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     if a.peer:
@@ -163,7 +184,17 @@ def main(argv=None) -> None:
             print("BoTorch not installed (pip install 'pp-decomp[compare]'): peer skipped")
             a.peer = False
     ints = lambda s: [int(v) for v in s.split(",")]  # noqa: E731
-    res = run(ints(a.T), ints(a.J), a.inference.split(","), a.next, a.peer, a.timeout, a.seed)
+    res = run(
+        ints(a.T),
+        ints(a.J),
+        a.inference.split(","),
+        a.next,
+        a.peer,
+        a.timeout,
+        a.seed,
+        rows=a.rows,
+        held_mib=a.held_mib,
+    )
     if a.out:
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
         with open(a.out, "w") as fh:

@@ -22,6 +22,11 @@ def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
     assert lines[0].startswith("T=   12 J= 2 MAP") and "95% coverage" in lines[0]
 
 
+def test_the_scale_benchmark_holds_the_draws_its_memory_budget_allows():
+    r = scale.one(40, 2, "nuts", None, 0, seed=0, held_mib=1)
+    assert r["kept_draws"] == {"f0": 81, "f1": 81, "composed": 81}  # 2**20 / (8 * 40**2)
+
+
 def test_the_checkpoint_cost_benchmark_measures_both_writes():
     import checkpoint_cost
 
