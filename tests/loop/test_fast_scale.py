@@ -95,3 +95,26 @@ def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
     )
     np.testing.assert_array_equal(fresh.L_inv, fc.post.L_inv)
     np.testing.assert_array_equal(fresh.mean, fc.post.mean)
+
+
+def test_the_screen_thins_further_on_many_points(monkeypatch, rng):
+    """A screen reads every kept draw's ``(n, n)`` factor per evaluation: on many
+    points it uses fewer draws, within ``SCREEN_BYTES``, at least ``MIN_SCREEN``."""
+    from pp_decomp import ComponentGP, HyperDraws
+    from pp_decomp.components.posterior.incremental import IncrementalPosterior
+    from pp_decomp.loop.updaters import fast_view
+
+    class Comp:  # what FastGPView reads of a FastComponent
+        gp = ComponentGP("se", 2, name="f")
+
+    X = rng.uniform(size=(40, 2))
+    d = HyperDraws(ls=rng.uniform(0.2, 0.8, (32, 2)), eta=np.ones(32), sigma=np.full(32, 0.1))
+    Comp.gp.condition(X, np.sin(4 * X[:, 0]), d)
+    comp = Comp()
+    comp.post = IncrementalPosterior("se", Comp.gp.scale_X(X), np.sin(4 * X[:, 0]), d)
+    view = fast_view.FastGPView(comp, None, np.random.default_rng(0))
+    assert view.thinned(16).n_draws == 16  # 40 points: far within the budget
+    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8 * 40**2 * 6)
+    assert view.thinned(16).n_draws == 6 and view.thinned(4).n_draws == 4
+    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8)
+    assert view.thinned(16).n_draws == fast_view.MIN_SCREEN

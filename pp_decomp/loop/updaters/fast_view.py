@@ -22,6 +22,11 @@ from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.criticism import LooData
 from pp_decomp.rng import as_generator
 
+# a screen's factors read by one evaluation, per GP: 16 draws up to 512 points,
+# then fewer (8 at 724, 4 from 1000 on): reading the (n, n) factors is its cost
+SCREEN_BYTES = 2**25
+MIN_SCREEN = 4
+
 
 class FastPosterior(DrawPosterior):
     """The resampled draws ``draw_idx`` of an incremental posterior (standardised units).
@@ -77,11 +82,14 @@ class FastGPView:
         """This GP on ``k`` of the step's resampled draws, evenly spaced (a coarser
         systematic resample), mixed with equal weights; itself on a candidate set,
         whose moments are read, not computed, or when it has at most ``k`` draws.
+        On ``n`` observations ``k`` is at most ``SCREEN_BYTES / 8n²`` (the draws'
+        factors one evaluation reads), and at least :data:`MIN_SCREEN`.
 
         Every mixture moment costs ``O(S n²)`` per input on a box: screening 1024
         random inputs with all 128 draws was 60% of a flu step's acquisition time.
         """
-        S = self.n_draws
+        S, n = self.n_draws, len(self.comp.post.X)
+        k = min(k, max(MIN_SCREEN, SCREEN_BYTES // (8 * n * n)))
         if self._moments is not None or S <= k:
             return self
         view = copy.copy(self)
