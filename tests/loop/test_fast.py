@@ -337,19 +337,27 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     assert not fc.collapsed
 
 
-def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
-    from pp_decomp.loop.updaters.fast_view import FastGPView
+def _component(rng, S, n):
+    """What :class:`FastGPView` reads of a FastComponent: a GP and the incremental
+    posterior of ``S`` draws on ``n`` points."""
 
-    class Comp:  # what FastGPView reads of a FastComponent
+    class Comp:
         gp = ComponentGP("se", 2, name="f")
 
-    X = rng.uniform(size=(10, 2))
+    X = rng.uniform(size=(n, 2))
     draws = HyperDraws(
-        ls=rng.uniform(0.2, 0.8, (64, 2)), eta=rng.uniform(0.5, 1.5, 64), sigma=np.full(64, 0.1)
+        ls=rng.uniform(0.2, 0.8, (S, 2)), eta=rng.uniform(0.5, 1.5, S), sigma=np.full(S, 0.1)
     )
     Comp.gp.condition(X, np.sin(4 * X[:, 0]), draws)
     comp = Comp()
-    comp.post = IncrementalPosterior("se", Comp.gp.scale_X(X), rng.standard_normal(10), draws)
+    comp.post = IncrementalPosterior("se", Comp.gp.scale_X(X), rng.standard_normal(n), draws)
+    return comp
+
+
+def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
+    from pp_decomp.loop.updaters.fast_view import FastGPView
+
+    comp = _component(rng, S=64, n=10)
     comp.post.logw = rng.normal(size=64)  # unequal weights
     view = FastGPView(comp, None, np.random.default_rng(0))
     thin = view.thinned(16)
@@ -357,12 +365,25 @@ def test_mixture_moments_of_the_thinned_fast_view_are_its_draws_equal_mix(rng):
     kept = thin.posterior.draw_idx
     assert set(kept) <= set(view.posterior.draw_idx) and np.all(np.diff(kept) >= 0)
     Xs = rng.uniform(size=(7, 2))
-    mean_s, var_s = comp.post.at(Comp.gp.scale_X(Xs), kept)
+    mean_s, var_s = comp.post.at(comp.gp.scale_X(Xs), kept)
     m, v = thin.predict(Xs)
     mix_m = mean_s.mean(0)
     mix_v = (var_s + mean_s**2).mean(0) - mix_m**2
-    np.testing.assert_allclose(m, Comp.gp.y_mean + Comp.gp.y_std * mix_m, rtol=1e-10)
-    np.testing.assert_allclose(v, Comp.gp.y_std**2 * mix_v, rtol=1e-8)
+    np.testing.assert_allclose(m, comp.gp.y_mean + comp.gp.y_std * mix_m, rtol=1e-10)
+    np.testing.assert_allclose(v, comp.gp.y_std**2 * mix_v, rtol=1e-8)
+
+
+def test_the_screen_thins_further_on_many_points(monkeypatch, rng):
+    """A screen reads every kept draw's ``(n, n)`` factor per evaluation: on many
+    points it uses fewer draws, within ``SCREEN_BYTES``, at least ``MIN_SCREEN``."""
+    from pp_decomp.loop.updaters import fast_view
+
+    view = fast_view.FastGPView(_component(rng, S=32, n=40), None, np.random.default_rng(0))
+    assert view.thinned(16).n_draws == 16  # 40 points: far within the budget
+    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8 * 40**2 * 6)
+    assert view.thinned(16).n_draws == 6 and view.thinned(4).n_draws == 4
+    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8)
+    assert view.thinned(16).n_draws == fast_view.MIN_SCREEN
 
 
 def test_rescaled_moves_only_what_the_data_decide(rng):

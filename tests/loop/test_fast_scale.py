@@ -1,5 +1,5 @@
-"""The fast path on many points and with a GP of g: draws held within a memory
-budget, and the ``-min`` strategies' GP of g updated as the components are."""
+"""The fast path on many points: draws held within a memory budget, and a fit's
+factors taken over by the incremental posterior."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pp_decomp import Box, Optimizer, Problem
+from pp_decomp import Optimizer
 from pp_decomp.loop import FastSettings
 from pp_decomp.models import get_problem
 
@@ -39,37 +39,6 @@ def test_a_first_fit_on_data_brought_in_keeps_the_draws_its_budget_allows():
     assert all(fc.gp.diagnostics.proposal == "laplace" for fc in opt.updater.components.values())
 
 
-def _nonlinear():
-    return Problem(
-        Box([0, 0], [1, 1]),
-        lambda X: np.c_[np.sin(3 * X[:, 0]), (X[:, 1] - 0.3) ** 2],
-        2,
-        g=lambda F: F[..., 0] * np.exp(-F[..., 1]),
-        noise_sd=0.01,
-        name="two-outputs",
-    )
-
-
-def test_a_min_strategy_updates_its_gp_of_g_on_the_fast_path_and_resumes_exactly(tmp_path):
-    fs = FastSettings(draws=100, tune=150, chains=2, max_age=3, kept_draws=32, prior_draws=4096)
-    kw = dict(inference="nuts", seed=3, n_init=3, mc_samples=64, fast_settings=fs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tiny NUTS settings: diagnostics may complain
-        full = Optimizer(_nonlinear(), "d-gpucb-mc-min", **kw)
-        ds = full.run(8)
-        path = tmp_path / "min.nc"
-        part = Optimizer(_nonlinear(), "d-gpucb-mc-min", checkpoint=path, **kw)
-        part.run(6)
-        part.close()
-        resumed = Optimizer.resume(path, _nonlinear()).run(8)
-    assert full.settings.inference.fast
-    assert sorted(full.updater.components) == ["composed", "f0", "f1"]
-    steps = ds["phase"].values == "acquisition"
-    assert np.isfinite(ds["acq_value"].values[steps]).all()
-    assert (ds["refit"].values[steps].sum(0) >= 1).all()  # max_age=3: every GP refit
-    np.testing.assert_array_equal(resumed["x"].values, ds["x"].values)
-
-
 def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
     """The incremental posterior built on a fit's draws takes the fit's own ``L⁻¹``
     (the same ``K``): the same numbers, one factorisation fewer."""
@@ -95,26 +64,3 @@ def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
     )
     np.testing.assert_array_equal(fresh.L_inv, fc.post.L_inv)
     np.testing.assert_array_equal(fresh.mean, fc.post.mean)
-
-
-def test_the_screen_thins_further_on_many_points(monkeypatch, rng):
-    """A screen reads every kept draw's ``(n, n)`` factor per evaluation: on many
-    points it uses fewer draws, within ``SCREEN_BYTES``, at least ``MIN_SCREEN``."""
-    from pp_decomp import ComponentGP, HyperDraws
-    from pp_decomp.components.posterior.incremental import IncrementalPosterior
-    from pp_decomp.loop.updaters import fast_view
-
-    class Comp:  # what FastGPView reads of a FastComponent
-        gp = ComponentGP("se", 2, name="f")
-
-    X = rng.uniform(size=(40, 2))
-    d = HyperDraws(ls=rng.uniform(0.2, 0.8, (32, 2)), eta=np.ones(32), sigma=np.full(32, 0.1))
-    Comp.gp.condition(X, np.sin(4 * X[:, 0]), d)
-    comp = Comp()
-    comp.post = IncrementalPosterior("se", Comp.gp.scale_X(X), np.sin(4 * X[:, 0]), d)
-    view = fast_view.FastGPView(comp, None, np.random.default_rng(0))
-    assert view.thinned(16).n_draws == 16  # 40 points: far within the budget
-    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8 * 40**2 * 6)
-    assert view.thinned(16).n_draws == 6 and view.thinned(4).n_draws == 4
-    monkeypatch.setattr(fast_view, "SCREEN_BYTES", 8)
-    assert view.thinned(16).n_draws == fast_view.MIN_SCREEN

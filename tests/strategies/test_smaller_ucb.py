@@ -1,9 +1,12 @@
 """The decomposed bounds capped by GP-UCB's on one GP of g (``d-gpucb-*-min``)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 from pp_decomp import Box, Optimizer, Problem
+from pp_decomp.loop import FastSettings
 from pp_decomp.strategies import unsupported
 
 
@@ -39,6 +42,26 @@ def test_a_min_strategy_is_refused_where_its_gp_of_g_cannot_be_built():
         Optimizer(_problem(), "d-gpucb-mc-min", seed=0, correlated=True)
     why = unsupported("d-gpucb-box-min", _problem(), inference="fixed", known_kernels=None)
     assert why is not None and "known" in why
+
+
+def test_a_min_strategy_updates_its_gp_of_g_on_the_fast_path_and_resumes_exactly(tmp_path):
+    fs = FastSettings(draws=100, tune=150, chains=2, max_age=3, kept_draws=32, prior_draws=4096)
+    kw = dict(inference="nuts", seed=3, n_init=3, mc_samples=64, fast_settings=fs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny NUTS settings: diagnostics may complain
+        full = Optimizer(_problem(), "d-gpucb-mc-min", **kw)
+        ds = full.run(8)
+        path = tmp_path / "min.nc"
+        part = Optimizer(_problem(), "d-gpucb-mc-min", checkpoint=path, **kw)
+        part.run(6)
+        part.close()
+        resumed = Optimizer.resume(path, _problem()).run(8)
+    assert full.settings.inference.fast
+    assert sorted(full.updater.components) == ["composed", "f0", "f1"]
+    steps = ds["phase"].values == "acquisition"
+    assert np.isfinite(ds["acq_value"].values[steps]).all()
+    assert (ds["refit"].values[steps].sum(0) >= 1).all()  # max_age=3: every GP refit
+    np.testing.assert_array_equal(resumed["x"].values, ds["x"].values)
 
 
 def test_a_resumed_min_run_makes_the_choices_of_an_uninterrupted_one(tmp_path):

@@ -216,6 +216,15 @@ class IncrementalPosterior:
         return mean, self._k(Xs, Xs, d) - V.transpose(0, 2, 1) @ V
 
 
+def factors_within(budget: int, n: int) -> int:
+    """How many draws' ``(n, n)`` float64 factors fit in ``budget`` bytes: ``⌊budget / 8n²⌋``.
+
+    >>> factors_within(2**27, 1000)
+    16
+    """
+    return budget // (8 * max(n, 1) ** 2)
+
+
 def normalised(logw: np.ndarray) -> np.ndarray:
     """Importance weights from their logarithms, summing to one: (S,)."""
     w = np.exp(logw - logw.max())

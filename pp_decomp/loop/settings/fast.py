@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pp_decomp.components.posterior.incremental import factors_within
 from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.validate import check_positive_int
 
@@ -129,7 +130,7 @@ class FastSettings:
     def kept_at(self, n: int) -> int:
         """Draws a fit on ``n`` observations keeps: ``kept_draws``, fewer where their
         factors would pass ``held_bytes``, never fewer than :data:`MIN_KEPT`."""
-        within = self.held_bytes // (8 * max(n, 1) ** 2)
+        within = factors_within(self.held_bytes, n)
         return int(min(self.kept_draws, max(MIN_KEPT, within)))
 
     def lag_at(self, n: int) -> int:

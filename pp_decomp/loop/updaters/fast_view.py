@@ -18,7 +18,7 @@ import copy
 import numpy as np
 
 from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
-from pp_decomp.components.posterior.incremental import IncrementalPosterior
+from pp_decomp.components.posterior.incremental import IncrementalPosterior, factors_within
 from pp_decomp.criticism import LooData
 from pp_decomp.rng import as_generator
 
@@ -89,7 +89,7 @@ class FastGPView:
         random inputs with all 128 draws was 60% of a flu step's acquisition time.
         """
         S, n = self.n_draws, len(self.comp.post.X)
-        k = min(k, max(MIN_SCREEN, SCREEN_BYTES // (8 * n * n)))
+        k = min(k, max(MIN_SCREEN, factors_within(SCREEN_BYTES, n)))
         if self._moments is not None or S <= k:
             return self
         view = copy.copy(self)
