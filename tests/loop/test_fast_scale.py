@@ -64,3 +64,7 @@ def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
     )
     np.testing.assert_array_equal(fresh.L_inv, fc.post.L_inv)
     np.testing.assert_array_equal(fresh.mean, fc.post.mean)
+    with pytest.raises(ValueError, match=r"L_inv must have shape \(128, 40, 40\); got \(40, 40\)"):
+        incremental.IncrementalPosterior(
+            fc.gp.posterior_kernel, Xs, ys, fc.gp.draws, L_inv=fresh.L_inv[0]
+        )

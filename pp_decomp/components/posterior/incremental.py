@@ -56,6 +56,8 @@ class IncrementalPosterior:
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         S, n = draws.n_draws, len(self.X)
+        if L_inv is not None and np.shape(L_inv) != (S, n, n):
+            raise ValueError(f"L_inv must have shape {(S, n, n)}; got {np.shape(L_inv)}")
         if L_inv is None:
             K = self._k(self.X, self.X)
             idx = np.arange(n)
