@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pp_decomp import ComponentGP
+from pp_decomp.components.inference.compiled import map_searches
 from pp_decomp.components.inference.map_objective import GPMapObjective
 from pp_decomp.components.model.density import constants, log_density
 from pp_decomp.components.model.priors import Priors
@@ -97,3 +99,22 @@ def test_bounds_follow_the_kernel():
     X, y = _data(d=3)
     assert len(GPMapObjective("se", X, y, Priors(), 1.0).bounds()) == 5
     assert len(GPMapObjective("rq", X, y, Priors(), 1.0).bounds()) == 6
+
+
+def test_map_fits_searched_at_once_are_the_fits_one_after_another():
+    """``prepare_map`` draws the starts in order, so searching every start of
+    several GPs on two threads (``map_searches``) fits exactly what ``fit`` does
+    one GP after another."""
+    X, y = _data(n=15)
+    gps = lambda: [ComponentGP("matern32", 2, name="a"), ComponentGP("rq", 2, name="b")]  # noqa: E731
+    rng = np.random.default_rng(5)
+    one_by_one = [gp.fit(X, y + i, seed=rng) for i, gp in enumerate(gps())]
+    rng, at_once = np.random.default_rng(5), gps()
+    searches = [gp.prepare_map(X, y + i, seed=rng) for i, gp in enumerate(at_once)]
+    assert all(len(s.starts) == 3 for s in searches)
+    for gp, search, best in zip(at_once, searches, map_searches(searches, workers=2), strict=True):
+        gp.adopt_map(search, best, 0.0)
+    for a, b in zip(one_by_one, at_once, strict=True):
+        for name in a.hyper_names():
+            np.testing.assert_array_equal(getattr(a.draws, name), getattr(b.draws, name))
+        np.testing.assert_array_equal(a.predict(X[:3])[1], b.predict(X[:3])[1])

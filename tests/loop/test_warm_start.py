@@ -23,14 +23,14 @@ def small_synthetic():
 def searches(monkeypatch):
     """Every MAP search of the run: its starts, and the mode it found."""
     calls = []
-    real = compiled.map_search
+    real = compiled.MapSearch.best
 
-    def recorded(f, starts, bounds, name):
-        best = real(f, starts, bounds, name)
-        calls.append((name, [np.array(z) for z in starts], best.x.copy()))
+    def recorded(self, results=None):
+        best = real(self, results)
+        calls.append((self.name, [np.array(z) for z in self.starts], best.x.copy()))
         return best
 
-    monkeypatch.setattr("pp_decomp.components.model.base.map_search", recorded)
+    monkeypatch.setattr(compiled.MapSearch, "best", recorded)
     return calls
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from pp_decomp._quiet import quiet_third_party
-from pp_decomp.components.inference.compiled import map_search
+from pp_decomp.components.inference.compiled import MapSearch
 from pp_decomp.components.inference.nuts import (
     REWEIGHTED,
     NutsSettings,
@@ -137,22 +137,46 @@ class MarginalGP:
         """
         check_choice(inference, "inference", INFERENCE)
         nuts = _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix)
-        check_positive_int(restarts, "restarts")
-        Xs, ys = self._set_data(X, y)
-        rng = as_generator(seed)
         start = time.perf_counter()
         if inference == "map":
-            hyper, info = self._fit_map(Xs, ys, restarts, rng, init)
-            self.idata = None
-            self._map_result = (hyper, info)  # its posterior tree is built when asked for
-            self.diagnostics = FitDiagnostics("map", 1, seconds=time.perf_counter() - start)
-        else:
-            self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
-            group = REWEIGHTED if self.diagnostics.reweighted else "posterior"
-            post = self.idata[group].to_dataset()
-            hyper = self.draws_type.from_posterior(post, self.hyper_names())
-            if warn:
-                warn_if_bad(self.diagnostics, self.name)
+            search = self.prepare_map(X, y, restarts=restarts, seed=seed, init=init)
+            return self.adopt_map(search, search.best(), time.perf_counter() - start)
+        check_positive_int(restarts, "restarts")
+        Xs, ys = self._set_data(X, y)
+        self.idata, self.diagnostics = fit_until_converged(
+            self, Xs, ys, nuts, as_generator(seed), init
+        )
+        group = REWEIGHTED if self.diagnostics.reweighted else "posterior"
+        post = self.idata[group].to_dataset()
+        hyper = self.draws_type.from_posterior(post, self.hyper_names())
+        if warn:
+            warn_if_bad(self.diagnostics, self.name)
+        return self._adopt(Xs, ys, hyper)
+
+    def prepare_map(
+        self, X, y, *, restarts: int = 3, seed: SeedLike = None, init: Draws | None = None
+    ) -> MapSearch:
+        """A MAP fit up to its search: the data set and the starts drawn from ``seed``
+        (``fit(X, y, "map", ...)`` is this, the search's
+        :meth:`~pp_decomp.components.inference.compiled.MapSearch.best`, then
+        :meth:`adopt_map`). Several models' searches may then run at once, on the
+        same starts (:func:`~pp_decomp.components.inference.compiled.map_searches`).
+        """
+        check_positive_int(restarts, "restarts")
+        Xs, ys = self._set_data(X, y)
+        f, starts, bounds, to_draws = self._map_problem(Xs, ys, restarts, as_generator(seed), init)
+        return MapSearch(f, starts, bounds, f"{self.label} {self.name!r}", to_draws, (Xs, ys))
+
+    def adopt_map(self, search: MapSearch, best, seconds: float):
+        """Condition on the mode ``best`` (scipy's result) of ``search``, this model's
+        :meth:`prepare_map`, which took ``seconds``: the model fitted by MAP."""
+        info = {"logp": -float(best.fun), "converged": bool(best.success)}
+        self.idata = None
+        self._map_result = (search.to_draws(best.x), info)  # its tree is built when asked for
+        self.diagnostics = FitDiagnostics("map", 1, seconds=seconds)
+        return self._adopt(*search.data, self._map_result[0])
+
+    def _adopt(self, Xs, ys, hyper: Draws):
         self.draws = self._completed(hyper.thin(self.max_draws))
         self._posterior = self._make_posterior(Xs, ys, self.draws)
         return self
@@ -186,11 +210,6 @@ class MarginalGP:
     def _unconstrained(self, init: Draws, cm) -> np.ndarray:
         """``init``'s draws in the unconstrained (log) space, one flat row per draw: (S, k)."""
         return cm.flatten_rows({f"{n}_log__": np.log(getattr(init, n)) for n in self.hyper_names()})
-
-    def _fit_map(self, Xs, ys, restarts, rng, init):
-        f, starts, bounds, to_draws = self._map_problem(Xs, ys, restarts, rng, init)
-        best = map_search(f, starts, bounds, f"{self.label} {self.name!r}")
-        return to_draws(best.x), {"logp": -float(best.fun), "converged": bool(best.success)}
 
     def _sample(self, Xs, ys, s: NutsSettings, seed: int, starts=None):
         """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``.
