@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import time
 import warnings
 
@@ -47,7 +48,9 @@ CASES = {"synthetic": "d-gpucb", "flu": "d-gpucb"}
 
 
 def machine_info() -> dict:
-    """Platform, CPU count, BLAS thread settings and package versions."""
+    """Platform, CPU count, BLAS thread settings, package versions, and the code
+    timed: where pp_decomp was imported from and that checkout's commit (``None``
+    outside a git checkout), so a before/after pair shows which code each ran."""
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
@@ -55,7 +58,21 @@ def machine_info() -> dict:
         "python": platform.python_version(),
         "blas_threads": {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")},
         "versions": package_versions(),
+        "code": code_info(),
     }
+
+
+def code_info() -> dict:
+    """``{"path": pp_decomp's folder, "commit": its checkout's HEAD or None}``."""
+    here = os.path.dirname(os.path.abspath(__file__))  # pp_decomp/
+    try:
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        commit = out.stdout.strip() if out.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        commit = None
+    return {"path": here, "commit": commit}
 
 
 def refit_convergence(ds) -> dict:

@@ -117,6 +117,7 @@ def one(
         "next_ask_median_s": float(np.median(nxt)) if nxt else np.nan,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "coverage_95": coverage,
+        "code": ppd.__file__,  # which checkout ran (a before/after pair shows it)
         "kept_draws": {  # on the fast path: the draws each GP holds at the end
             n: len(fc.post.logw) for n, fc in getattr(opt.updater, "components", {}).items()
         },
@@ -148,8 +149,14 @@ def run(
         code = f"import json, sys; sys.path.insert(0, {here!r}); import scale; "
         code += f"print(json.dumps({call}))"
         try:
+            # from this folder: ``-c`` puts the working directory first on sys.path,
+            # where a checkout's own pp_decomp would shadow PYTHONPATH's
             proc = subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=here,
             )
             if proc.returncode:
                 raise RuntimeError(proc.stderr.strip().splitlines()[-1])

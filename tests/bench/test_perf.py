@@ -60,3 +60,16 @@ def test_an_unknown_case_is_refused_before_any_run():
 
     with pytest.raises(ValueError, match=r"cases must be one of .*got 'fluu'"):
         run_perf(cases=("fluu",))
+
+
+def test_the_machine_record_names_the_code_timed():
+    import os
+    import subprocess
+
+    import pp_decomp
+    from pp_decomp.perf import machine_info
+
+    code = machine_info()["code"]
+    assert code["path"] == os.path.dirname(os.path.abspath(pp_decomp.__file__))
+    head = subprocess.run(["git", "-C", code["path"], "rev-parse", "HEAD"], capture_output=True)
+    assert code["commit"] == (head.stdout.decode().strip() if head.returncode == 0 else None)

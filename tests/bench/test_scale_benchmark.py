@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+import pp_decomp
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "speed"))
 
 import scale  # noqa: E402
@@ -20,6 +22,7 @@ def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
     assert 0 < r["first_ask_s"] and 0 < r["peak_gb"] < 24
     assert 0.0 <= r["coverage_95"] <= 1.0 and np.isfinite(r["coverage_95"])
     assert lines[0].startswith("T=   12 J= 2 MAP") and "95% coverage" in lines[0]
+    assert r["code"] == pp_decomp.__file__  # the parent's code, whatever the working directory
 
 
 def test_the_scale_benchmark_holds_the_draws_its_memory_budget_allows():
