@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from scipy import optimize
 
+from pp_decomp.lockstep import in_lockstep
 from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.space import Box, CandidateSet
 from pp_decomp.validate import check_choice, check_positive_int
@@ -111,9 +113,11 @@ def maximize_box(
     """Maximise ``acq`` over a box with optional linear constraints ``A x <= b``.
 
     ``"lbfgs"``: score ``n_raw`` scrambled-Sobol feasible points, start local
-    searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
-    them; forward-difference gradients from one batched call,
-    :func:`value_and_fd_gradient`) and keep the best feasible result.
+    searches from the best ``n_starts`` (L-BFGS-B without constraints, run in
+    lockstep so that one call of ``acq`` serves every search's step,
+    :func:`~pp_decomp.lockstep.in_lockstep`; SLSQP with them; forward-difference
+    gradients from one batched call, :func:`value_and_fd_gradient`) and keep the
+    best feasible result.
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
@@ -142,8 +146,7 @@ def maximize_box(
             best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
     ends = [best_x]
-    for x0 in starts:
-        x, v = _local_search(screen, box, x0, maxiter)
+    for x, v in _local_searches(screen, box, starts, maxiter):
         if v > -np.inf:  # feasible
             ends.append(x)
         if v > best_v:
@@ -199,6 +202,17 @@ def value_and_fd_gradient(f: Callable, u: np.ndarray) -> tuple[float, np.ndarray
     with np.errstate(invalid="ignore"):  # inf - inf at an excluded input: no slope
         grad = (values[1:] - values[0]) / h
     return float(values[0]), np.where(np.isfinite(grad), grad, 0.0)
+
+
+def _local_searches(acq: Callable, box: Box, starts, maxiter: int) -> list:
+    """:func:`_local_search` from each of ``starts``: L-BFGS-B searches
+    :func:`~pp_decomp.lockstep.in_lockstep` (one call of ``acq`` a round serves them
+    all); SLSQP's, under linear constraints, one after another."""
+    if box.A is not None:  # scipy's SLSQP before 1.16 keeps its state between calls
+        return [_local_search(acq, box, x0, maxiter) for x0 in starts]
+    return in_lockstep(
+        acq, [partial(_local_search, box=box, x0=x0, maxiter=maxiter) for x0 in starts]
+    )
 
 
 def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray, float]:
