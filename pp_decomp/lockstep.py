@@ -42,10 +42,13 @@ class _Rounds:
         self.requests: dict[int, np.ndarray] = {}
         self.answers: dict[int, object] = {}
         self.running = set(range(n))
+        self.stopped: BaseException | None = None
 
     def ask(self, i: int, X) -> np.ndarray:
         """Search ``i``'s call of ``f`` on ``X (m, d)``: waits for its round."""
         with self.cond:
+            if self.stopped is not None:
+                raise self.stopped
             self.requests[i] = np.asarray(X, dtype=float)
             self.cond.notify_all()
             self.cond.wait_for(lambda: i in self.answers)
@@ -57,6 +60,14 @@ class _Rounds:
     def done(self, i: int) -> None:
         with self.cond:
             self.running.discard(i)
+            self.cond.notify_all()
+
+    def stop(self, err: BaseException) -> None:
+        """End every search with ``err`` (the caller's thread was interrupted)."""
+        with self.cond:
+            self.stopped = err
+            self.answers.update({i: err for i in self.requests})
+            self.requests.clear()
             self.cond.notify_all()
 
     def serve(self) -> None:
@@ -106,9 +117,14 @@ def in_lockstep(f: Callable, searches: list[Callable]) -> list:
     ]
     for t in threads:
         t.start()
-    rounds.serve()
-    for t in threads:
-        t.join()
+    try:
+        rounds.serve()
+    except BaseException as err:  # e.g. KeyboardInterrupt: no search is left waiting
+        rounds.stop(err)
+        raise
+    finally:
+        for t in threads:
+            t.join()
     for r in results:
         if isinstance(r, BaseException):
             raise r

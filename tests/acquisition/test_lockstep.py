@@ -55,3 +55,17 @@ def test_an_error_of_the_function_or_of_a_search_reaches_the_caller_and_no_threa
         in_lockstep(lambda U: U.sum(1), [search(i) for i in range(3)])
     assert in_lockstep(lambda U: U.sum(1), [search(0), search(2)]) == [[2.0] * 3] * 2
     assert threading.active_count() == before
+
+
+def test_an_interruption_of_the_serving_thread_ends_every_search(monkeypatch):
+    import pp_decomp.lockstep as lockstep
+
+    def interrupted(self):
+        with self.cond:
+            self.cond.wait_for(lambda: set(self.requests) == self.running)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lockstep._Rounds, "serve", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        in_lockstep(lambda U: U.sum(1), [lambda g: g(np.zeros((1, 2))) for _ in range(3)])
+    assert not [t for t in threading.enumerate() if t.name.startswith("pp_decomp-search")]
