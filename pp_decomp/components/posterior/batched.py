@@ -16,12 +16,14 @@ Over the S draws the posterior of ``f(x)`` is a Gaussian mixture with
 :class:`GPPosterior`, the entire GP, the additive GP) the same mixture moments
 and the same sampling. Factorisations are done once at construction;
 predictions are chunked over new points so that the ``(S, m, n)``
-cross-covariance stays within ``max_bytes``. No Python loop runs over draws or points.
+cross-covariance stays within ``max_bytes``. No Python loop runs over points; one
+runs over draws only to invert each factor (:func:`cholesky_inverse`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import kernel_matrix
@@ -116,10 +118,22 @@ def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray):
 
 
 def cholesky_inverse(K: np.ndarray) -> np.ndarray:
-    """``L⁻¹`` where ``K = L Lᵀ``, batched over leading axes: (..., n, n)."""
-    L = np.linalg.cholesky(K)
-    eye = np.broadcast_to(np.eye(K.shape[-1]), K.shape)
-    return np.linalg.solve(L, eye)
+    """``L⁻¹`` where ``K = L Lᵀ``, batched over leading axes: (..., n, n).
+
+    The triangular inverse of each factor in place (LAPACK's ``dtrtri``, ``n³/3``
+    flops), not a general solve against the identity (an LU factorisation of
+    ``L`` first: about eight times the flops). Raises
+    ``numpy.linalg.LinAlgError`` when a ``K`` is not positive definite.
+    """
+    L = np.ascontiguousarray(np.linalg.cholesky(K), dtype=float)
+    n = L.shape[-1]
+    for factor in L.reshape(int(np.prod(L.shape[:-2])), n, n) if n else ():
+        # factor.T is Fortran-ordered upper triangular Lᵀ: inverted where it lies,
+        # (Lᵀ)⁻¹ = (L⁻¹)ᵀ, so factor then holds L⁻¹
+        _, info = lapack.dtrtri(factor.T, lower=0, overwrite_c=1)
+        if info:
+            raise np.linalg.LinAlgError(f"a Cholesky factor is singular (dtrtri info {info})")
+    return L
 
 
 def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
