@@ -52,6 +52,21 @@ class LooData(NamedTuple):
     y: np.ndarray
 
 
+def marginal_loo_data(gp) -> LooData | None:
+    """A fitted marginal GP's :class:`LooData`: its posterior's factors and
+    standardised data, equal weights, the Jacobian of its standardisation (and of
+    its log transform, where it has one); ``None`` before a fit or where the
+    posterior keeps no factors."""
+    post = gp._posterior
+    L_inv = getattr(post, "L_inv", None)
+    if L_inv is None:
+        return None
+    jacobian = -np.log(gp.y_std)  # ỹ = (t(y) - ȳ) / s_y
+    if getattr(gp, "transform", None) == "log":
+        jacobian = jacobian - gp.y_train  # t(y) = log y: dt/dy = 1/y
+    return LooData(L_inv, post.y, None, jacobian, gp.y_mean + gp.y_std * post.y)
+
+
 @dataclass(frozen=True)
 class Criticism:
     """How well a GP predicts each of its own observations left out.

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
@@ -161,6 +162,19 @@ class StartAtDraws:
     def __call__(self, seed) -> np.ndarray:
         pick = np.random.default_rng(seed).integers(len(self.points))
         return self.points[pick].copy()
+
+
+def run_nutpie(model, s: NutsSettings, seed: int, starts=None):
+    """One quiet nutpie run of ``model`` (a nutpie model with its data) under
+    settings ``s``; each chain starts at one of ``starts (S, k)`` (unconstrained,
+    picked by its seed: :class:`StartAtDraws`), else at the model's own start."""
+    import nutpie
+
+    initial_point = None if starts is None else StartAtDraws(starts)
+    with quiet_third_party():
+        return nutpie.sample(
+            model.build(initial_point, chain_draws=s.tune + s.draws), **sample_kwargs(s, seed)
+        )
 
 
 REWEIGHTED = "reweighted_posterior"  # the tree's group of a reweighted fit's draws

@@ -15,21 +15,19 @@ import time
 
 import numpy as np
 
-from pp_decomp._quiet import quiet_third_party
 from pp_decomp.components.inference.compiled import MapSearch
 from pp_decomp.components.inference.nuts import (
     REWEIGHTED,
     NutsSettings,
-    StartAtDraws,
     fit_until_converged,
     reweighted_summary,
-    sample_kwargs,
+    run_nutpie,
 )
 from pp_decomp.components.model.priors import as_priors
 from pp_decomp.components.model.scaling import to_model_scale, unit_scale
 from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.draws import Draws
-from pp_decomp.criticism import LooData
+from pp_decomp.criticism import marginal_loo_data
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.posterior_tree import from_draws
 from pp_decomp.rng import SeedLike, as_generator
@@ -143,9 +141,8 @@ class MarginalGP:
             return self.adopt_map(search, search.best(), time.perf_counter() - start)
         check_positive_int(restarts, "restarts")
         Xs, ys = self._set_data(X, y)
-        self.idata, self.diagnostics = fit_until_converged(
-            self, Xs, ys, nuts, as_generator(seed), init
-        )
+        rng = as_generator(seed)
+        self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
         group = REWEIGHTED if self.diagnostics.reweighted else "posterior"
         post = self.idata[group].to_dataset()
         hyper = self.draws_type.from_posterior(post, self.hyper_names())
@@ -156,23 +153,19 @@ class MarginalGP:
     def prepare_map(
         self, X, y, *, restarts: int = 3, seed: SeedLike = None, init: Draws | None = None
     ) -> MapSearch:
-        """A MAP fit up to its search: the data set and the starts drawn from ``seed``
-        (``fit(X, y, "map", ...)`` is this, the search's
-        :meth:`~pp_decomp.components.inference.compiled.MapSearch.best`, then
-        :meth:`adopt_map`). Several models' searches may then run at once, on the
-        same starts (:func:`~pp_decomp.components.inference.compiled.map_searches`).
-        """
+        """A MAP fit up to its search, the starts drawn from ``seed``: ``fit(X, y,
+        "map")`` is this, ``MapSearch.best`` and :meth:`adopt_map`; several models'
+        searches may run at once (:func:`~pp_decomp.components.inference.compiled.map_searches`)."""
         check_positive_int(restarts, "restarts")
         Xs, ys = self._set_data(X, y)
         f, starts, bounds, to_draws = self._map_problem(Xs, ys, restarts, as_generator(seed), init)
         return MapSearch(f, starts, bounds, f"{self.label} {self.name!r}", to_draws, (Xs, ys))
 
     def adopt_map(self, search: MapSearch, best, seconds: float):
-        """Condition on the mode ``best`` (scipy's result) of ``search``, this model's
-        :meth:`prepare_map`, which took ``seconds``: the model fitted by MAP."""
+        """The model fitted at ``best``, scipy's result of ``search`` (its
+        :meth:`prepare_map`), which took ``seconds``."""
         info = {"logp": -float(best.fun), "converged": bool(best.success)}
-        self.idata = None
-        self._map_result = (search.to_draws(best.x), info)  # its tree is built when asked for
+        self.idata, self._map_result = None, (search.to_draws(best.x), info)  # tree when asked
         self.diagnostics = FitDiagnostics("map", 1, seconds=seconds)
         return self._adopt(*search.data, self._map_result[0])
 
@@ -212,20 +205,10 @@ class MarginalGP:
         return cm.flatten_rows({f"{n}_log__": np.log(getattr(init, n)) for n in self.hyper_names()})
 
     def _sample(self, Xs, ys, s: NutsSettings, seed: int, starts=None):
-        """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``.
-
-        ``starts`` (S, k): unconstrained points; each chain starts at one of them,
-        picked by its seed (else at the model's own: the prior's centre, jittered).
-        """
-        import nutpie
-
-        cm = self._compiled()
-        model = cm.nutpie_model.with_data(**self._nutpie_data(Xs, ys))
-        initial_point = None if starts is None else StartAtDraws(starts)
-        with quiet_third_party():
-            return nutpie.sample(
-                model.build(initial_point, chain_draws=s.tune + s.draws), **sample_kwargs(s, seed)
-            )
+        """One nutpie run of the structure's shared compiled model on ``(Xs, ys)``
+        (:func:`~pp_decomp.components.inference.nuts.run_nutpie`)."""
+        model = self._compiled().nutpie_model.with_data(**self._nutpie_data(Xs, ys))
+        return run_nutpie(model, s, seed, starts)
 
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys}
@@ -244,18 +227,9 @@ class MarginalGP:
         return self._posterior
 
     def loo_data(self):
-        """The training data's factors as the posterior models them
-        (:class:`~pp_decomp.criticism.LooData`, equal weights), for
-        :func:`~pp_decomp.criticism.criticise`; ``None`` before a fit or where the
-        posterior keeps no factors."""
-        L_inv = getattr(self._posterior, "L_inv", None)
-        if L_inv is None:
-            return None
-        r = self._posterior.y
-        jacobian = -np.log(self.y_std)  # ỹ = (t(y) - ȳ) / s_y
-        if getattr(self, "transform", None) == "log":
-            jacobian = jacobian - self.y_train  # t(y) = log y: dt/dy = 1/y
-        return LooData(L_inv, r, None, jacobian, self.y_mean + self.y_std * r)
+        """The training data's factors for :func:`~pp_decomp.criticism.criticise`
+        (:func:`~pp_decomp.criticism.marginal_loo_data`), or ``None``."""
+        return marginal_loo_data(self)
 
     def _Xnew(self, Xnew):
         return self.scale_X(check_X(Xnew, "Xnew", input_dim=self.input_dim))
