@@ -208,7 +208,7 @@ def _local_searches(acq: Callable, box: Box, starts, maxiter: int) -> list:
     """:func:`_local_search` from each of ``starts``: L-BFGS-B searches
     :func:`~pp_decomp.lockstep.in_lockstep` (one call of ``acq`` a round serves them
     all); SLSQP's, under linear constraints, one after another."""
-    if box.A is not None:  # scipy's SLSQP before 1.16 keeps its state between calls
+    if box.A is not None:  # SLSQP's thread safety before scipy 1.16 is not established
         return [_local_search(acq, box, x0, maxiter) for x0 in starts]
     return in_lockstep(
         acq, [partial(_local_search, box=box, x0=x0, maxiter=maxiter) for x0 in starts]
