@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from pp_decomp import ComponentGP
-from pp_decomp.components.inference.refresh import DF, draws_proposal, refresh_fit
+from pp_decomp.components.inference.refresh import DF, _weighed, draws_proposal, refresh_fit
 
 
 def _data(n, seed=0, d=1):
@@ -82,3 +82,28 @@ def test_it_is_the_posterior_nuts_samples():
         # Monte Carlo error: about 0.05 sd for an ESS of ~400 on either side
         assert abs(a.mean() - b.mean()) < 0.15 * b.std(), (name, a.mean(), b.mean(), b.std())
         assert 0.8 < a.std() / b.std() < 1.25, name
+
+
+def test_growing_weighs_the_fewest_draws_that_pass_and_all_where_none_do():
+    rng = np.random.default_rng(0)
+    Zq = rng.standard_normal((1024, 2))
+    log_q = -0.5 * (Zq**2).sum(1)
+    rows = []
+
+    def target(scale):
+        def log_p(Z, Xs, ys):
+            rows.append(len(Z))
+            return -0.5 * (Z**2).sum(1) / scale**2
+
+        return log_p
+
+    logw, ess_, k = _weighed(target(1.0), Zq, log_q, None, None, (512, 128))
+    assert rows == [512] and len(logw) == 512 and ess_ == pytest.approx(512)  # q is p
+    rows.clear()
+    logw, ess_, k = _weighed(target(1.3), Zq, log_q, None, None, (300, 128))
+    assert rows[0] == 300 and set(rows[1:]) <= {128} and 400 <= ess_ and len(logw) < 1024
+    rows.clear()
+    logw, ess_, k = _weighed(target(0.05), Zq, log_q, None, None, (512, 128))
+    assert sum(rows) == 1024 and len(logw) == 1024 and ess_ < 400  # weighed all, failing
+    full = _weighed(target(0.05), Zq, log_q, None, None, None)
+    np.testing.assert_array_equal(full[0], logw)

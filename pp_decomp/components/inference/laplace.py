@@ -9,7 +9,9 @@ posterior in the sampler's unconstrained space and its curvature
 ``Σ = (−∇² log p(ẑ | y))⁻¹``, is a good proposal: ``S`` draws of ``N(ẑ, Σ)`` are
 given to the refresh's proposal (:func:`~pp_decomp.components.inference.refresh.refresh_fit`:
 a Student-t kernel density around them mixed with one wider t), whose
-``M`` draws are weighted by the exact posterior and resampled.
+draws are weighted by the exact posterior, in random order, 512 first and
+then 128 more at a time up to ``M`` until the weights pass (:data:`GROW`), and
+resampled.
 
 The result is used only where it passes the checks any importance fit must:
 the weights' Pareto ``k̂`` at most 0.7 and their ESS at least the ESS a NUTS
@@ -44,7 +46,10 @@ from pp_decomp.components.inference.refresh import refresh_fit, sampler_density
 STEP = 1e-3  # finite-difference step in the log hyperparameters
 CURVATURE_FLOOR = 1e-2  # the least curvature a direction is given: variance ≤ 100
 N_CENTRES = 256  # draws of the Laplace approximation the proposal is built around
-N_PROPOSAL = 1024  # weighed draws: the approximation is close, fewer than a refresh's
+N_PROPOSAL = 1024  # weighed draws at most: the approximation is close, fewer than a refresh's
+# weighed 512 first, then 128 more at a time until the weights pass: each costs a
+# factorisation of K, the fit's cost on many points
+GROW = (512, 128)
 
 
 def hessian(log_posterior, z: np.ndarray, Xs, ys, step: float = STEP) -> np.ndarray:
@@ -125,7 +130,7 @@ def laplace_fit(
     _, to_draws = sampler_density(gp)
     centres = rng.multivariate_normal(*mode, size=N_CENTRES)
     # refresh_fit conditions gp only where its weights pass: else the MAP fit stays
-    if not refresh_fit(gp, X, y, to_draws(centres), n_keep, rng, n_proposal, "laplace"):
+    if not refresh_fit(gp, X, y, to_draws(centres), n_keep, rng, n_proposal, "laplace", GROW):
         return False
     gp.diagnostics = replace(gp.diagnostics, seconds=time.perf_counter() - start)
     return True

@@ -106,6 +106,22 @@ def sampler_density(gp):
     return cm.log_posterior, to_draws
 
 
+def _weighed(log_posterior, Zq, log_q, Xs, ys, grow) -> tuple[np.ndarray, float, float]:
+    """Importance weights, ESS and ``k̂`` of the proposal draws ``Zq``: all of them,
+    or (``grow=(first, step)``) of the shortest prefix of ``first + i · step``
+    draws whose weights pass, else of all."""
+    if grow is None:
+        return importance_weights(log_posterior(Zq, Xs, ys), log_q)
+    first, step = grow
+    log_p = np.empty(0)
+    for m in [*range(min(first, len(Zq)), len(Zq), step), len(Zq)]:
+        log_p = np.concatenate([log_p, log_posterior(Zq[len(log_p) : m], Xs, ys)])
+        logw, ess_, k = importance_weights(log_p, log_q[:m])
+        if reliable(ess_, k, CONVERGENCE.ess_min):
+            break
+    return logw, ess_, k
+
+
 def refresh_fit(
     gp,
     X,
@@ -115,6 +131,7 @@ def refresh_fit(
     rng: np.random.Generator,
     n_proposal: int = N_PROPOSAL,
     proposal: str = "posterior",
+    grow: tuple[int, int] | None = None,
 ) -> bool:
     """Condition ``gp`` on ``n_keep`` draws of its posterior on ``(X, y)`` by
     importance sampling from a proposal around ``previous`` (draws of an earlier
@@ -124,6 +141,10 @@ def refresh_fit(
     ``gp.diagnostics`` then has ``inference="importance"``, ``proposal`` (what
     ``previous`` are: ``"posterior"`` draws, or ``"laplace"`` ones), the weights'
     ESS (of ``n_proposal`` draws) and their ``k̂``.
+
+    ``grow=(first, step)``: weigh the first ``first`` proposal draws, then
+    ``step`` more at a time, and stop as soon as the weights pass (every density
+    costs a factorisation of ``K``: on many points that is the fit's cost).
     """
     start = time.perf_counter()
     density = sampler_density(gp)
@@ -134,7 +155,11 @@ def refresh_fit(
     Z = gp._unconstrained(previous, gp._compiled())
     for _ in range(STAGES):
         Zq, log_q = draws_proposal(Z, n_proposal, rng)
-        logw, ess_, k = importance_weights(log_posterior(Zq, Xs, ys), log_q)
+        if grow is not None:  # in random order, so that every prefix is a sample of q
+            order = rng.permutation(n_proposal)
+            Zq, log_q = Zq[order], log_q[order]
+        logw, ess_, k = _weighed(log_posterior, Zq, log_q, Xs, ys, grow)
+        Zq = Zq[: len(logw)]
         if reliable(ess_, k, CONVERGENCE.ess_min):
             break
         if ess_ < ADAPT_ESS:
