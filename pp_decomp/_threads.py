@@ -27,3 +27,11 @@ def pin_threads() -> None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(1)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has
+    one (``taskset``, a container's cpuset), else ``os.cpu_count()``."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

@@ -47,7 +47,6 @@ The standardisation of ``y`` is frozen between refits so that reweighting is exa
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -55,6 +54,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pp_decomp._progress import status
+from pp_decomp._threads import usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction
@@ -331,7 +331,7 @@ class FastUpdater(Updater):
         if not new:
             return
         status(f"first fits of {', '.join(new)}")
-        workers = min(len(new), os.cpu_count() or 1)
+        workers = min(len(new), usable_cores())
         with ThreadPoolExecutor(workers, thread_name_prefix="pp_decomp-first-fit") as pool:
             futures = {
                 n: self.components[n].first_fit(data.X, data.targets[n], int_seed(seeds), pool)

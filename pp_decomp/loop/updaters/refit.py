@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 from pp_decomp._progress import status
+from pp_decomp._threads import usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.compiled import map_searches
 from pp_decomp.composition import EntireGP
@@ -58,7 +58,7 @@ class RefitUpdater(Updater):
             gps[name].prepare_map(data.X, y, seed=rng, **self._warm(name))
             for name, y in data.targets.items()
         ]
-        bests = map_searches(searches, os.cpu_count() or 1)
+        bests = map_searches(searches, usable_cores())
         seconds = (time.perf_counter() - start) / len(gps)  # the step's fits share the cores
         for gp, search, best in zip(gps.values(), searches, bests, strict=True):
             gp.adopt_map(search, best, seconds)
