@@ -3,13 +3,13 @@
 An acquisition over GP posteriors on ``n`` observations reads every draw's
 ``(n, n)`` factor at each call, whatever the number of inputs (up to a few
 dozen), so on many observations the reading, not the inputs, is its cost
-(figures: docs/performance.md). A maximiser's local searches from several starts are independent, so
-:func:`in_lockstep` runs each in a thread of its own and answers their requests
-together: every round, once each search still running has asked for its next
-inputs, one call of ``f`` on all of them (in the searches' order) serves them
-all. Each search makes the same steps as alone, up to the floating-point
-rounding of a batched call (the values of one input can differ in the last bit
-with the batch around it).
+(figures: docs/performance.md). A maximiser's local searches from several
+starts are independent, so :func:`in_lockstep` runs each in a thread of its
+own and answers their requests together: every round, once each search still
+running has asked for its next inputs, one call of ``f`` on all of them (in
+the searches' order) serves them all. Each search makes the same steps as
+alone, up to the floating-point rounding of a batched call (the values of one
+input can differ in the last bit with the batch around it).
 
 Example
 -------

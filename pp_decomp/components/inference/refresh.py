@@ -140,7 +140,7 @@ def refresh_fit(
 
     ``gp.diagnostics`` then has ``inference="importance"``, ``proposal`` (what
     ``previous`` are: ``"posterior"`` draws, or ``"laplace"`` ones), the weights'
-    ESS (of ``n_proposal`` draws) and their ``k̂``.
+    ESS (of the draws weighed: ``n_proposal``, or fewer under ``grow``) and their ``k̂``.
 
     ``grow=(first, step)``: weigh the first ``first`` proposal draws, then
     ``step`` more at a time, and stop as soon as the weights pass (every density

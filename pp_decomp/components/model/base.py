@@ -135,8 +135,8 @@ class MarginalGP:
         """
         check_choice(inference, "inference", INFERENCE)
         nuts = _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix)
-        start = time.perf_counter()
         if inference == "map":
+            start = time.perf_counter()
             search = self.prepare_map(X, y, restarts=restarts, seed=seed, init=init)
             return self.adopt_map(search, search.best(), time.perf_counter() - start)
         check_positive_int(restarts, "restarts")

@@ -49,9 +49,10 @@ class RefitUpdater(Updater):
         return warm_start(self.settings, self.draws.get(name))
 
     def _fit_map(self, gps: dict, data, rng) -> None:
-        """Every GP's MAP fit, their searches on the machine's cores at once: the
-        starts are drawn from ``rng`` in the GPs' order first, so the fits are
-        those of one GP after another."""
+        """Every GP's MAP fit, their searches at once on the cores this process may
+        use (:func:`~pp_decomp._threads.usable_cores`): the starts are drawn from
+        ``rng`` in the GPs' order first, so the fits are those of one GP after
+        another."""
         status(f"fitting {', '.join(gps)} (MAP)")
         start = time.perf_counter()
         searches = [
