@@ -118,3 +118,9 @@ def test_map_fits_searched_at_once_are_the_fits_one_after_another():
         for name in a.hyper_names():
             np.testing.assert_array_equal(getattr(a.draws, name), getattr(b.draws, name))
         np.testing.assert_array_equal(a.predict(X[:3])[1], b.predict(X[:3])[1])
+
+
+def test_map_searches_refuse_a_worker_count_that_is_not_positive():
+    search = ComponentGP("se", 2).prepare_map(*_data(n=6), seed=0)
+    with pytest.raises(ValueError, match=r"workers must be >= 1; got 0"):
+        map_searches([search], workers=0)

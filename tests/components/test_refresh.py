@@ -107,3 +107,10 @@ def test_growing_weighs_the_fewest_draws_that_pass_and_all_where_none_do():
     assert sum(rows) == 1024 and len(logw) == 1024 and ess_ < 400  # weighed all, failing
     full = _weighed(target(0.05), Zq, log_q, None, None, None)
     np.testing.assert_array_equal(full[0], logw)
+
+
+def test_a_growth_that_is_not_two_positive_counts_is_refused_by_name():
+    gp = ComponentGP("se", 1)
+    X = np.linspace(0, 1, 6)[:, None]
+    with pytest.raises(ValueError, match=r"grow\[1\] must be >= 1; got 0"):
+        refresh_fit(gp, X, np.sin(X[:, 0]), None, 4, np.random.default_rng(0), grow=(8, 0))

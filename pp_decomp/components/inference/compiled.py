@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from pp_decomp.validate import check_positive_int
+
 _CACHE: dict[tuple, CompiledModel] = {}
 _LOCK = threading.Lock()
 
@@ -99,7 +101,7 @@ def map_searches(searches: list[MapSearch], workers: int) -> list:
     >>> [round(float(r.x[0]), 6) for r in map_searches([quad(0.5), quad(2.0)], workers=2)]
     [0.5, 2.0]
     """
-    workers = min(int(workers), sum(len(s.starts) for s in searches))
+    workers = min(check_positive_int(workers, "workers"), sum(len(s.starts) for s in searches))
     if workers <= 1:
         return [s.best() for s in searches]
     with ThreadPoolExecutor(workers, thread_name_prefix="pp_decomp-map") as pool:

@@ -41,6 +41,7 @@ import numpy as np
 from pp_decomp.components.inference.reweight import N_PROPOSAL, importance_weights, reliable
 from pp_decomp.components.posterior.incremental import resample
 from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics
+from pp_decomp.validate import check_positive_int
 
 DF = 4.0
 RIDGE = 1e-8  # keeps the covariance of near-identical draws positive definite
@@ -146,6 +147,8 @@ def refresh_fit(
     ``step`` more at a time, and stop as soon as the weights pass (every density
     costs a factorisation of ``K``: on many points that is the fit's cost).
     """
+    if grow is not None:
+        grow = (check_positive_int(grow[0], "grow[0]"), check_positive_int(grow[1], "grow[1]"))
     start = time.perf_counter()
     density = sampler_density(gp)
     if density is None:
