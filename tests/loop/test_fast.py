@@ -246,8 +246,9 @@ def test_incremental_posterior_on_a_box_matches_a_fresh_one(rng):
     y = np.sin(4 * X[:, 0]) + X[:, 1]
     draws = _draws(rng)
     inc = IncrementalPosterior("se", X[:7], y[:7], draws, None, mean_var=0.5)
-    some = np.array([3, 0, 3, 5])
-    inc.at(Xs, some)  # the draws asked for are kept between calls: not past an append
+    some = np.array([3, 0, 3, 5])  # a resample's: draw 3 repeated
+    before = inc.at(Xs, some)
+    np.testing.assert_array_equal(before[1][0], before[1][2])
     for i in range(7, 12):
         inc.append(X[i], y[i])
     fresh = GPPosterior("se", X, y, draws, mean_var=0.5)
@@ -255,9 +256,11 @@ def test_incremental_posterior_on_a_box_matches_a_fresh_one(rng):
     m, v = inc.at(Xs)
     np.testing.assert_allclose(m, mean_s, atol=1e-8)
     np.testing.assert_allclose(v, var_s, atol=1e-8)
+    np.testing.assert_array_equal(inc.at(Xs, some)[1], v[some])  # each draw on its own
     m, v = inc.at(Xs, some)
     np.testing.assert_allclose(m, mean_s[some], atol=1e-8)
     np.testing.assert_allclose(v, var_s[some], atol=1e-8)
+    assert not np.allclose(v, before[1])  # read from the factors as appended
     mean_j, cov_j = fresh.joint_per_draw(Xs[:4])
     mj, cj = inc.joint(np.arange(draws.n_draws), Xs=Xs[:4])
     np.testing.assert_allclose(mj, mean_j, atol=1e-8)

@@ -70,7 +70,6 @@ class IncrementalPosterior:
         self._L[:, :n, :n] = L_inv
         self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
         self.logw = np.zeros(S)
-        self._slice = None  # (key, parts) of the draws last asked for by ``at``
         if self.Xc is not None:
             self._V = np.empty((S, self._cap, len(self.Xc)))
             self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
@@ -162,30 +161,25 @@ class IncrementalPosterior:
         """Indices of an equal-weight sample of the draws (:func:`resample`): (size,)."""
         return resample(self.logw, rng, size)
 
-    def _draws_at(self, idx) -> tuple:
-        """Draws ``idx``'s hyperparameters, ``L⁻¹``, ``z`` and prior variances, copied
-        once per set of draws and observations: an acquisition maximiser asks for
-        the same draws thousands of times in a step."""
-        key = (np.asarray(idx).tobytes(), len(self.X))
-        cached = self._slice
-        if cached is None or cached[0] != key:
-            idx = np.asarray(idx)
-            parts = (self.draws.subset(idx), self.L_inv[idx], self.z[idx])
-            self._slice = cached = (key, parts)
-        return cached[1]
-
     def at(self, Xs: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
-        """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m)."""
-        if idx is None:  # no copies: an acquisition maximiser calls this thousands of times
-            d, L_inv, z = self.draws, self.L_inv, self.z
-        else:
-            d, L_inv, z = self._draws_at(idx)
+        """Means and variances of draws ``idx`` (default all) at scaled inputs ``Xs``: (S', m).
+
+        A draw repeated in ``idx`` (a resample's) is computed once, and every draw's
+        ``L⁻¹`` is read in place: at large ``n`` reading the factors is the cost.
+        """
         Xs = np.asarray(Xs, dtype=float)
+        if idx is None:
+            keep, back = np.arange(len(self.logw)), None
+        else:
+            keep, back = np.unique(np.asarray(idx), return_inverse=True)
+        d = self.draws.subset(keep)
         Ks = self._k(self.X, Xs, d)  # (S', n, m)
-        V = L_inv @ Ks
-        mean = np.einsum("snm,sn->sm", V, z)
-        var = self._prior_var_at(Xs, d) - np.einsum("snm,snm->sm", V, V)
-        return mean, np.maximum(var, 0.0)
+        n, V = len(self.X), np.empty_like(Ks)
+        for k, s in enumerate(keep):
+            np.matmul(self._L[s, :n, :n], Ks[k], out=V[k])
+        mean = np.einsum("snm,sn->sm", V, self.z[keep])
+        var = np.maximum(self._prior_var_at(Xs, d) - np.einsum("snm,snm->sm", V, V), 0.0)
+        return (mean, var) if back is None else (mean[back], var[back])
 
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""
