@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp._dask import dask_client
-from pp_decomp._threads import pin_threads
+from pp_decomp._threads import pin_threads, usable_cores
 from pp_decomp.acquisition import BetaKandasamy
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.bench.spec import BenchSpec, Task
@@ -125,7 +125,7 @@ def _finished(todo: list[Task], out: str, scheduler, workers):
     if scheduler is None and workers is None:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        workers = os.cpu_count() or 1
+        workers = usable_cores()  # a process per core it may run on (taskset)
         parent = os.getpid()
         with ProcessPoolExecutor(workers, initializer=_die_with, initargs=(parent,)) as pool:
             for fut in as_completed([pool.submit(run_task, t, out) for t in todo]):

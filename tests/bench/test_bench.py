@@ -435,3 +435,21 @@ def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
         )
     lip = BenchSpec(problems=["synthetic"], strategies=["d-gpucb-lipschitz"], copula=True)
     assert not lip.tasks() and "marginal only" in lip.skipped[0][2]
+
+
+def test_the_local_pool_takes_a_process_per_core_this_process_may_run_on(monkeypatch):
+    import concurrent.futures
+
+    from pp_decomp.bench import execute
+
+    sizes = []
+
+    class Pool(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, workers, **kw):
+            sizes.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(execute, "usable_cores", lambda: 1)  # as under `taskset -c 0`
+    assert list(execute._finished([], "unused", None, None)) == []
+    assert sizes == [1]
