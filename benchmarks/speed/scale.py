@@ -141,12 +141,17 @@ def run(
     configs = [(T, J, inf, None) for J in Js for T in Ts for inf in inferences]
     if peer:
         configs += [(T, J, "map", "botorch-composite") for J in Js for T in Ts]
+    import pp_decomp
+
+    # the child imports this process's pp_decomp, whatever its PYTHONPATH says: a
+    # relative entry (``PYTHONPATH=.`` in a worktree) would resolve in ``here``
+    root = os.path.dirname(os.path.dirname(os.path.abspath(pp_decomp.__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
     out = []
     for T, J, inf, strategy in configs:
         label = strategy or ("full Bayes" if inf == "nuts" else "MAP")
-        here = os.path.dirname(os.path.abspath(__file__))
         call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows}, {held_mib})"
-        code = f"import json, sys; sys.path.insert(0, {here!r}); import scale; "
+        code = f"import json, sys; sys.path[:0] = [{root!r}, {here!r}]; import scale; "
         code += f"print(json.dumps({call}))"
         try:
             # from this folder: ``-c`` puts the working directory first on sys.path,

@@ -25,6 +25,16 @@ def test_the_scale_benchmark_prints_a_line_per_configuration_with_its_figures():
     assert r["code"] == pp_decomp.__file__  # the parent's code, whatever the working directory
 
 
+def test_the_scale_benchmark_times_its_own_pp_decomp_whatever_pythonpath_says(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "pp_decomp").mkdir()
+    (tmp_path / "pp_decomp" / "__init__.py").write_text("raise ImportError('another checkout')")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # as a relative entry resolved elsewhere
+    (r,) = scale.run([8], [2], ["map"], 0, peer=False, timeout=600, log=lambda line: None)
+    assert "error" not in r and r["code"] == pp_decomp.__file__
+
+
 def test_the_scale_benchmark_holds_the_draws_its_memory_budget_allows():
     r = scale.one(40, 2, "nuts", None, 0, seed=0, held_mib=1)
     assert r["kept_draws"] == {"f0": 81, "f1": 81, "composed": 81}  # 2**20 / (8 * 40**2)
