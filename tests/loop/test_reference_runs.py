@@ -28,13 +28,13 @@ STORED = json.loads(runs.CHOICES.read_text())
 BOX_ATOL = 1e-3  # of each coordinate's width
 
 
-@pytest.mark.parametrize("key", [r[0] for r in runs.RUNS])
-def test_reference_run_makes_the_stored_choices(key):
+@pytest.mark.parametrize("key, name", [r[:2] for r in runs.RUNS], ids=[r[0] for r in runs.RUNS])
+def test_reference_run_makes_the_stored_choices(key, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         chosen = np.asarray(runs.run(key))
     stored = np.asarray(STORED[key])
-    domain = runs.problem(next(r[1] for r in runs.RUNS if r[0] == key)).domain
+    domain = runs.problem(name).domain
     if isinstance(domain, Box):
         assert chosen.shape == stored.shape
         w = domain.widths
