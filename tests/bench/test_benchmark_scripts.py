@@ -47,6 +47,7 @@ SMOKE_TESTS = {
     "studies/box_beta.py": "test_box_beta",
     "studies/fast_convergence.py": "test_fast_convergence",
     "studies/fast_vs_straightforward_regret.py": "test_fast_vs_straightforward_regret",
+    "studies/inducing_points.py": "test_inducing_points",
     "studies/loo_choice.py": "test_loo_choice",
     "studies/nuts_convergence.py": "test_nuts_convergence",
     "studies/perceived_diagnosis.py": "test_perceived_diagnosis",
@@ -387,6 +388,26 @@ def test_fast_vs_straightforward_regret(script, tmp_path):
     )
     pooled = json.loads((tmp_path / "pooled.json").read_text())
     assert pooled["paired_difference"] == pytest.approx(report["paired_difference"])
+
+
+@pytest.mark.slow
+def test_inducing_points(script):
+    out = script("studies/inducing_points.py --T 24 --M 6,24 --draws 2 --points 30")
+    assert match(r"T=24 J=3: first fits in {n} s", out)[0] > 0
+    coarse = matches(r"T=24 \S+ +M=   6: variance x{n} \(90%: x{n}\), .*", out)
+    assert len(coarse) == 4  # 3 components and the composed GP
+    assert all(r >= 1.0 - 1e-6 and r90 >= r for r, r90 in coarse)  # never below exact
+    # inducing inputs at every data input: the exact predictive
+    whole = matches(
+        r"T=24 \S+ +M=  24: variance x{n} \(90%: x{n}\), \|mean error\| {n} sd, .*", out
+    )
+    assert len(whole) == 4 and all(abs(r - 1) < 1e-3 and e < 1e-3 for r, _, e in whole)
+    cover = matches(
+        r"T=24 M=24: median variance x{n} the exact over GPs; components' coverage "
+        r"{n} against {n} exact \(nominal 0.95\)",
+        out,
+    )
+    assert len(cover) == 1 and cover[0][1] == pytest.approx(cover[0][2])
 
 
 def test_loo_choice(script):
