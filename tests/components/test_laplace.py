@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pp_decomp.components import ComponentGP
 from pp_decomp.components.inference import laplace
+from pp_decomp.components.inference.importance import prior_log_weights
 from pp_decomp.components.inference.laplace import (
     hessian,
     laplace_covariance,
@@ -13,6 +15,7 @@ from pp_decomp.components.inference.laplace import (
     laplace_mode,
     prior_ess_fraction,
 )
+from pp_decomp.components.posterior.incremental import ess
 from pp_decomp.loop.updaters.fast import _refit
 
 BOUNDS = np.array([[0.0, 0.0], [1.0, 1.0]])
@@ -46,8 +49,23 @@ def test_the_prior_can_serve_few_points_not_many():
     for n in (5, 200):
         gp = ComponentGP("matern32", 2, bounds=BOUNDS)
         mode = laplace_mode(gp, *_data(n), np.random.default_rng(0))
-        fraction[n] = prior_ess_fraction(gp, mode[1], np.random.default_rng(1))
+        fraction[n] = prior_ess_fraction(gp, mode, np.random.default_rng(1))
     assert fraction[200] * n_prior < n_keep < fraction[5] * n_prior
+
+
+@pytest.mark.parametrize("n", [8, 40, 120])
+def test_the_prior_ess_estimate_follows_the_likelihood_weights(n):
+    # the attempt it gates weighs prior draws by their likelihood: its ESS per draw
+    # is what the estimate must follow, above the threshold and below it (a Gaussian
+    # prior's closed form, used before, said 0.01-0.07 where this was 1e-4)
+    gp = ComponentGP("matern32", 2, bounds=BOUNDS)
+    X, y = _data(n)
+    mode = laplace_mode(gp, X, y, np.random.default_rng(0))
+    estimate = prior_ess_fraction(gp, mode, np.random.default_rng(1))
+    Xs, ys = gp._set_data(X, y)
+    prior = gp.sample_prior(4096, np.random.default_rng(2))
+    actual = ess(prior_log_weights(gp, Xs, ys, prior, 4096, 0)) / 4096
+    assert actual / 4 <= max(estimate, 1 / 4096) <= 4 * max(actual, 1 / 4096), (estimate, actual)
 
 
 def test_mode_draws_agree_with_nuts_on_many_points():

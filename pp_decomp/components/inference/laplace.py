@@ -42,6 +42,7 @@ from dataclasses import replace
 import numpy as np
 
 from pp_decomp.components.inference.refresh import refresh_fit, sampler_density
+from pp_decomp.components.posterior.incremental import ess
 
 STEP = 1e-3  # finite-difference step in the log hyperparameters
 CURVATURE_FLOOR = 1e-2  # the least curvature a direction is given: variance ≤ 100
@@ -97,20 +98,25 @@ def laplace_mode(gp, X, y, rng: np.random.Generator):
     return z, laplace_covariance(H)
 
 
-def prior_ess_fraction(gp, cov: np.ndarray, rng: np.random.Generator) -> float:
+def prior_ess_fraction(gp, mode: tuple, rng: np.random.Generator) -> float:
     """The ESS per prior draw that weighing prior draws by the likelihood can reach
-    when the posterior is ``N(·, cov)``: ``√(2^k |cov| / |Σ₀|)``, ``Σ₀`` the prior's
-    covariance in the same space (from :data:`N_CENTRES` × 16 of its draws).
+    when the posterior is close to its Laplace approximation ``mode = (ẑ, Σ)``
+    (:func:`laplace_mode`): the ESS per draw, ``(Σw)² / (n Σw²)``, of the weights
+    ``w_i = N(z_i; ẑ, Σ)`` of ``n =`` :data:`N_CENTRES` × 16 prior draws ``z_i``.
 
-    For a Gaussian target of covariance ``Σ`` and a much wider Gaussian proposal
-    ``Σ₀``, ``1 / E_q[w²]`` tends to this; an offset between their means lowers it,
-    so it is an upper bound of sorts, used to skip an attempt that cannot pass.
+    The likelihood is the posterior over the prior, ``L = p / q``; where the
+    posterior is narrow against the prior, ``q`` is about constant across it and
+    ``L`` about proportional to ``N(ẑ, Σ)``, so these are the prior draws'
+    likelihood weights without a factorisation of ``K``. Unlike a Gaussian
+    prior's closed form, the draws see where the posterior sits in the prior's
+    tails, which decides the ESS; the estimate's floor is ``1 / n``.
     """
+    z, cov = mode
     Z0 = gp._unconstrained(gp.sample_prior(16 * N_CENTRES, rng), gp._compiled())
-    k = cov.shape[0]
-    _, logdet = np.linalg.slogdet(cov)
-    _, logdet0 = np.linalg.slogdet(np.cov(Z0.T).reshape(k, k))
-    return float(np.exp(0.5 * (k * np.log(2.0) + logdet - logdet0)))
+    w, V = np.linalg.eigh(cov)
+    # the Gaussian's log density up to a constant, which the ESS does not see
+    u = ((Z0 - z) @ V) / np.sqrt(np.maximum(w, np.finfo(float).tiny))
+    return ess(-0.5 * np.sum(u**2, axis=1)) / len(Z0)
 
 
 def laplace_fit(

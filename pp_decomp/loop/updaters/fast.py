@@ -127,7 +127,7 @@ def _first_fit(gp, X, y, prior: tuple, n_keep: int, rng) -> bool:
         return prior_importance_fit(gp, X, y, *prior, rng) or laplace_fit(gp, X, y, n_keep, rng)
     # the mode's own stream: the prior's draws stay what they would be without it
     mode = laplace_mode(gp, X, y, np.random.default_rng(rng.integers(2**63)))
-    if mode is not None and prior_ess_fraction(gp, mode[1], rng) * prior[0] >= n_keep:
+    if mode is not None and prior_ess_fraction(gp, mode, rng) * prior[0] >= n_keep:
         # a failed attempt leaves gp as it was: at the mode
         if prior_importance_fit(gp, X, y, *prior, rng):
             return True
