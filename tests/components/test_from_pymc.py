@@ -135,3 +135,114 @@ def test_a_full_bayes_run_with_a_from_pymc_component_and_its_resume(tmp_path):
         ppd.Optimizer.resume(path, problem)
     again = ppd.Optimizer.resume(path, problem, components=mine)
     assert again.n == 15
+
+
+def build_every_transform(X, y, input_dim):
+    """A user's model whose free variables take each transform PyMC applies: log
+    (a vector with ``shape`` and scalars), interval (log-odds) and none; its
+    likelihood named ``y`` as PyMC's GP docs write it."""
+    with pm.Model() as model:
+        ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
+        eta = pm.Gamma("eta", alpha=2, beta=2)
+        mix = pm.Uniform("mix", 0.05, 0.95)
+        level = pm.Normal("level", 0.0, 0.5)
+        smooth = pm.gp.cov.Matern52(input_dim, ls=ls)
+        rough = pm.gp.cov.ExpQuad(input_dim, ls=ls)
+        cov = eta**2 * (mix * smooth + (1 - mix) * rough) + pm.gp.cov.Constant(level**2)
+        gp = pm.gp.Marginal(cov_func=cov)
+        gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.3))
+    return model, gp
+
+
+@pytest.fixture
+def data3():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(30, 3))
+    return X, np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=30)
+
+
+@pytest.mark.slow
+def test_every_fit_path_of_a_user_model_with_every_kind_of_transform(data3):
+    from pp_decomp.components.inference.importance import prior_importance_fit
+    from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode
+    from pp_decomp.components.inference.refresh import refresh_fit
+
+    X, y = data3
+    Xnew = np.random.default_rng(2).uniform(size=(5, 3))
+    gp = ppd.ComponentGP.from_pymc(build_every_transform, name="mine")
+    names = ["ls", "eta", "mix", "level", "sigma"]
+
+    def finite_predictions():
+        mean, sd = gp.predict(Xnew)
+        assert np.all(np.isfinite(mean)) and np.all(sd > 0)
+        assert set(names) <= set(gp.draws.values)
+        return mean
+
+    gp.fit(X, y, "map", seed=0)
+    at_mode = finite_predictions()
+    assert gp.draws.values["ls"].shape == (1, 3) and 0.05 < gp.draws.values["mix"][0] < 0.95
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp.fit(X, y, "nuts", seed=0)  # the chains, then (if they fail) their weights
+        assert gp.diagnostics.converged
+        full = gp.draws
+        np.testing.assert_allclose(finite_predictions(), at_mode, atol=0.2)
+        # a short run fails R-hat; its chains are reweighted (the user's crash)
+        gp.fit(X, y, "nuts", seed=1, draws=40, tune=20)
+    assert gp.diagnostics.reweighted and gp.diagnostics.converged
+    assert "reweighted_posterior" in gp.idata.children
+    finite_predictions()
+    assert set(names) <= set(gp.summary().index.str.replace(r"\[\d+\]", "", regex=True))
+    # the fast path's fits: prior, posterior and Laplace importance
+    assert prior_importance_fit(gp, X[:8], y[:8], 4096, 128, 0.7, np.random.default_rng(0))
+    assert gp.diagnostics.proposal == "prior"
+    finite_predictions()
+    assert refresh_fit(gp, X, y, full, 128, np.random.default_rng(0))
+    assert gp.diagnostics.proposal == "posterior"
+    finite_predictions()
+    z, cov = laplace_mode(gp, X, y, np.random.default_rng(0))
+    assert z.shape == (7,) and np.all(np.linalg.eigvalsh(cov) > 0)
+    laplace_fit(gp, X, y, 128, np.random.default_rng(0))  # passes, or stays at the mode
+    assert gp.diagnostics.proposal == "laplace" or gp.diagnostics.inference == "map"
+    finite_predictions()
+
+
+def build_plain(X, y, input_dim):
+    with pm.Model() as model:
+        ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
+        eta = pm.Gamma("eta", alpha=2, beta=2)
+        cov = eta**2 * pm.gp.cov.Matern52(input_dim, ls=ls)
+        gp = pm.gp.Marginal(cov_func=cov)
+        gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.3))
+    return model, gp
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_short_nuts_fit_of_a_user_model_is_reweighted_not_a_crash(data3, seed):
+    """The user's report: ``fit(X, y, "nuts", draws=60, tune=30)`` raised
+    ``KeyError: 'Could not find node at ls_log__'`` where the chains were weighed."""
+    X, y = data3
+    gp = ppd.ComponentGP.from_pymc(build_plain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp.fit(X, y, "nuts", seed=seed, draws=60, tune=30)
+    assert gp.draws.values["ls"].shape[1] == 3 and np.all(np.isfinite(gp.predict(X[:3])[1]))
+
+
+def test_a_build_may_name_its_likelihood_y_and_take_the_column_count():
+    X = np.random.default_rng(0).random((6, 3))
+    gp = ppd.ComponentGP.from_pymc(build_plain).fit(X, X.sum(1), "map", seed=0, restarts=1)
+    assert gp.model.root.observed_RVs[0].name == "y" and gp.draws.values["ls"].shape == (1, 3)
+
+
+def test_a_build_that_reads_the_column_count_off_X_is_told_to_take_it():
+    def symbolic(X, y):
+        with pm.Model() as model:
+            gp = pm.gp.Marginal(cov_func=pm.gp.cov.Matern52(X.shape[1], ls=1.0))
+            gp.marginal_likelihood("y", X=X, y=y, sigma=0.1)
+        return model, gp
+
+    gp = ppd.ComponentGP.from_pymc(symbolic, name="r")
+    with pytest.raises(TypeError, match=r"component 'r'.*build\(X, y, input_dim\).*here 2"):
+        gp.fit(np.random.default_rng(0).random((4, 2)), np.arange(4.0))

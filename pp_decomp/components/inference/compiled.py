@@ -128,6 +128,14 @@ class CompiledModel:
         S = len(rows[0])
         return np.column_stack([r.reshape(S, -1) for r in rows])
 
+    def chain_rows(self, posterior) -> np.ndarray:
+        """The flat unconstrained rows of a nutpie run's ``posterior`` group
+        (``chain``, ``draw``, ...), chains one after another: (C * D, k)."""
+        C, D = posterior.sizes["chain"], posterior.sizes["draw"]
+        return self.flatten_rows(
+            {n: posterior[n].values.reshape(C * D, -1) for n in self.value_names}
+        )
+
 
 def compiled(key: tuple, make: Callable[[], CompiledModel]) -> CompiledModel:
     """The shared compiled model of structure ``key``: ``make()`` on first use, then cached."""

@@ -194,8 +194,7 @@ def reweighted(cm, density, idata, Xs, ys, diag, rng):
     log_posterior, to_draws = density
     post = idata["posterior"]
     C, D = post.sizes["chain"], post.sizes["draw"]
-    flat = {n: post[n].values.reshape(C * D, -1) for n in cm.value_names}
-    Z = cm.flatten_rows(flat).reshape(C, D, -1)
+    Z = cm.chain_rows(post).reshape(C, D, -1)
     out = reweight_chains(Z, lambda Zq: log_posterior(Zq, Xs, ys), C * D, rng, CONVERGENCE.ess_min)
     if out is None:
         return None

@@ -4,8 +4,9 @@
 ``gp.marginal_likelihood(..., X=X, y=y, sigma=...)`` of a ``pm.gp.Marginal``
 ``gp`` (any covariance, any priors, extra parameters welcome). ``X`` and ``y``
 are ``pm.Data`` containers made here (the model's scale: unit-box inputs,
-standardised outputs), so the model is built and compiled once per
-structure and every refit swaps the data:
+standardised outputs; named ``pp_decomp_X`` and ``pp_decomp_y``, so any name of
+the user's is free, ``"y"`` included), so the model is built and compiled once
+per structure and every refit swaps the data:
 
 * NUTS: nutpie's public PyMC path (:func:`nutpie.compile_pymc_model`, then
   ``with_data``), checked and repaired as every fit is;
@@ -14,6 +15,10 @@ structure and every refit swaps the data:
   compiled once, vectorised over the hyperparameter draws
   (``pytensor.graph.replace.vectorize_graph``), then the same batched posterior,
   incremental updates and importance sampling as every other component.
+
+``X.shape[1]`` is symbolic, as of every ``pm.Data``: a ``build(X, y,
+input_dim)`` is given the column count as an ``int``, for
+``pm.gp.cov.Matern52(input_dim, ...)``.
 
 The GP's mean is taken to be zero on the standardised outputs (add
 ``pm.gp.cov.Constant`` to the covariance for a mean to be learnt).
@@ -34,6 +39,31 @@ from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.rng import int_seed
 
 
+# the names of the data containers build is given
+DATA_X, DATA_Y = "pp_decomp_X", "pp_decomp_y"
+
+
+def call_build(build, X, y, input_dim: int, where: str):
+    """``build(X, y)``, or ``build(X, y, input_dim)`` where build takes a third
+    argument; a build that takes ``X.shape[1]`` for a number is told what to do."""
+    import inspect
+
+    try:
+        params = inspect.signature(build).parameters
+    except (TypeError, ValueError):  # a callable without a signature
+        params = {}
+    takes_dim = len(params) >= 3 or "input_dim" in params
+    try:
+        return build(X, y, input_dim) if takes_dim else build(X, y)
+    except TypeError as err:
+        if "TensorVariable" not in str(err):
+            raise
+        raise TypeError(
+            f"{where}: {err} (X is a pm.Data, so X.shape[1] is symbolic in PyMC; "
+            f"write build(X, y, input_dim) to be given the column count, here {input_dim})"
+        ) from err
+
+
 class PyMCModel(CompiledModel):
     """The user's model on ``pm.Data`` ``X (n, d)`` and ``y (n,)``, built once, and
     what the fits and predictions compile from it (each once, when first used)."""
@@ -43,9 +73,11 @@ class PyMCModel(CompiledModel):
 
         where = f"component {component!r}: from_pymc(build)"
         with pm.Model() as root:
-            X = pm.Data("X", np.zeros((3, input_dim)))
-            y = pm.Data("y", np.zeros(3))
-            out = build(X, y)
+            # names no user picks (a user's likelihood is often named "y"), and a
+            # static column count (X.type.shape[1] is a Python int)
+            X = pm.Data(DATA_X, np.zeros((3, input_dim)), shape=(None, input_dim))
+            y = pm.Data(DATA_Y, np.zeros(3), shape=(None,))
+            out = call_build(build, X, y, int(input_dim), where)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise TypeError(f"{where} must return (model, gp); got {out!r}")
         model, gp = out
@@ -126,12 +158,25 @@ class PyMCModel(CompiledModel):
         outs = graph_replace(outs, dict(zip(self.rvs, ins, strict=True)), strict=False)
         return pytensor.function(ins, outs, on_unused_input="ignore")
 
-    def unconstrained(self, draws: KernelDraws) -> np.ndarray:
-        """The rows of ``z`` the draws are (transforms of PyMC's own): (S, k)."""
-        values = [np.asarray(draws.values[n], dtype=float) for n in self.names]
+    def unconstrained(self, draws: KernelDraws | dict) -> np.ndarray:
+        """The rows of ``z`` the draws (or a dict of the free variables' ``(S, ...)``
+        values) are, by PyMC's own transforms: (S, k)."""
+        named = draws.values if isinstance(draws, KernelDraws) else draws
+        values = [np.asarray(named[n], dtype=float) for n in self.names]
         with self._lock:
-            rows = [self._unnatural(*[v[i] for v in values]) for i in range(draws.n_draws)]
+            rows = [self._unnatural(*[v[i] for v in values]) for i in range(len(values[0]))]
         return np.array([np.concatenate([np.ravel(part) for part in row]) for row in rows])
+
+    def chain_rows(self, posterior) -> np.ndarray:
+        """The flat unconstrained rows of a nutpie run's ``posterior`` group, which
+        holds the free variables on their own scale (nutpie's PyMC path stores no
+        value variables): (C * D, k)."""
+        C, D = posterior.sizes["chain"], posterior.sizes["draw"]
+        values = {
+            n: posterior[n].values.reshape(C * D, *s)
+            for n, s in zip(self.names, self.shapes, strict=True)
+        }
+        return self.unconstrained(values)
 
     # ----------------------------------------------------- batched covariances
     @cached_property
@@ -202,8 +247,8 @@ class PyMCModel(CompiledModel):
     def log_posterior(self, Z: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The log density NUTS samples at the rows of ``Z (M, k)`` on ``(X, y)``: (M,)."""
         with self._lock:
-            self.root.set_data("X", X)
-            self.root.set_data("y", y)
+            self.root.set_data(DATA_X, X)
+            self.root.set_data(DATA_Y, y)
             return np.array([float(self._logp(self._point(z))) for z in np.atleast_2d(Z)])
 
     def map_objective(self, X, y):
@@ -212,8 +257,8 @@ class PyMCModel(CompiledModel):
 
         def objective(z):
             with self._lock:
-                self.root.set_data("X", X)
-                self.root.set_data("y", y)
+                self.root.set_data(DATA_X, X)
+                self.root.set_data(DATA_Y, y)
                 point = self._point(z)
                 value = float(logp(point))
                 if not np.isfinite(value):
@@ -342,7 +387,7 @@ class PyMCGP(ComponentGP):
         cm = self.model
         with cm._lock:
             compiled_model = cm.nutpie_model.with_data(
-                X=np.asarray(Xs, float), y=np.asarray(ys, float)
+                **{DATA_X: np.asarray(Xs, float), DATA_Y: np.asarray(ys, float)}
             )
         init_mean = None if starts is None else np.asarray(starts, float).mean(0)
         return nutpie.sample(compiled_model, init_mean=init_mean, **sample_kwargs(s, seed))
