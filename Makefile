@@ -2,7 +2,9 @@
 # Each creates or refreshes .venv with a supported Python (3.12 or 3.13) and
 # installs what it needs, pinned to the tested set in constraints.txt
 # (pyproject.toml keeps ranges): the demo the package alone, the tests the
-# test and compare (BoTorch) extras.
+# test extra. `make test-compare` adds the compare extra (BoTorch, and with it
+# torch: several GB) and runs the tests marked `compare`, which `make test`
+# leaves out.
 #
 # The Python: PYTHON if given (a path or command), else the first of python3.12,
 # python3.13 on PATH that runs, else pyenv's newest 3.12 or 3.13; PY=3.13 looks
@@ -34,7 +36,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: demo test test-lower lint docs clean venv
+.PHONY: demo test test-compare test-lower lint docs clean venv
 
 # (re)creates .venv when it is missing or made by another Python than $(PYTHON)
 venv:
@@ -56,15 +58,23 @@ $(VENV)/.installed-demo-$(PYVER): pyproject.toml setup.py constraints.txt | venv
 	touch $@
 
 $(VENV)/.installed-test-$(PYVER): pyproject.toml setup.py constraints.txt | venv
-	$(PIP) -e ".[test,compare]"
+	$(PIP) -e ".[test]"
 	touch $@ $(VENV)/.installed-demo-$(PYVER)
+
+$(VENV)/.installed-compare-$(PYVER): $(VENV)/.installed-test-$(PYVER)
+	$(PIP) -e ".[test,compare]"
+	touch $@
 
 demo: venv $(VENV)/.installed-demo-$(PYVER)
 	$(BIN)/pp-decomp demo --out demo-output
 
 test: venv $(VENV)/.installed-test-$(PYVER)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not compare"
+
+# the side-by-side tests against BoTorch (the compare extra)
+test-compare: venv $(VENV)/.installed-compare-$(PYVER)
+	$(BIN)/python -m pytest -q -m compare
 
 # the smoke tests on the declared lower bounds (lower-bounds.txt), in their own venv,
 # from a regular (not editable) install

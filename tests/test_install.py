@@ -34,13 +34,16 @@ def source_modules() -> set[str]:
 def fresh_env(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("install")
     wheels = tmp / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v"]
         + ["-w", str(wheels), str(ROOT)],
         check=True,
         capture_output=True,
+        text=True,
     )
     (wheel,) = wheels.glob("pp_decomp-*.whl")
+    # every install printed setuptools' 40-line warning on models/data
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     env = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     py = env / "bin" / "python"

@@ -527,6 +527,7 @@ def test_decomposition_identifiability(script, additive_bench):
     assert len(matches(r"n=  \d \(1 runs\): +{n} +{n} +{n} +{n}", out)) == 2
 
 
+@pytest.mark.compare
 def test_peer_models(script, tmp_path, peer_bench):
     out = script(
         "reports/peer_models.py --runs", peer_bench, "--n 6 --trials 1 --out", tmp_path / "m.json"
