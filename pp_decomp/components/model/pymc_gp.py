@@ -26,6 +26,7 @@ The GP's mean is taken to be zero on the standardised outputs (add
 
 from __future__ import annotations
 
+import inspect
 import threading
 from functools import cached_property
 
@@ -45,8 +46,6 @@ DATA_X, DATA_Y = "pp_decomp_X", "pp_decomp_y"
 def call_build(build, X, y, input_dim: int, where: str):
     """``build(X, y)``, or ``build(X, y, input_dim)`` where build takes a third
     argument; a build that takes ``X.shape[1]`` for a number is told what to do."""
-    import inspect
-
     try:
         params = inspect.signature(build).parameters
     except (TypeError, ValueError):  # a callable without a signature
