@@ -89,11 +89,19 @@ class FitDiagnostics:
         """Whether the draws in use are importance-weighted (judged by ESS and ``k̂``)."""
         return self.reweighted or self.inference == "importance"
 
+    def ess_needed(self, criteria: Convergence | None = None) -> float:
+        """The ESS the draws in use must reach: the draws kept for prior importance,
+        ``ess_min`` for chains and other weighted draws, NaN for a point (MAP, fixed)."""
+        c = criteria or CONVERGENCE
+        if self.inference not in ("nuts", "importance"):
+            return float("nan")
+        return float(self.n_draws) if self.weighted and self.proposal == "prior" else c.ess_min
+
     def problems(self, criteria: Convergence | None = None) -> list[str]:
         """Why the draws in use fail :data:`CONVERGENCE` (empty when they pass)."""
         c = criteria or CONVERGENCE
         if self.weighted:
-            need = self.n_draws if self.proposal == "prior" else c.ess_min
+            need = self.ess_needed(c)
             return _weight_problems(self.ess_bulk_min, self.pareto_k, need, c, self.draws_used)
         if self.inference != "nuts":
             return []

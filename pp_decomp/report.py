@@ -158,7 +158,10 @@ def plot_hyperparameters(opt, name: str, path) -> None:
 
 
 def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
-    """Per step and GP: ESS of the draws in use (bulk), Pareto ``k̂`` and LOO coverage."""
+    """Per step and GP: ESS of the draws in use (bulk) against the threshold of
+    their kind (``fit_ess_needed``: 400, or the draws kept for prior importance),
+    Pareto ``k̂``, and LOO coverage with the band a calibrated GP shows on that
+    many observations (0.95 ± 2 binomial standard errors)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
     it = ds["iteration"].values
@@ -167,21 +170,91 @@ def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
         (axes[1], "fit_pareto_k", "Pareto k̂ of the fit's weights"),
         (axes[2], "loo_coverage", "LOO coverage of own observations (95%)"),
     ):
-        if var not in ds:
-            ax.set_visible(False)
-            continue
-        gp_dim = ds[var].dims[1]
-        for gp in ds[gp_dim].values:
-            ax.plot(it, ds[var].sel({gp_dim: gp}), ".", ms=4, label=str(gp))
         ax.set(xlabel="evaluation", ylabel=label)
+        if var not in ds or not np.isfinite(ds[var].values).any():
+            ax.text(0.5, 0.5, _EMPTY[var], ha="center", va="center", transform=ax.transAxes)
+            continue
+        for gp in ds["model"].values:
+            ax.plot(it, ds[var].sel(model=gp), ".", ms=4, label=str(gp))
         ax.legend(fontsize=7, ncol=2)
-    axes[0].axhline(400, ls="--", color="k", lw=1)
-    axes[0].set_yscale("log")
+    if "ess_bulk_min" in ds and np.isfinite(ds["ess_bulk_min"].values).any():
+        _ess_thresholds(axes[0], ds)
+        axes[0].set_yscale("log")
     axes[1].axhline(0.7, ls="--", color="k", lw=1)
+    n = it.astype(float)
+    band = 2 * np.sqrt(0.95 * 0.05 / n)
+    axes[2].fill_between(it, 0.95 - band, np.minimum(0.95 + band, 1), color="0.85", zorder=0)
     axes[2].axhline(0.95, ls="--", color="k", lw=1)
-    fig.suptitle(f"{heading}: diagnostics (dashed: the documented thresholds)")
+    fig.suptitle(
+        f"{heading}: diagnostics (dashed: the thresholds of the draws in use; "
+        "grey: a calibrated GP's LOO coverage ± 2 SE on that many observations)",
+        fontsize=9,
+    )
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+_EMPTY = {
+    "ess_bulk_min": "no sample to count:\nMAP fits are one point",
+    "fit_pareto_k": "no weighted draws:\nk̂ applies to importance weights",
+    "loo_coverage": "no criticism recorded yet",
+}
+
+
+def _ess_thresholds(ax, ds: xr.Dataset) -> None:
+    """A dashed line per ESS threshold in use, labelled with the draw kinds judged by it."""
+    need = ds["fit_ess_needed"].values if "fit_ess_needed" in ds else None
+    kinds = ds["fit_draws"].values if "fit_draws" in ds else None
+    if need is None or kinds is None or not np.isfinite(need).any():
+        ax.axhline(400, ls="--", color="k", lw=1)  # a file written before the threshold was
+        return
+    for value in np.unique(need[np.isfinite(need)]):
+        which = sorted({str(k) for k in kinds[need == value] if k})
+        ax.axhline(value, ls="--", color="k", lw=1)
+        ax.annotate(
+            f"{value:.0f}: {', '.join(which)}",
+            (0.01, value),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            va="bottom",
+        )
+
+
+def fit_kinds(ds: xr.Dataset) -> str:
+    """What the run's fits were, by the kind of draws each used (``fit_draws``),
+    with each kind's share: ``"fits: 40% chains (4), 60% posterior importance (6)"``;
+    ``""`` where no fit was recorded."""
+    if "fit_draws" not in ds:
+        return ""
+    kinds = [str(k) for k in np.ravel(ds["fit_draws"].values) if k]
+    if not kinds:
+        return ""
+    names, counts = np.unique(kinds, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    parts = [f"{100 * counts[i] / len(kinds):.0f}% {names[i]} ({counts[i]})" for i in order]
+    return f"fits of {len(kinds)} in all: " + ", ".join(parts)
+
+
+def paired_difference(a, b, name_a: str, name_b: str, what: str = "final cumulative regret") -> str:
+    """``a - b`` over paired runs (one value each per seed) as a line with its
+    standard error, and whether it is within noise (within 2 SE of zero):
+
+    >>> paired_difference([3.0, 5.0, 4.0], [4.0, 5.5, 6.0], "x", "y").split(": ")[-1]
+    'x lower'
+    >>> paired_difference([3.0, 5.0, 4.0], [4.0, 4.5, 3.0], "x", "y").split(": ")[-1]
+    'within noise (|difference| < 2 SE)'
+    """
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    head = f"{name_a} - {name_b}, {what}: {d.mean():.3g}"
+    if len(d) < 2:
+        return f"{head} (one seed: no standard error)"
+    se = float(d.std(ddof=1) / np.sqrt(len(d)))
+    verdict = (
+        "within noise (|difference| < 2 SE)"
+        if abs(d.mean()) < 2 * se
+        else f"{name_a if d.mean() < 0 else name_b} lower"
+    )
+    return f"{head} ± {se:.2g} (SE over {len(d)} paired seeds): {verdict}"
 
 
 def open_run(path, problem=None):

@@ -112,6 +112,12 @@ ATTRS = {
         "1",
         "where a refit's draws are weighted (reweighted chains, importance); NaN elsewhere",
     ),
+    "fit_ess_needed": (
+        "ESS the refit's draws must reach",
+        "1",
+        "the threshold fit_draws is judged by: 400 for chains and weighted draws, the draws "
+        "kept for prior importance; NaN for MAP (no sample)",
+    ),
     "refit_seconds": ("refit time", "s", "wall time of the refit (structure learning included)"),
     "ess": (
         "ESS of reweighted draws",
@@ -176,6 +182,7 @@ _REFIT_FLOAT = (
     "ess_bulk_min",
     "ess_tail_min",
     "fit_pareto_k",
+    "fit_ess_needed",
 )
 
 
@@ -201,8 +208,10 @@ def build_dataset(problem, X, Y, records, settings) -> xr.Dataset:
 
     Variables: ``x(iteration, dim)``, ``y(iteration, component)``, ``objective``,
     ``phase``, ``acq_value``, ``beta``, ``ask_seconds``, ``fit_seconds``; per GP
-    and refit (dim ``component`` for decomposed strategies, ``model`` otherwise)
-    ``refit``, ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
+    and refit (dim ``model`` under every strategy: a component's GP is labelled by
+    the component's name, the GP of the composed objective ``composed``, an
+    additive GP ``additive``; ``ds.fit_draws.sel(model="f0")``) ``refit``,
+    ``ls_mean(…, dim)``, ``eta_mean``, ``sigma_mean``, ``rhat_max``,
     ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``repairs``, ``converged``,
     ``reweighted``, ``fit_pareto_k``, ``refit_seconds``; on the fast path ``ess``;
     per GP and model-based step its criticism (:data:`CRITICISM`: ``elpd_loo``,
@@ -244,8 +253,10 @@ def _field(records, key) -> np.ndarray:
     return np.array([r[key] for r in records], dtype=float)
 
 
-def _gp_dim(names, components) -> str:
-    return "component" if set(names) <= set(components) else "model"
+def _gp_order(names, components) -> list:
+    """The GPs' labels on the ``model`` dimension: the components' own GPs in the
+    problem's order, then any other (``composed``, ``additive``) as they came."""
+    return [c for c in components if c in names] + [m for m in names if m not in components]
 
 
 def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
@@ -256,11 +267,8 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
     names += [m for m in ess_names if m not in names]
     if not names:
         return ds
-    dim = _gp_dim(names, components)
-    if dim == "component":
-        names = [c for c in components if c in names]
-    else:
-        ds = ds.assign_coords(model=names)
+    names = _gp_order(names, components)
+    ds = ds.assign_coords(model=names)
     shape = (n, len(names))
     per_step = ("ess", "pareto_k")
     arrays = {f: np.full(shape, np.nan) for f in (*_REFIT_FLOAT, "refit_seconds", *per_step)}
@@ -284,7 +292,7 @@ def _add_refits(ds: xr.Dataset, records, components) -> xr.Dataset:
             arrays["refit_seconds"][i, k] = summ["fit_seconds"]
             for f in _REFIT_FLOAT:
                 arrays[f][i, k] = summ.get(f, np.nan)
-    dims = ("iteration", dim)
+    dims = ("iteration", "model")
     ds["refit"], ds["divergences"] = (dims, refit), (dims, div)
     ds["repairs"], ds["converged"] = (dims, repairs), (dims, converged)
     ds["reweighted"], ds["fit_draws"] = (dims, reweighted), (dims, draws_used.astype(str))
@@ -307,14 +315,12 @@ def _add_criticism(ds: xr.Dataset, records, components) -> xr.Dataset:
     names = list(dict.fromkeys(m for r in records for m in r.get("criticism", {})))
     if not names:
         return ds
-    dim = _gp_dim(names, components)
-    if dim == "component":
-        names = [c for c in components if c in names]
-    elif "model" in ds.coords:  # the refits' GPs first, any other after (NaN there)
+    if "model" in ds.coords:  # the refits' GPs first, any other after (NaN there)
         names = list(ds["model"].values) + [m for m in names if m not in ds["model"]]
         ds = ds.reindex(model=names)
     else:
-        ds = ds.assign_coords(model=names)
+        ds = ds.assign_coords(model=_gp_order(names, components))
+        names = list(ds["model"].values)
     out = {f: np.full((ds.sizes["iteration"], len(names)), np.nan) for f in CRITICISM}
     for i, r in enumerate(records):
         for k, name in enumerate(names):
@@ -322,7 +328,7 @@ def _add_criticism(ds: xr.Dataset, records, components) -> xr.Dataset:
             for f in CRITICISM:
                 out[f][i, k] = crit.get(f, np.nan)
     for f, a in out.items():
-        ds[f] = (("iteration", dim), a)
+        ds[f] = (("iteration", "model"), a)
     return ds
 
 
@@ -401,6 +407,10 @@ def describe(ds: xr.Dataset, problem, settings: dict) -> xr.Dataset:
     ds["input_units"].attrs.update(long_name="the input's units")
     ds["component_units"].attrs.update(long_name="the component's units")
     ds["component"].attrs.update(long_name="observed component f_j")
+    if "model" in ds.coords:
+        ds["model"].attrs.update(
+            long_name="GP: a component's name, 'composed' (a GP of g) or 'additive'"
+        )
     if "parameter" in ds.coords:
         ds["parameter"].attrs.update(long_name="hyperparameter (element [i] of a vector)")
         ds["statistic"].attrs.update(long_name="posterior statistic over the fit's draws")

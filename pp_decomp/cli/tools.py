@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from pp_decomp.loop import Optimizer
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.perf import run_perf
 from pp_decomp.plots import plot_comparison
 from pp_decomp.regression import plot_regression, regression_study
 from pp_decomp.regression_problem import problem_regression_study
-from pp_decomp.report import open_run, run_pictures, title, write_report
+from pp_decomp.report import (
+    fit_kinds,
+    open_run,
+    paired_difference,
+    run_pictures,
+    title,
+    write_report,
+)
 from pp_decomp.strategies import STRATEGIES
 
 DEMO = {
@@ -115,11 +124,18 @@ def cmd_demo(args) -> int:
     pictures = {"regret.png": f"cumulative and average regret, mean ± SE over {seeds} seeds"}
     plot_comparison(runs, out / "regret.png", title=what)
     pictures.update(shown[1])
-    notes = []
+    notes, finals = [], {}
     for strategy in DEMO["strategies"]:
         final = [float(runs[(strategy, s)]["cumulative_regret"][-1]) for s in DEMO["seeds"]]
-        notes.append(f"- {strategy}: mean final cumulative regret {sum(final) / len(final):.3f}")
-        print(f"{strategy:>10}: mean final cumulative regret {sum(final) / len(final):.3f}")
+        finals[strategy] = final
+        se = np.std(final, ddof=1) / np.sqrt(len(final))
+        line = f"{strategy}: final cumulative regret {np.mean(final):.3f} ± {se:.2g} (SE)"
+        notes.append(f"- {line}; {fit_kinds(runs[(strategy, DEMO['seeds'][0])])}, seed 0")
+        print(line)
+    first, second = DEMO["strategies"][:2]
+    paired = paired_difference(finals[first], finals[second], first, second)
+    notes.append(f"- {paired}")
+    print(paired)
     report = write_report(out, f"pp-decomp demo: {what}", pictures, notes)
     print(f"pictures of {title(shown[0])} and the regret: {out}/*.png\nreport:  {report}")
     return 0

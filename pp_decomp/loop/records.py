@@ -83,6 +83,7 @@ def diagnostics_summary(d, seconds: float | None = None) -> dict:
         "reweighted": bool(d.reweighted),
         "fit_pareto_k": d.pareto_k,
         "fit_draws": d.draws_used,
+        "fit_ess_needed": d.ess_needed(),
         "fit_seconds": d.seconds if seconds is None else seconds,
     }
 

@@ -7,7 +7,7 @@ from pp_decomp.perf import refit_convergence
 
 
 def test_refit_convergence_counts_first_run_and_repaired_shares():
-    dims = ("iteration", "component")
+    dims = ("iteration", "model")
     refit = np.array([[True, True], [False, True], [True, False], [True, True]])
     nan = np.nan
     ds = xr.Dataset(  # the last row: two fits by importance sampling (no r-hat)

@@ -20,7 +20,7 @@ def problem():
 
 def _check_criticism(ds, n_init: int, map_fit: bool) -> None:
     for f in CRITICISM:
-        assert ds[f].dims == ("iteration", "component"), f
+        assert ds[f].dims == ("iteration", "model"), f
         assert np.all(np.isnan(ds[f].values[:n_init])), f
     # MAP (one draw, exact LOO): every model-based step; weighted draws: at their refits
     model = ds["phase"].values == "acquisition"

@@ -220,5 +220,27 @@ def test_each_refit_records_its_hyperparameter_posterior(small_synthetic, tmp_pa
     assert np.all(lo[have] <= mean[have]) and np.all(mean[have] <= hi[have])
     assert np.all(sd[have] > 0)  # full Bayes: draws, not a point
     assert np.all(np.isnan(post.values[~refit]))
-    f1 = post.sel(component="f1").values[refit[:, 1]]
+    f1 = post.sel(model="f1").values[refit[:, 1]]
     assert np.all(np.isnan(f1[:, list(post["parameter"].values).index("eta")]))
+
+
+@pytest.mark.parametrize("strategy", ["d-gpucb-mc", "d-gpucb-mc-min", "gp-ucb", "add-gp-ucb"])
+def test_per_gp_results_have_one_dimension_under_every_strategy(strategy):
+    """``fit_draws`` was on ``component`` under d-gpucb-mc and on ``model`` under
+    d-gpucb-mc-min: one name now, a component's GP labelled by the component."""
+    problem = Problem(
+        domain=Box([0, 0], [1, 1]),
+        components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 1] ** 2],
+        n_components=2,
+        g=lambda F: F[..., 0] * (1 + F[..., 1]),
+        component_names=["response", "rate"],
+    )
+    ds = Optimizer(problem, strategy, n_init=3, seed=0).run(4)
+    for var in ("fit_draws", "refit", "converged", "loo_coverage"):
+        assert ds[var].dims == ("iteration", "model"), var
+    own = {"gp-ucb": ["composed"], "add-gp-ucb": ["additive"]}.get(strategy, [])
+    decomposed = [] if own else ["response", "rate"]
+    extra = ["composed"] if strategy.endswith("-min") else []
+    assert list(ds["model"].values) == decomposed + extra + own
+    if decomposed:
+        assert ds.fit_draws.sel(model="response").values[-1] == "map"

@@ -1,0 +1,83 @@
+"""Labels that say what ran: the kind of draws each fit used, judged by its own threshold."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
+
+from pp_decomp import Box, Optimizer, Problem  # noqa: E402
+from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics  # noqa: E402
+from pp_decomp.report import _ess_thresholds, fit_kinds, paired_difference  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "diag,needed",
+    [
+        (FitDiagnostics("importance", 128, proposal="prior"), 128.0),
+        (FitDiagnostics("importance", 128, proposal="posterior"), CONVERGENCE.ess_min),
+        (FitDiagnostics("importance", 128, proposal="laplace"), CONVERGENCE.ess_min),
+        (FitDiagnostics("nuts", 1600), CONVERGENCE.ess_min),
+        (FitDiagnostics("nuts", 1600, reweighted=True), CONVERGENCE.ess_min),
+    ],
+)
+def test_each_kind_of_draws_is_judged_by_its_own_ess(diag, needed):
+    assert diag.ess_needed() == needed
+    weak = FitDiagnostics(**{**diag.as_dict(), "ess_bulk_min": needed - 1, "pareto_k": 0.1})
+    assert any("ESS" in p for p in weak.problems())
+    assert np.isnan(FitDiagnostics("map", 1).ess_needed())
+
+
+def _history(kinds, needed, ess):
+    dims = ("iteration", "model")
+    return xr.Dataset(
+        {
+            "fit_draws": (dims, np.array(kinds, dtype=str)),
+            "fit_ess_needed": (dims, np.array(needed, dtype=float)),
+            "ess_bulk_min": (dims, np.array(ess, dtype=float)),
+        },
+        coords={"iteration": [1, 2, 3], "model": ["a", "b"]},
+    )
+
+
+def test_the_diagnostics_picture_draws_the_threshold_of_the_draws_in_use():
+    ds = _history(
+        [["prior importance", "prior importance"], ["chains", ""], ["", "posterior importance"]],
+        [[128, 128], [400, np.nan], [np.nan, 400]],
+        [[150, 140], [420, np.nan], [np.nan, 500]],
+    )
+    fig, ax = plt.subplots()
+    _ess_thresholds(ax, ds)
+    drawn = sorted(float(line.get_ydata()[0]) for line in ax.lines)
+    labels = sorted(t.get_text() for t in ax.texts)
+    plt.close(fig)
+    assert drawn == [128.0, 400.0]  # not 400 alone: prior importance fits pass at 128
+    assert labels == ["128: prior importance", "400: chains, posterior importance"]
+    assert fit_kinds(ds) == (
+        "fits of 4 in all: 50% prior importance (2), 25% chains (1), 25% posterior importance (1)"
+    )
+
+
+def test_a_run_records_the_kind_and_threshold_of_every_fit():
+    problem = Problem(
+        domain=Box([0], [1]),
+        components=lambda X: np.c_[np.sin(6 * X[:, 0])],
+        n_components=1,
+        weights=[1.0],
+    )
+    ds = Optimizer(problem, n_init=3, seed=0).run(5)
+    refit = ds["refit"].values
+    assert set(ds["fit_draws"].values[refit]) == {"map"}
+    assert np.all(np.isnan(ds["fit_ess_needed"].values))
+    assert fit_kinds(ds).startswith("fits of ") and "100% map" in fit_kinds(ds)
+
+
+def test_a_paired_difference_says_when_it_is_within_noise():
+    line = paired_difference([35.2, 30.1, 40.0], [36.5, 25.0, 47.9], "d-gpucb", "gp-ucb")
+    assert "SE over 3 paired seeds" in line and line.endswith("within noise (|difference| < 2 SE)")
+    assert paired_difference([1.0], [2.0], "a", "b").endswith("(one seed: no standard error)")
