@@ -161,7 +161,7 @@ def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
     """Per step and GP: ESS of the draws in use (bulk) against the threshold of
     their kind (``fit_ess_needed``: 400, or the draws kept for prior importance),
     Pareto ``k̂``, and LOO coverage with the band a calibrated GP shows on that
-    many observations (0.95 ± 2 binomial standard errors)."""
+    many observations (0.95 plus or minus 2 binomial standard errors)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
     it = ds["iteration"].values

@@ -64,4 +64,7 @@ def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatc
     assert {p.name for p in tmp_path.glob("*.png")} == PICTURES | {"regret.png"}
     report = (tmp_path / "report.md").read_text()
     assert "d-gpucb vs gp-ucb (nuts) on synthetic" in report and "mean ± SE over 2 seeds" in report
-    assert capsys.readouterr().out.count("mean final cumulative regret") == 2
+    printed = capsys.readouterr().out
+    assert printed.count("final cumulative regret") == 3  # each strategy, and their difference
+    assert "d-gpucb - gp-ucb, final cumulative regret" in printed and "SE over 2 paired" in printed
+    assert report.count("fits of ") == 2 and "(SE over 2 paired seeds)" in report

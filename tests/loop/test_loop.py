@@ -27,7 +27,7 @@ def test_run_records_history_and_regret(small_synthetic, tmp_path):
     assert np.all(ds["regret"] >= -1e-12)
     np.testing.assert_allclose(ds["cumulative_regret"], np.cumsum(ds["regret"]))
     assert np.all(np.diff(ds["simple_regret"]) <= 0)
-    assert ds["ls_mean"].dims == ("iteration", "component", "dim")
+    assert ds["ls_mean"].dims == ("iteration", "model", "dim")
     assert np.all(np.isfinite(ds["eta_mean"].values[4:]))
     assert ds["refit"].values[4:].all() and not ds["refit"].values[:4].any()
     assert ds["divergences"].dtype.kind == "i"
@@ -45,8 +45,13 @@ def test_run_records_history_and_regret(small_synthetic, tmp_path):
 
 @pytest.mark.parametrize(
     "strategy",
-    # the additive strategies need a box; tests/additive/test_additive.py runs each of them
-    sorted(s for s, st in STRATEGIES.items() if st.surrogate != "additive"),
+    # the additive strategies need a box; tests/additive/test_additive.py runs each of them;
+    # BoTorch's loops need the compare extra (make test-compare)
+    [
+        pytest.param(s, marks=[pytest.mark.compare] if st.surrogate == "peer" else [])
+        for s, st in sorted(STRATEGIES.items())
+        if st.surrogate != "additive"
+    ],
 )
 def test_every_strategy_runs(strategy, small_synthetic):
     ds = Optimizer(small_synthetic, strategy, n_init=3, seed=0, mc_samples=64).run(6)
@@ -210,7 +215,7 @@ def test_each_refit_records_its_hyperparameter_posterior(small_synthetic, tmp_pa
     kw = dict(n_init=4, seed=1, inference="nuts", components=own)
     ds = Optimizer(small_synthetic, "d-gpucb", checkpoint=tmp_path / "r.nc", **kw).run(7)
     post = xr.open_dataset(tmp_path / "r.nc")["hyper_posterior"]
-    assert post.dims == ("iteration", "component", "parameter", "statistic")
+    assert post.dims == ("iteration", "model", "parameter", "statistic")
     assert list(post["statistic"].values) == ["mean", "sd", "q05", "q95"]
     assert {"ls[0]", "eta", "sigma", "ls_0[0]", "eta_0", "eta_1"} <= set(post["parameter"].values)
     refit = ds["refit"].values
