@@ -1,17 +1,51 @@
-"""The main job's pictures and report: pp-decomp demo, pp-decomp report, run_pictures."""
+"""The main job's pictures and report: pp-decomp demo, pp-decomp report, run_pictures,
+ppd.report and Optimizer.report (a run made in Python included)."""
 
 from __future__ import annotations
 
 import hashlib
 
 import numpy as np
+import pytest
 
 import pp_decomp as ppd
 from pp_decomp.cli import main
 from pp_decomp.models import get_problem
-from pp_decomp.report import run_pictures
+from pp_decomp.report_pictures import run_pictures
 
 PICTURES = {"component.png", "objective.png", "hyperparameters.png", "diagnostics.png"}
+
+# a user's problem module, as README's "A first run" makes one (a nonlinear g, no seed)
+TINY = """
+import numpy as np
+import pp_decomp as ppd
+
+
+def make():
+    return ppd.Problem(
+        domain=ppd.Box([0.0], [1.0]),
+        components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 0] ** 2],
+        n_components=2,
+        g=lambda F, X: F[..., 0] * (1 + F[..., 1]),
+        name="tiny",
+    )
+"""
+
+
+def tiny() -> ppd.Problem:
+    """The problem of :data:`TINY`, made here in Python."""
+    space = {}
+    exec(TINY, space)
+    return space["make"]()
+
+
+@pytest.fixture(scope="module")
+def python_run(tmp_path_factory):
+    """A run made in Python (MAP, 6 evaluations) and its still-open optimiser."""
+    path = tmp_path_factory.mktemp("python-run") / "run.nc"
+    with ppd.Optimizer(tiny(), "d-gpucb-mc", n_init=3, seed=0, checkpoint=path) as opt:
+        opt.run(6)
+        yield path, opt
 
 
 def _digest(path) -> str:
@@ -65,3 +99,29 @@ def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatc
     report = (tmp_path / "report.md").read_text()
     assert "d-gpucb vs gp-ucb (nuts) on synthetic" in report and "mean ± SE over 2 seeds" in report
     assert capsys.readouterr().out.count("mean final cumulative regret") == 2
+
+
+def test_an_optimizer_reports_its_own_run_from_python(python_run, tmp_path):
+    path, opt = python_run
+    before, pending = _digest(path), len(opt.pending)
+    written = opt.report(tmp_path / "mine")
+    assert written == tmp_path / "mine" / "report.md"
+    assert {p.name for p in written.parent.glob("*.png")} == PICTURES
+    text = written.read_text()
+    assert text.startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert f"Run file: {path}" in text
+    assert _digest(path) == before and len(opt.pending) == pending  # nothing asked or written
+
+
+def test_ppd_report_opens_a_python_made_run_given_its_problem(python_run, tmp_path):
+    path, _ = python_run
+    before = _digest(path)
+    written = ppd.report(path, tiny(), out=tmp_path / "given")
+    assert {p.name for p in written.parent.glob("*.png")} == PICTURES
+    assert written.read_text().startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert _digest(path) == before
+    with pytest.raises(TypeError, match=r"problem must be a pp_decomp.Problem.*got int 3"):
+        ppd.report(path, 3)
+    with pytest.raises(ValueError, match=r"path '.*missing.nc' is not a file"):
+        ppd.report(tmp_path / "missing.nc")
+    assert callable(ppd.report)  # a function, not a submodule the CLI's imports shadow

@@ -10,7 +10,8 @@ from pp_decomp.perf import run_perf
 from pp_decomp.plots import plot_comparison
 from pp_decomp.regression import plot_regression, regression_study
 from pp_decomp.regression_problem import problem_regression_study
-from pp_decomp.report import open_run, run_pictures, title, write_report
+from pp_decomp.report_pictures import run_pictures, title, write_report
+from pp_decomp.run_report import report
 from pp_decomp.strategies import STRATEGIES
 
 DEMO = {
@@ -95,7 +96,7 @@ def cmd_strategies(args) -> int:
 
 def cmd_demo(args) -> int:
     """``pp-decomp demo``: D-GPUCB against GP-UCB under full Bayes on synthetic
-    instances, then the pictures and report of :mod:`pp_decomp.report`."""
+    instances, then the pictures and report of :mod:`pp_decomp.report_pictures`."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     what = f"{' vs '.join(DEMO['strategies'])} ({DEMO['inference']}) on {DEMO['problem']}"
@@ -126,16 +127,12 @@ def cmd_demo(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``pp-decomp report RUN``: :func:`pp_decomp.report.run_pictures` of a run's file."""
+    """``pp-decomp report RUN``: :func:`pp_decomp.run_report.report` of a run's file."""
     run = Path(args.run)
     if not run.is_file():
         raise ValueError(f"RUN {str(run)!r} is not a file")
-    problem = None if args.problem is None else get_problem(args.problem, seed=0)
-    opt = open_run(run, problem)
-    out = Path(args.out) if args.out else run.with_name(run.stem + "-report")
-    pictures = run_pictures(opt, out)
-    report = write_report(out, title(opt), pictures, [f"Run file: {run}"])
-    print(f"pictures: {out}/*.png\nreport:   {report}")
+    written = report(run, args.problem, out=args.out)
+    print(f"pictures: {written.parent}/*.png\nreport:   {written}")
     return 0
 
 

@@ -14,7 +14,9 @@
 
 Over a domain of one input the posteriors are drawn along it; over more, along
 the first input through the best input observed, the others held there.
-:func:`write_report` lists the pictures in ``report.md``, one line each.
+:func:`write_report` lists the pictures in ``report.md``, one line each, and
+:func:`report_of` does both for an optimiser (``Optimizer.report``). The module
+reads no file and builds no optimiser: :mod:`pp_decomp.report` opens a run's file.
 
 Example
 -------
@@ -29,16 +31,11 @@ Example
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import read, read_draws
-from pp_decomp.loop.resume import check_resume, restore, stored_problem
-from pp_decomp.models import get_problem
 from pp_decomp.plots import _pyplot
 from pp_decomp.space import CandidateSet
 
@@ -184,21 +181,6 @@ def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
     plt.close(fig)
 
 
-def open_run(path, problem=None):
-    """A read-only optimiser holding the run checkpointed at ``path`` (nothing is
-    written there), with its models fitted on every observation and its next input
-    pending. ``problem``: the run's problem, default the shipped problem the file names."""
-    results, state = read(path)
-    if problem is None:
-        stored = json.loads(results.attrs["settings"])
-        instance = (stored.get("problem_fingerprint") or {}).get("instance")
-        problem = get_problem(stored_problem(stored), seed=instance or 0)
-    opt = Optimizer(problem, **check_resume(path, results, problem, {}, None))
-    restore(opt, results, state, read_draws(path))
-    opt.ask(len(opt.pending) + 1)  # a new choice: the models on every observation
-    return opt
-
-
 def write_report(out, heading: str, pictures: dict[str, str], notes=()) -> Path:
     """``report.md`` in ``out``: the heading, ``notes`` (lines) and each picture with
     its one line."""
@@ -209,3 +191,12 @@ def write_report(out, heading: str, pictures: dict[str, str], notes=()) -> Path:
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def report_of(opt, out, notes=()) -> Path:
+    """The pictures of :func:`run_pictures` of optimiser ``opt`` and ``report.md``
+    (:func:`write_report`, with ``notes``) in folder ``out``; returns report.md's path.
+
+    Example: ``report_of(opt, "run-report", ["Run file: run.nc"])``.
+    """
+    return write_report(out, title(opt), run_pictures(opt, out), notes)
