@@ -13,6 +13,11 @@ One code path serves the notebook and the command line: ``ppd.report(path, ...)`
   (``ComponentGP.from_pymc``), as ``Optimizer.resume(path, problem, components=...)``
   takes them.
 
+With no problem given on a run whose file names no shipped problem (one made in
+Python), the report is what the file alone holds (:func:`report_from_file`): the
+observations, the choices, the fit diagnostics and the regret or the best
+objective so far; ``report.md`` names the posterior pictures skipped.
+
 The module is not called ``report``: ``pp_decomp.report`` is this function, which a
 submodule of that name would shadow once imported.
 
@@ -36,11 +41,27 @@ from pathlib import Path
 from pp_decomp.loop import Optimizer
 from pp_decomp.loop.checkpoint import read, read_draws
 from pp_decomp.loop.resume import check_resume, restore, stored_problem
-from pp_decomp.models import get_problem
+from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.problem import Problem
-from pp_decomp.report_pictures import report_of, run_pictures, title, write_report
+from pp_decomp.report_pictures import (
+    file_notes,
+    file_pictures,
+    file_title,
+    report_of,
+    run_pictures,
+    title,
+    write_report,
+)
 
-__all__ = ["open_run", "report", "report_of", "run_pictures", "title", "write_report"]
+__all__ = [
+    "open_run",
+    "report",
+    "report_from_file",
+    "report_of",
+    "run_pictures",
+    "title",
+    "write_report",
+]
 
 
 def report(
@@ -55,8 +76,9 @@ def report(
 
     ``problem``: the run's problem, or the name of a shipped one or
     ``package.module:factory`` (built with the file's instance seed); default the
-    shipped problem the file names. ``components``: the run's own component models
-    (a dict by name or a list), needed for ``from_pymc`` ones.
+    shipped problem the file names, and for a run made in Python the report of the
+    file alone (:func:`report_from_file`). ``components``: the run's own component
+    models (a dict by name or a list), needed for ``from_pymc`` ones.
 
     Example: ``ppd.report("run.nc", problem, out="run-report")``.
     """
@@ -64,8 +86,30 @@ def report(
     if not path.is_file():
         raise ValueError(f"path {str(path)!r} is not a file (a run's checkpoint)")
     out = Path(out) if out is not None else path.with_name(path.stem + "-report")
+    if problem is None and components is None and not names_shipped_problem(read(path)[0]):
+        return report_from_file(path, out)
     opt = open_run(path, problem, components)
     return report_of(opt, out, [f"Run file: {path}"])
+
+
+def report_from_file(path, out) -> Path:
+    """``report.md`` and the pictures the run's file at ``path`` gives without its
+    problem (:func:`pp_decomp.report_pictures.file_pictures`) in folder ``out``.
+
+    Example: ``report_from_file("run.nc", "run-report")``.
+    """
+    results, _ = read(path)
+    pictures = file_pictures(results, out)
+    notes = [f"Run file: {path}", "", *file_notes(results)]
+    return write_report(out, file_title(results), pictures, notes)
+
+
+def names_shipped_problem(results) -> bool:
+    """Whether a run's results name a shipped problem with its instance seed (so that
+    :func:`run_problem` can rebuild it), not one made in Python."""
+    stored = json.loads(results.attrs["settings"])
+    instance = (stored.get("problem_fingerprint") or {}).get("instance")
+    return stored_problem(stored) in PROBLEMS and instance is not None
 
 
 def open_run(path, problem: Problem | str | None = None, components=None) -> Optimizer:
@@ -94,4 +138,10 @@ def run_problem(results, problem: Problem | str | None) -> Problem:
         )
     stored = json.loads(results.attrs["settings"])
     instance = (stored.get("problem_fingerprint") or {}).get("instance")
-    return get_problem(problem or stored_problem(stored), seed=instance or 0)
+    name = problem or stored_problem(stored)
+    if problem is None and name not in PROBLEMS:
+        raise ValueError(
+            f"problem: the run is of problem {name!r}, made in Python (not a shipped one); "
+            "pass problem= (pp-decomp report --problem package.module:factory)"
+        )
+    return get_problem(name, seed=instance or 0)

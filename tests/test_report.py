@@ -27,6 +27,7 @@ def make():
         components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 0] ** 2],
         n_components=2,
         g=lambda F, X: F[..., 0] * (1 + F[..., 1]),
+        optimum=1.3269083216938,  # so the file stores the regret
         name="tiny",
     )
 """
@@ -125,3 +126,20 @@ def test_ppd_report_opens_a_python_made_run_given_its_problem(python_run, tmp_pa
     with pytest.raises(ValueError, match=r"path '.*missing.nc' is not a file"):
         ppd.report(tmp_path / "missing.nc")
     assert callable(ppd.report)  # a function, not a submodule the CLI's imports shadow
+
+
+def test_a_python_made_run_without_its_problem_is_reported_from_its_file(python_run, tmp_path):
+    path, _ = python_run
+    before, out = _digest(path), tmp_path / "alone"
+    assert main(["report", str(path), "--out", str(out)]) == 0
+    assert {p.name for p in out.glob("*.png")} == {"run.png", "choices.png", "diagnostics.png"}
+    text = (out / "report.md").read_text()
+    assert text.startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert "- best objective observed: " in text and "- simple regret " in text
+    assert (
+        "- skipped component.png, objective.png, hyperparameters.png: no problem given: "
+        "pass --problem mod:factory for the posterior pictures"
+    ) in text
+    assert _digest(path) == before
+    with pytest.raises(ValueError, match=r"problem 'tiny', made in Python.*pass problem="):
+        ppd.report(path, components={"f0": "matern52"})  # models need the problem
