@@ -4,6 +4,11 @@ ppd.report and Optimizer.report (a run made in Python included)."""
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +36,36 @@ def make():
         name="tiny",
     )
 """
+
+
+# the same problem with a component model of the user's own PyMC code
+OWN_PYMC = (
+    TINY
+    + """
+import pymc as pm
+
+
+def build(X, y):
+    with pm.Model() as model:
+        ls = pm.LogNormal("ls", mu=-1.0, sigma=1.0)
+        eta = pm.Gamma("eta", alpha=2.0, beta=2.0)
+        sigma = pm.LogNormal("sigma", mu=-4.0, sigma=1.5)
+        gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.Matern52(1, ls=ls))
+        gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma)
+    return model, gp
+
+
+COMPONENTS = {"f0": ppd.ComponentGP.from_pymc(build)}
+"""
+)
+
+
+def _cli(args: list[str], cwd) -> subprocess.CompletedProcess:
+    """``pp-decomp ARGS`` in folder ``cwd`` as the installed command runs: ``-P`` leaves
+    the current folder off ``sys.path``, and PYTHONPATH holds only the package."""
+    env = {**os.environ, "PYTHONPATH": str(Path(ppd.__file__).parents[1])}
+    command = [sys.executable, "-P", "-m", "pp_decomp.cli", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 def tiny() -> ppd.Problem:
@@ -143,3 +178,33 @@ def test_a_python_made_run_without_its_problem_is_reported_from_its_file(python_
     assert _digest(path) == before
     with pytest.raises(ValueError, match=r"problem 'tiny', made in Python.*pass problem="):
         ppd.report(path, components={"f0": "matern52"})  # models need the problem
+
+
+def test_the_cli_finds_the_problem_module_in_the_current_folder(python_run, tmp_path):
+    path, _ = python_run
+    shutil.copy(path, tmp_path / "run.nc")
+    (tmp_path / "tinyproblem.py").write_text(TINY)
+    done = _cli(["report", "run.nc", "--problem", "tinyproblem:make"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "run-report"
+    assert {p.name for p in out.glob("*.png")} == PICTURES
+    assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+
+
+@pytest.mark.slow
+def test_the_cli_reports_a_run_with_a_from_pymc_component_given_components(tmp_path, monkeypatch):
+    (tmp_path / "ownpymc.py").write_text(OWN_PYMC)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = __import__("ownpymc")
+    with ppd.Optimizer(
+        own.make(), n_init=3, seed=0, components=own.COMPONENTS, checkpoint=tmp_path / "run.nc"
+    ) as opt:
+        opt.run(5)
+    refused = _cli(["report", "run.nc", "--problem", "ownpymc:make"], tmp_path)
+    assert refused.returncode == 2 and "pass the same components=" in refused.stderr
+    args = ["report", "run.nc", "--problem", "ownpymc:make", "--components", "ownpymc:COMPONENTS"]
+    done = _cli(args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "run-report"
+    assert {p.name for p in out.glob("*.png")} == PICTURES
+    assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc-min (map), 5 evaluations")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pp_decomp.cli.user_code import cwd_on_path, load_components
 from pp_decomp.loop import Optimizer
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.perf import run_perf
@@ -37,7 +38,18 @@ def add_parsers(sub) -> None:
     rp = sub.add_parser("report", help="pictures and a short report of a run's file")
     rp.add_argument("run", help="a run's results file (its checkpoint)")
     rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
-    rp.add_argument("--problem", default=None, help="package.module:factory of your own problem")
+    rp.add_argument(
+        "--problem",
+        default=None,
+        help="the run's problem: a shipped one or package.module:factory (found in the "
+        "current folder too); default the file's shipped problem, else the file alone",
+    )
+    rp.add_argument(
+        "--components",
+        default=None,
+        help="package.module:attr, a dict or list of the run's own component models "
+        "(ComponentGP.from_pymc ones)",
+    )
     rp.set_defaults(func=cmd_report)
 
     r = sub.add_parser("regression", help="decomposed vs entire GP regression study (Wang Fig. 2)")
@@ -131,7 +143,9 @@ def cmd_report(args) -> int:
     run = Path(args.run)
     if not run.is_file():
         raise ValueError(f"RUN {str(run)!r} is not a file")
-    written = report(run, args.problem, out=args.out)
+    cwd_on_path()  # --problem mod:factory in the current folder, without PYTHONPATH
+    components = None if args.components is None else load_components(args.components)
+    written = report(run, args.problem, components, out=args.out)
     print(f"pictures: {written.parent}/*.png\nreport:   {written}")
     return 0
 
