@@ -35,22 +35,7 @@ def add_parsers(sub) -> None:
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
 
-    rp = sub.add_parser("report", help="pictures and a short report of a run's file")
-    rp.add_argument("run", help="a run's results file (its checkpoint)")
-    rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
-    rp.add_argument(
-        "--problem",
-        default=None,
-        help="the run's problem: a shipped one or package.module:factory (found in the "
-        "current folder too); default the file's shipped problem, else the file alone",
-    )
-    rp.add_argument(
-        "--components",
-        default=None,
-        help="package.module:attr, a dict or list of the run's own component models "
-        "(ComponentGP.from_pymc ones)",
-    )
-    rp.set_defaults(func=cmd_report)
+    _add_report_parser(sub)
 
     r = sub.add_parser("regression", help="decomposed vs entire GP regression study (Wang Fig. 2)")
     r.add_argument("--kernel", default="se", choices=["se", "matern", "matern52", "matern32", "rq"])
@@ -89,6 +74,26 @@ def add_parsers(sub) -> None:
         help="run only this case (repeatable; default: synthetic and flu)",
     )
     pf.set_defaults(func=cmd_perf)
+
+
+def _add_report_parser(sub) -> None:
+    """``pp-decomp report RUN [--out DIR] [--problem P] [--components MOD:ATTR]``."""
+    rp = sub.add_parser("report", help="pictures and a short report of a run's file")
+    rp.add_argument("run", help="a run's results file (its checkpoint)")
+    rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
+    rp.add_argument(
+        "--problem",
+        default=None,
+        help="the run's problem: a shipped one or package.module:factory (found in the "
+        "current folder too); default the file's shipped problem, else the file alone",
+    )
+    rp.add_argument(
+        "--components",
+        default=None,
+        help="package.module:attr, a dict or list of the run's own component models "
+        "(ComponentGP.from_pymc ones)",
+    )
+    rp.set_defaults(func=cmd_report)
 
 
 def cmd_problems(args) -> int:
