@@ -1,17 +1,87 @@
-"""The main job's pictures and report: pp-decomp demo, pp-decomp report, run_pictures."""
+"""The main job's pictures and report: pp-decomp demo, pp-decomp report, run_pictures,
+ppd.report and Optimizer.report (a run made in Python included)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pp_decomp as ppd
 from pp_decomp.cli import main
 from pp_decomp.models import get_problem
-from pp_decomp.report import run_pictures
+from pp_decomp.report_pictures import run_pictures
 
 PICTURES = {"component.png", "objective.png", "hyperparameters.png", "diagnostics.png"}
+
+# a user's problem module, as README's "A first run" makes one (a nonlinear g, no seed)
+TINY = """
+import numpy as np
+import pp_decomp as ppd
+
+
+def make():
+    return ppd.Problem(
+        domain=ppd.Box([0.0], [1.0]),
+        components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 0] ** 2],
+        n_components=2,
+        g=lambda F, X: F[..., 0] * (1 + F[..., 1]),
+        optimum=1.3269083216938,  # so the file stores the regret
+        name="tiny",
+    )
+"""
+
+
+# the same problem with a component model of the user's own PyMC code
+OWN_PYMC = (
+    TINY
+    + """
+import pymc as pm
+
+
+def build(X, y):
+    with pm.Model() as model:
+        ls = pm.LogNormal("ls", mu=-1.0, sigma=1.0)
+        eta = pm.Gamma("eta", alpha=2.0, beta=2.0)
+        sigma = pm.LogNormal("sigma", mu=-4.0, sigma=1.5)
+        gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.Matern52(1, ls=ls))
+        gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma)
+    return model, gp
+
+
+COMPONENTS = {"f0": ppd.ComponentGP.from_pymc(build)}
+"""
+)
+
+
+def _cli(args: list[str], cwd) -> subprocess.CompletedProcess:
+    """``pp-decomp ARGS`` in folder ``cwd`` as the installed command runs: ``-P`` leaves
+    the current folder off ``sys.path``, and PYTHONPATH holds only the package."""
+    env = {**os.environ, "PYTHONPATH": str(Path(ppd.__file__).parents[1])}
+    command = [sys.executable, "-P", "-m", "pp_decomp.cli", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def tiny() -> ppd.Problem:
+    """The problem of :data:`TINY`, made here in Python."""
+    space = {}
+    exec(TINY, space)
+    return space["make"]()
+
+
+@pytest.fixture(scope="module")
+def python_run(tmp_path_factory):
+    """A run made in Python (MAP, 6 evaluations) and its still-open optimiser."""
+    path = tmp_path_factory.mktemp("python-run") / "run.nc"
+    with ppd.Optimizer(tiny(), "d-gpucb-mc", n_init=3, seed=0, checkpoint=path) as opt:
+        opt.run(6)
+        yield path, opt
 
 
 def _digest(path) -> str:
@@ -68,3 +138,76 @@ def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatc
     assert printed.count("final cumulative regret") == 3  # each strategy, and their difference
     assert "d-gpucb - gp-ucb, final cumulative regret" in printed and "SE over 2 paired" in printed
     assert report.count("fits of ") == 2 and "(SE over 2 paired seeds)" in report
+
+
+def test_an_optimizer_reports_its_own_run_from_python(python_run, tmp_path):
+    path, opt = python_run
+    before, pending = _digest(path), len(opt.pending)
+    written = opt.report(tmp_path / "mine")
+    assert written == tmp_path / "mine" / "report.md"
+    assert {p.name for p in written.parent.glob("*.png")} == PICTURES
+    text = written.read_text()
+    assert text.startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert f"Run file: {path}" in text
+    assert _digest(path) == before and len(opt.pending) == pending  # nothing asked or written
+
+
+def test_ppd_report_opens_a_python_made_run_given_its_problem(python_run, tmp_path):
+    path, _ = python_run
+    before = _digest(path)
+    written = ppd.report(path, tiny(), out=tmp_path / "given")
+    assert {p.name for p in written.parent.glob("*.png")} == PICTURES
+    assert written.read_text().startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert _digest(path) == before
+    with pytest.raises(TypeError, match=r"problem must be a pp_decomp.Problem.*got int 3"):
+        ppd.report(path, 3)
+    with pytest.raises(ValueError, match=r"path '.*missing.nc' is not a file"):
+        ppd.report(tmp_path / "missing.nc")
+    assert callable(ppd.report)  # a function, not a submodule the CLI's imports shadow
+
+
+def test_a_python_made_run_without_its_problem_is_reported_from_its_file(python_run, tmp_path):
+    path, _ = python_run
+    before, out = _digest(path), tmp_path / "alone"
+    assert main(["report", str(path), "--out", str(out)]) == 0
+    assert {p.name for p in out.glob("*.png")} == {"run.png", "choices.png", "diagnostics.png"}
+    text = (out / "report.md").read_text()
+    assert text.startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+    assert "- best objective observed: " in text and "- simple regret " in text
+    assert (
+        "- skipped component.png, objective.png, hyperparameters.png: no problem given: "
+        "pass --problem mod:factory for the posterior pictures"
+    ) in text
+    assert _digest(path) == before
+    with pytest.raises(ValueError, match=r"problem 'tiny', made in Python.*pass problem="):
+        ppd.report(path, components={"f0": "matern52"})  # models need the problem
+
+
+def test_the_cli_finds_the_problem_module_in_the_current_folder(python_run, tmp_path):
+    path, _ = python_run
+    shutil.copy(path, tmp_path / "run.nc")
+    (tmp_path / "tinyproblem.py").write_text(TINY)
+    done = _cli(["report", "run.nc", "--problem", "tinyproblem:make"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "run-report"
+    assert {p.name for p in out.glob("*.png")} == PICTURES
+    assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+
+
+@pytest.mark.slow
+def test_the_cli_reports_a_run_with_a_from_pymc_component_given_components(tmp_path, monkeypatch):
+    (tmp_path / "ownpymc.py").write_text(OWN_PYMC)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = __import__("ownpymc")
+    with ppd.Optimizer(
+        own.make(), n_init=3, seed=0, components=own.COMPONENTS, checkpoint=tmp_path / "run.nc"
+    ) as opt:
+        opt.run(5)
+    refused = _cli(["report", "run.nc", "--problem", "ownpymc:make"], tmp_path)
+    assert refused.returncode == 2 and "pass the same components=" in refused.stderr
+    args = ["report", "run.nc", "--problem", "ownpymc:make", "--components", "ownpymc:COMPONENTS"]
+    done = _cli(args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "run-report"
+    assert {p.name for p in out.glob("*.png")} == PICTURES
+    assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc-min (map), 5 evaluations")

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import numpy as np
 
+from pp_decomp.cli.user_code import cwd_on_path, load_components
 from pp_decomp.loop import Optimizer
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.perf import run_perf
 from pp_decomp.plots import plot_comparison
 from pp_decomp.regression import plot_regression, regression_study
 from pp_decomp.regression_problem import problem_regression_study
-from pp_decomp.report import (
+from pp_decomp.report_pictures import (
     fit_kinds,
-    open_run,
     paired_difference,
     run_pictures,
     title,
     write_report,
 )
+from pp_decomp.run_report import report
 from pp_decomp.strategies import STRATEGIES
 
 DEMO = {
@@ -42,11 +43,7 @@ def add_parsers(sub) -> None:
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
 
-    rp = sub.add_parser("report", help="pictures and a short report of a run's file")
-    rp.add_argument("run", help="a run's results file (its checkpoint)")
-    rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
-    rp.add_argument("--problem", default=None, help="package.module:factory of your own problem")
-    rp.set_defaults(func=cmd_report)
+    _add_report_parser(sub)
 
     r = sub.add_parser("regression", help="decomposed vs entire GP regression study (Wang Fig. 2)")
     r.add_argument("--kernel", default="se", choices=["se", "matern", "matern52", "matern32", "rq"])
@@ -87,6 +84,26 @@ def add_parsers(sub) -> None:
     pf.set_defaults(func=cmd_perf)
 
 
+def _add_report_parser(sub) -> None:
+    """``pp-decomp report RUN [--out DIR] [--problem P] [--components MOD:ATTR]``."""
+    rp = sub.add_parser("report", help="pictures and a short report of a run's file")
+    rp.add_argument("run", help="a run's results file (its checkpoint)")
+    rp.add_argument("--out", default=None, help="folder for the pictures (default RUN-report)")
+    rp.add_argument(
+        "--problem",
+        default=None,
+        help="the run's problem: a shipped one or package.module:factory (found in the "
+        "current folder too); default the file's shipped problem, else the file alone",
+    )
+    rp.add_argument(
+        "--components",
+        default=None,
+        help="package.module:attr, a dict or list of the run's own component models "
+        "(ComponentGP.from_pymc ones)",
+    )
+    rp.set_defaults(func=cmd_report)
+
+
 def cmd_problems(args) -> int:
     """``pp-decomp problems``."""
     for name, entry in PROBLEMS.items():
@@ -104,7 +121,7 @@ def cmd_strategies(args) -> int:
 
 def cmd_demo(args) -> int:
     """``pp-decomp demo``: D-GPUCB against GP-UCB under full Bayes on synthetic
-    instances, then the pictures and report of :mod:`pp_decomp.report`."""
+    instances, then the pictures and report of :mod:`pp_decomp.report_pictures`."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     what = f"{' vs '.join(DEMO['strategies'])} ({DEMO['inference']}) on {DEMO['problem']}"
@@ -142,16 +159,14 @@ def cmd_demo(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``pp-decomp report RUN``: :func:`pp_decomp.report.run_pictures` of a run's file."""
+    """``pp-decomp report RUN``: :func:`pp_decomp.run_report.report` of a run's file."""
     run = Path(args.run)
     if not run.is_file():
         raise ValueError(f"RUN {str(run)!r} is not a file")
-    problem = None if args.problem is None else get_problem(args.problem, seed=0)
-    opt = open_run(run, problem)
-    out = Path(args.out) if args.out else run.with_name(run.stem + "-report")
-    pictures = run_pictures(opt, out)
-    report = write_report(out, title(opt), pictures, [f"Run file: {run}"])
-    print(f"pictures: {out}/*.png\nreport:   {report}")
+    cwd_on_path()  # --problem mod:factory in the current folder, without PYTHONPATH
+    components = None if args.components is None else load_components(args.components)
+    written = report(run, args.problem, components, out=args.out)
+    print(f"pictures: {written.parent}/*.png\nreport:   {written}")
     return 0
 
 

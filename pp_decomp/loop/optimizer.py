@@ -31,6 +31,7 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import Problem
+from pp_decomp.report_pictures import report_of
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import check_choice, check_positive_int, check_X
@@ -236,6 +237,14 @@ class Optimizer:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
         draws = self.draw_log.to_dataset(self.records)
         ckpt.write(path, self.results(), loop_state(self), draws)
+
+    def report(self, out) -> Path:
+        """Write this run's pictures and ``report.md`` into folder ``out`` (as ``pp-decomp
+        report``, :mod:`pp_decomp.report_pictures`) with this optimiser's problem and the
+        models of its last choice; nothing is asked or written to the checkpoint. Returns
+        report.md's path. Example: ``opt.run(15); opt.report("run-report")``."""
+        notes = [] if self.checkpoint is None else [f"Run file: {self.checkpoint}"]
+        return report_of(self, out, notes)
 
     def _save(self) -> None:
         if self._file is not None:

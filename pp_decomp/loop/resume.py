@@ -75,8 +75,8 @@ def stored_problem(stored: dict) -> str | None:
 
 def check_resume(path, results, problem, expected: dict, beta) -> dict:
     """The keyword arguments that rebuild the stored run, or a ValueError naming what
-    differs: the problem instance (name, dimension, J, domain, instance seed) or any
-    setting in ``expected``."""
+    differs: the problem instance (name, dimension, J, domain, instance seed where both
+    record one) or any setting in ``expected``."""
     stored = json.loads(results.attrs["settings"])
     where = f"checkpoint {str(path)!r}"
     fp = stored.get("problem_fingerprint")
@@ -85,7 +85,7 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
         raise ValueError(f"{where} holds a run of problem {held!r}; {problem.name!r} was given")
     if fp is not None:
         mine = json.loads(json.dumps(problem.fingerprint()))
-        bad = [k for k in fp if fp[k] != mine.get(k)]
+        bad = [k for k in fp if _differs(k, fp[k], mine.get(k))]
         if bad:
             diff = "; ".join(f"{k}: file {fp[k]!r}, given {mine.get(k)!r}" for k in bad)
             raise ValueError(f"{where} was run on another problem instance ({diff})")
@@ -125,6 +125,19 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
         )
         raise ValueError(f"{where} holds a run with other settings ({diff})")
     return kwargs
+
+
+def _differs(key: str, stored, given) -> bool:
+    """Whether a problem fingerprint's entry ``key`` differs between a file and the problem
+    given. The instance seed counts only where both record one: a problem made in Python
+    has none (``None``), a factory's through :func:`~pp_decomp.models.get_problem` has one.
+
+    >>> _differs("instance", None, 0), _differs("instance", 1, 2), _differs("dim", 1, 2)
+    (False, True, True)
+    """
+    if key == "instance" and (stored is None or given is None):
+        return False
+    return stored != given
 
 
 def loop_state(opt) -> dict:

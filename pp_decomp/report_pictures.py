@@ -14,7 +14,15 @@
 
 Over a domain of one input the posteriors are drawn along it; over more, along
 the first input through the best input observed, the others held there.
-:func:`write_report` lists the pictures in ``report.md``, one line each.
+:func:`write_report` lists the pictures in ``report.md``, one line each, and
+:func:`report_of` does both for an optimiser (``Optimizer.report``). The module
+reads no file and builds no optimiser: :mod:`pp_decomp.run_report` opens a run's file.
+
+Without the run's problem (a run made in Python, reported from its file alone)
+:func:`file_pictures` draws what the results hold: ``run.png`` (the objective,
+the best so far and the regret where stored), ``choices.png`` (the inputs and
+components per evaluation) and ``diagnostics.png``; :func:`file_notes` names the
+pictures skipped.
 
 Example
 -------
@@ -35,14 +43,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import read, read_draws
-from pp_decomp.loop.resume import check_resume, restore, stored_problem
-from pp_decomp.models import get_problem
-from pp_decomp.plots import _pyplot
+from pp_decomp.plots import _pyplot, plot_run
 from pp_decomp.space import CandidateSet
 
 BAND = (0.05, 0.5, 0.95)
+NEEDS_PROBLEM = ("component.png", "objective.png", "hyperparameters.png")
+NO_PROBLEM = "no problem given: pass --problem mod:factory for the posterior pictures"
 
 
 def title(opt) -> str:
@@ -257,21 +263,6 @@ def paired_difference(a, b, name_a: str, name_b: str, what: str = "final cumulat
     return f"{head} ± {se:.2g} (SE over {len(d)} paired seeds): {verdict}"
 
 
-def open_run(path, problem=None):
-    """A read-only optimiser holding the run checkpointed at ``path`` (nothing is
-    written there), with its models fitted on every observation and its next input
-    pending. ``problem``: the run's problem, default the shipped problem the file names."""
-    results, state = read(path)
-    if problem is None:
-        stored = json.loads(results.attrs["settings"])
-        instance = (stored.get("problem_fingerprint") or {}).get("instance")
-        problem = get_problem(stored_problem(stored), seed=instance or 0)
-    opt = Optimizer(problem, **check_resume(path, results, problem, {}, None))
-    restore(opt, results, state, read_draws(path))
-    opt.ask(len(opt.pending) + 1)  # a new choice: the models on every observation
-    return opt
-
-
 def write_report(out, heading: str, pictures: dict[str, str], notes=()) -> Path:
     """``report.md`` in ``out``: the heading, ``notes`` (lines) and each picture with
     its one line."""
@@ -282,3 +273,73 @@ def write_report(out, heading: str, pictures: dict[str, str], notes=()) -> Path:
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def file_title(ds: xr.Dataset) -> str:
+    """:func:`title` of a run from its results alone (``ds``, a run's file)."""
+    inference = json.loads(ds.attrs["settings"]).get("inference", "?")
+    n = ds.sizes["iteration"]
+    return f"{ds.attrs['problem']}: {ds.attrs['strategy']} ({inference}), {n} evaluations"
+
+
+def file_pictures(ds: xr.Dataset, out) -> dict[str, str]:
+    """The pictures a run's results ``ds`` give without its problem, drawn into folder
+    ``out``: ``run.png`` (:func:`pp_decomp.plots.plot_run`), ``choices.png``
+    (:func:`plot_choices`) and ``diagnostics.png``; returns ``file name -> one line``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_run(ds, out / "run.png")
+    plot_choices(ds, out / "choices.png", file_title(ds))
+    plot_diagnostics(ds, out / "diagnostics.png", file_title(ds))
+    best = "regret" if "regret" in ds else "best objective so far"
+    return {
+        "run.png": f"observed objective, {best}, LOO coverage and time per step",
+        "choices.png": "per evaluation: the inputs chosen and the components observed",
+        "diagnostics.png": "per step: ESS and Pareto k̂ of each GP's draws, its LOO coverage",
+    }
+
+
+def file_notes(ds: xr.Dataset) -> list[str]:
+    """``report.md``'s lines on a run from its results alone: the best objective
+    observed, the regret where the file stores it, and the pictures skipped."""
+    maximize = bool(ds.attrs.get("maximize", 1))
+    obj = ds["objective"].values
+    i = int(np.argmax(obj) if maximize else np.argmin(obj))
+    x = ", ".join(f"{v:.4g}" for v in ds["x"].values[i])
+    lines = [f"- best objective observed: {obj[i]:.4g} at evaluation {i + 1} (x = {x})"]
+    if "simple_regret" in ds:
+        final = float(ds["simple_regret"][-1]), float(ds["cumulative_regret"][-1])
+        lines.append(f"- simple regret {final[0]:.4g}, cumulative regret {final[1]:.4g}")
+    if fit_kinds(ds):
+        lines.append(f"- {fit_kinds(ds)}")
+    lines.append(f"- skipped {', '.join(NEEDS_PROBLEM)}: {NO_PROBLEM}")
+    return lines
+
+
+def plot_choices(ds: xr.Dataset, path, heading: str) -> None:
+    """Per evaluation, each input chosen (left) and each component observed (right)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
+    it = ds["iteration"].values
+    for ax, var, label in ((axes[0], "x", "input chosen"), (axes[1], "y", "component observed")):
+        values = ds[var]
+        other = values.dims[1]
+        names = ds["input_name"].values if var == "x" and "input_name" in ds else values[other]
+        for k, name in enumerate(np.asarray(names)):
+            ax.plot(it, values[:, k], ".-", ms=4, lw=0.8, label=str(name))
+        ax.set(xlabel="evaluation", ylabel=label)
+        ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"{heading}: the choices and what was observed")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def report_of(opt, out, notes=()) -> Path:
+    """The pictures of :func:`run_pictures` of optimiser ``opt`` and ``report.md``
+    (:func:`write_report`, with ``notes``) in folder ``out``; returns report.md's path.
+
+    Example: ``report_of(opt, "run-report", ["Run file: run.nc"])``.
+    """
+    kinds = fit_kinds(opt.results())
+    notes = [*notes, *([f"- {kinds}"] if kinds else [])]
+    return write_report(out, title(opt), run_pictures(opt, out), notes)
