@@ -113,14 +113,45 @@ def plot_component(opt, post: xr.Dataset, name: str, axis: str, path) -> None:
     if opt.problem.components is not None:
         truth = np.asarray(opt.problem.components(X), dtype=float)[:, j]
         ax.plot(x, truth, "k--", lw=1, label="truth")
-    if opt.problem.dim == 1:
-        ax.plot(opt.X[:, 0], opt.Y[:, j], "o", color="C3", ms=4, label="observations")
+    _observations(ax, opt, X, opt.Y[:, j], "observations")
     units = opt.problem.units["components"][j] or "its own units"
     ax.set(xlabel=axis, ylabel=f"{name} ({units})")
     ax.set_title(f"{title(opt)}\ncomponent {name}", fontsize=10)
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def slice_closeness(X: np.ndarray, at: np.ndarray, lo, hi) -> np.ndarray:
+    """How close each row of ``X (n, d)`` lies to the slice the pictures draw (the
+    first input free, the others at ``at``): ``exp(-(r / 0.25)²)`` of the distance
+    ``r`` in the other inputs scaled to the box, 1 on the slice: (n,).
+
+    >>> slice_closeness(np.array([[0.2, 0.5], [0.9, 1.0]]), np.array([0.0, 0.5]), [0, 0], [1, 1])
+    array([1.        , 0.01831564])
+    """
+    width = np.asarray(hi, dtype=float)[1:] - np.asarray(lo, dtype=float)[1:]
+    r = np.linalg.norm((X[:, 1:] - at[1:]) / np.where(width > 0, width, 1.0), axis=1)
+    return np.exp(-((r / 0.25) ** 2))
+
+
+def _observations(ax, opt, X: np.ndarray, values: np.ndarray, label: str) -> None:
+    """The observations on the picture's axis: over more than one input projected
+    onto the first, each as opaque as it is close to the slice drawn."""
+    if opt.problem.dim == 1:
+        ax.plot(opt.X[:, 0], values, "o", color="C3", ms=4, label=label)
+        return
+    if isinstance(opt.problem.domain, CandidateSet):  # the picture runs over every candidate
+        alpha = np.ones(len(opt.X))
+    else:
+        lo, hi = opt.problem.domain.bounds
+        alpha = np.clip(slice_closeness(opt.X, X[0], lo, hi), 0.12, 1.0)
+    colors = np.zeros((len(alpha), 4))
+    colors[:] = (0.84, 0.15, 0.16, 1.0)  # C3
+    colors[:, 3] = alpha
+    ax.scatter(
+        opt.X[:, 0], values, s=16, c=colors, label=f"{label} (faded by distance from the slice)"
+    )
 
 
 def plot_objective(opt, post: xr.Dataset, axis: str, pending: np.ndarray, path) -> None:
@@ -135,11 +166,11 @@ def plot_objective(opt, post: xr.Dataset, axis: str, pending: np.ndarray, path) 
     if opt.problem.components is not None:
         truth = opt.problem.compose(np.asarray(opt.problem.components(X), dtype=float), X)
         ax.plot(x, truth, "k--", lw=1, label="truth")
-    if opt.problem.dim == 1:
-        ax.plot(opt.X[:, 0], opt.problem.compose(opt.Y, opt.X), "o", color="C3", ms=4,
-                label="observed g(y)")  # fmt: skip
+    _observations(ax, opt, X, opt.problem.compose(opt.Y, opt.X), "observed g(y)")
     for i, xp in enumerate(pending[:, 0]):
         ax.axvline(xp, color="C1", ls=":", label="next input" if i == 0 else None)
+    if not len(pending):
+        ax.plot([], [], " ", label="no input pending: ask() for the next")
     units = opt.problem.units["objective"] or "its own units"
     goal = "maximised" if opt.problem.maximize else "minimised"
     ax.set(xlabel=axis, ylabel=f"objective, {goal} ({units})")
@@ -157,6 +188,11 @@ def plot_hyperparameters(opt, name: str, path) -> None:
     tree = opt.posterior(name)
     pc = arviz_plots.plot_dist(tree, backend="matplotlib")
     fig = pc.viz["figure"].item()
+    from matplotlib.ticker import MaxNLocator  # matplotlib only where a picture is drawn
+
+    for ax in fig.axes:  # a narrow posterior's long tick labels run into each other
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
+        ax.tick_params(axis="x", labelsize=7, labelrotation=25)
     heading = f"{title(opt)}: {name}'s hyperparameters ({tree.attrs.get('fit_draws', '')})"
     fig.suptitle(heading, y=1.12)
     fig.savefig(path, dpi=110, bbox_inches="tight")

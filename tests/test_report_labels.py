@@ -81,3 +81,27 @@ def test_a_paired_difference_says_when_it_is_within_noise():
     line = paired_difference([35.2, 30.1, 40.0], [36.5, 25.0, 47.9], "d-gpucb", "gp-ucb")
     assert "SE over 3 paired seeds" in line and line.endswith("within noise (|difference| < 2 SE)")
     assert paired_difference([1.0], [2.0], "a", "b").endswith("(one seed: no standard error)")
+
+
+def test_observations_over_two_inputs_are_drawn_faded_by_distance_from_the_slice():
+    from pp_decomp.report_pictures import _observations, sweep
+
+    problem = Problem(
+        domain=Box([0, 0], [1, 1]),
+        components=lambda X: np.c_[np.sin(6 * X[:, 0]) + X[:, 1]],
+        n_components=1,
+        weights=[1.0],
+    )
+    opt = Optimizer(problem, n_init=4, seed=0)
+    opt.run(6)
+    X, axis = sweep(opt)
+    assert "the other inputs at the best observed" in axis
+    fig, ax = plt.subplots()
+    _observations(ax, opt, X, opt.Y[:, 0], "observations")
+    (dots,) = ax.collections
+    plt.close(fig)
+    assert len(dots.get_offsets()) == 6  # every observation, not none as before
+    alpha = dots.get_facecolors()[:, 3]
+    near = np.abs(opt.X[:, 1] - X[0, 1])
+    assert alpha[np.argmin(near)] == pytest.approx(1.0)
+    assert np.all(np.diff(alpha[np.argsort(near)]) <= 1e-12)  # farther, fainter
