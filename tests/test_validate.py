@@ -209,3 +209,17 @@ def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsy
     assert not (tmp_path / "b.nc").exists()
     assert main([*base, "--iterations", "6", "--resume"]) == 0  # the stored transform
     assert xr.load_dataset(out).sizes["iteration"] == 6
+
+
+def test_run_help_names_the_kernel_the_default_settings_use(capsys):
+    from pp_decomp.cli import main
+    from pp_decomp.loop.settings import ModelSettings, RunSettings
+    from pp_decomp.models import get_problem
+
+    used = RunSettings.build(get_problem("synthetic", seed=0)).model.kernel
+    assert used == ModelSettings().kernel
+    for command in ("run", "bench", "calibration"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+        assert f"the GPs' kernel (default {used})" in text, command

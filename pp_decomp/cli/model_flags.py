@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from argparse import BooleanOptionalAction
 
+from pp_decomp.choices import DEFAULT_KERNEL, KERNEL_ALIASES, KERNELS, OUTCOME_TRANSFORMS
 from pp_decomp.components import Priors
-from pp_decomp.composition.outcome import OUTCOME_TRANSFORMS
-from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS
 
 
 def add_kernel_flag(parser) -> None:
-    """``--kernel``, one of the kernels (default: the Optimizer's)."""
+    """``--kernel``, one of the kernels or their aliases (default: the Optimizer's,
+    named from the constant the run settings default to, so the help cannot drift)."""
     parser.add_argument(
         "--kernel",
         default=None,
-        choices=list(KERNELS),
+        type=str.lower,
+        choices=[*KERNELS, *KERNEL_ALIASES],
+        metavar="{" + ",".join(KERNELS) + "}",
         help=f"the GPs' kernel (default {DEFAULT_KERNEL})",
     )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pp_decomp.cli.model_flags import (
     add_copula_flag,
+    add_kernel_flag,
     add_outcome_transform_flag,
     add_prior_flag,
     add_warm_start_flag,
@@ -145,7 +146,7 @@ def _add_model_flags(u) -> None:
         help="refit hyperparameters every N steps (default 1)",
     )
     add_warm_start_flag(u)
-    u.add_argument("--kernel", default=None, help="se (default), matern52, matern32 or rq")
+    add_kernel_flag(u)
     add_prior_flag(u)
     u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
     u.add_argument(
