@@ -33,7 +33,7 @@ from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
-from pp_decomp.validate import check_choice, check_positive_int, check_X
+from pp_decomp.validate import as_float_array, check_choice, check_positive_int, check_X
 
 ON_ERROR = ("raise", "record", "retry")
 
@@ -181,7 +181,7 @@ class Optimizer:
         The failure is part of the results and the checkpoint, and ``x`` is not
         asked again once it has failed more than ``max_retries`` times.
         """
-        x = check_X(np.atleast_2d(x), "x", input_dim=self.problem.dim)
+        x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=self.problem.dim)
         rec = self.pending.take(x[0])
         phase = "init" if rec is not None and rec["phase"] == "init" else "acquisition"
         self.failures.record(x[0], reason, self.n, phase)

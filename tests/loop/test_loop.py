@@ -84,6 +84,10 @@ def test_ask_is_idempotent_and_tell_validates(small_synthetic):
         opt.tell(x, [1.0, np.nan, 2.0])
     with pytest.raises(ValueError, match="outside the problem's domain"):
         opt.tell([0.1234567], [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="y must be numbers; got 'a' at position 0, 'b' at pos"):
+        opt.tell(x, ["a", 2.0, "b"])
+    with pytest.raises(TypeError, match=r"x must be numbers; got 'left' at position 0"):
+        opt.tell(["left"], [1.0, 2.0, 3.0])
     assert opt.n == 0  # rejected tells leave the history untouched
     opt.tell(x, [1.0, 2.0, 3.0])
     other = small_synthetic.domain.X[17]
