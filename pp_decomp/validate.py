@@ -147,6 +147,16 @@ def check_nonnegative(value, name: str) -> float:
     return v
 
 
+def canonical_choice(value, name: str, choices: Iterable[str]) -> str:
+    """The one of ``choices`` that ``value`` names in any case (``"NUTS"`` is
+    ``"nuts"``), or a ValueError naming ``name``, the value and the choices."""
+    choices = tuple(choices)
+    by_case = {str(c).casefold(): c for c in choices}
+    if not isinstance(value, str) or value.casefold() not in by_case:
+        raise ValueError(f"{name} must be one of {choices} (any case); got {value!r}")
+    return by_case[value.casefold()]
+
+
 def check_choice(value, name: str, choices: Iterable[str]) -> str:
     """Raise unless ``value`` is one of ``choices``."""
     choices = tuple(choices)

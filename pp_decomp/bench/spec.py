@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from pp_decomp.additive import AdditiveSettings
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import Priors
 from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop.settings import copula_applies
 from pp_decomp.models import check_problem_name, get_problem
-from pp_decomp.strategies import STRATEGIES, get_strategy, unsupported
-from pp_decomp.validate import check_choice, check_positive_int
+from pp_decomp.strategies import canonical_strategy, get_strategy, unsupported
+from pp_decomp.validate import canonical_choice, check_choice, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -88,15 +89,15 @@ class BenchSpec:
     def __post_init__(self):
         for p in self.problems:
             check_problem_name(p)
-        for s in self.strategies:
-            check_choice(s, "strategies", STRATEGIES)
-        check_choice(self.baseline, "baseline", STRATEGIES)
-        for s in self.compared or ():
-            check_choice(s, "compared", STRATEGIES)
+        # any case names a strategy; the spec, its folders and its summary keep the registry's
+        self.strategies = [canonical_strategy(s, "strategies") for s in self.strategies]
+        self.baseline = canonical_strategy(self.baseline, "baseline")
+        if self.compared is not None:
+            self.compared = [canonical_strategy(s, "compared") for s in self.compared]
+        self.inference = canonical_choice(self.inference, "inference", INFERENCE_METHODS)
         check_positive_int(self.trials, "trials")
         check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
         check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
-        check_choice(self.inference, "inference", ("map", "nuts", "fixed"))
         if self.correlated and self.inference == "fixed":
             raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pp_decomp.bench import BenchSpec, parse_list, preset, run_bench, summarize
 from pp_decomp.bench.spec import PRESET_NAMES, PRESETS
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.cli.model_flags import (
     add_copula_flag,
     add_kernel_flag,
@@ -37,7 +38,7 @@ def add_parsers(sub) -> None:
     b.add_argument("--trials", type=int, default=None, help="trials (problem instances x seeds)")
     b.add_argument("--iterations", type=int, default=None, help="evaluations per run")
     b.add_argument("--init", type=int, default=None, help="initial design size")
-    b.add_argument("--inference", default=None, choices=["map", "nuts", "fixed"])
+    b.add_argument("--inference", default=None, type=str.lower, choices=INFERENCE_METHODS)
     b.add_argument("--seed", type=int, default=None, help="root seed of every task")
     b.add_argument(
         "--additive",

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from pp_decomp.calibration import calibration_run, reliability
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.cli.model_flags import (
     add_copula_flag,
     add_kernel_flag,
@@ -32,7 +33,7 @@ def add_parsers(sub) -> None:
     )
     c.add_argument("--problem", required=True, help="a shipped problem or package.module:factory")
     c.add_argument("--strategy", default=None, help="default: the problem's default strategy")
-    c.add_argument("--inference", default="map", choices=["map", "nuts", "fixed"])
+    c.add_argument("--inference", default="map", type=str.lower, choices=INFERENCE_METHODS)
     c.add_argument("--seeds", type=int, default=10, help="runs, one instance per seed")
     c.add_argument("--iterations", type=int, default=30, help="evaluations per run")
     c.add_argument("--init", type=int, default=5, help="initial design size")

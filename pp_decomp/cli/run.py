@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.cli.model_flags import (
     add_copula_flag,
     add_kernel_flag,
@@ -128,7 +129,8 @@ def _add_model_flags(u) -> None:
     u.add_argument(
         "--inference",
         default=None,
-        choices=["map", "nuts", "fixed"],
+        type=str.lower,
+        choices=INFERENCE_METHODS,
         help="hyperparameters by MAP (default) or NUTS, or 'fixed': the problem's known "
         "kernels, as in Wang et al.'s experiments",
     )

@@ -95,6 +95,26 @@ def test_ask_is_idempotent_and_tell_validates(small_synthetic):
     assert opt.results()["phase"].values.tolist() == ["init", "user"]
 
 
+def test_strategy_and_inference_names_are_taken_in_any_case_and_recorded_canonical(
+    small_synthetic, tmp_path, capsys
+):
+    import json
+
+    import xarray as xr
+
+    from pp_decomp.cli import main
+
+    opt = Optimizer(small_synthetic, "D-GPUCB", inference="MAP", n_init=2)
+    assert (opt.strategy.name, opt.settings.strategy) == ("d-gpucb", "d-gpucb")
+    assert opt.settings.inference.method == "map"
+    out = tmp_path / "run.nc"
+    args = ["run", "--problem", "gp-sample-2d", "--strategy", "GP-UCB", "--inference", "MAP"]
+    assert main([*args, "--init", "2", "--iterations", "3", "--quiet", "--out", str(out)]) == 0
+    settings = json.loads(xr.load_dataset(out).attrs["settings"])
+    assert (settings["strategy"], settings["inference"]) == ("gp-ucb", "map")
+    assert "gp-sample-2d/gp-ucb" in capsys.readouterr().out
+
+
 def test_optimizer_rejects_bad_settings(small_synthetic):
     with pytest.raises(ValueError, match="strategy must be one of"):
         Optimizer(small_synthetic, "ucb2")
