@@ -24,7 +24,7 @@ from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import predict
 from pp_decomp.loop.records import checked_observation, step_record, warn_if_repeated
-from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
+from pp_decomp.loop.resume import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.state import LoopState
@@ -272,6 +272,7 @@ class Optimizer:
         schedule of the user's own, which cannot be stored.
         """
         results, state = ckpt.read(path)
+        problem = named_as_stored(path, results, problem)
         updater = expected.pop("updater", None)
         opt = cls(problem, updater=updater, **check_resume(path, results, problem, expected, beta))
         restore(opt, results, state, ckpt.read_draws(path))

@@ -74,6 +74,29 @@ def test_resume_in_process_matches_uninterrupted(small_synthetic, tmp_path):
     np.testing.assert_allclose(ds["eta_mean"], full["eta_mean"])  # refit history kept
 
 
+def _named_problem(input_names=None):
+    return Problem(
+        domain=Box([0.0, 0.0], [1.0, 1.0]),
+        components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 1] ** 2],
+        n_components=2,
+        weights=[1.0, 1.0],
+        name="named",
+        input_names=input_names,
+    )
+
+
+def test_a_resume_without_input_names_keeps_the_stored_ones(tmp_path):
+    path = tmp_path / "ck.nc"
+    Optimizer(_named_problem(["dose", "timing"]), n_init=2, checkpoint=path).run(3)
+    resumed = Optimizer.resume(path, _named_problem())
+    assert resumed.problem.input_names == ["dose", "timing"]
+    ds = resumed.run(4)
+    assert ds["input_name"].values.tolist() == ["dose", "timing"]
+    assert xr.load_dataset(path)["input_name"].values.tolist() == ["dose", "timing"]
+    with pytest.raises(ValueError, match=r"input_names \['a', 'b'\] differ from .*\['dose',"):
+        Optimizer.resume(path, _named_problem(["a", "b"]))
+
+
 def test_ask_is_idempotent_and_tell_validates(small_synthetic):
     opt = Optimizer(small_synthetic, "d-gpucb", n_init=2, seed=0)
     x = opt.ask()
