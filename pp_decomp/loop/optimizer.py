@@ -272,9 +272,9 @@ class Optimizer:
         schedule of the user's own, which cannot be stored.
         """
         results, state = ckpt.read(path)
-        problem = named_as_stored(path, results, problem)
         updater = expected.pop("updater", None)
-        opt = cls(problem, updater=updater, **check_resume(path, results, problem, expected, beta))
+        kwargs = check_resume(path, results, problem, expected, beta)  # the same problem first
+        opt = cls(named_as_stored(path, results, problem), updater=updater, **kwargs)
         restore(opt, results, state, ckpt.read_draws(path))
         opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt
