@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 from collections.abc import Callable, Sequence
@@ -141,6 +142,8 @@ class Problem:
         self._check_g()
 
     def _check_labels(self) -> None:
+        # given names are the user's; the defaults x0, x1, ... give way to a stored run's
+        self._inputs_named = self.input_names is not None
         self.input_names = check_input_names(self.input_names, self.dim)
         legacy = self.metadata.get("units")
         if self.units is None and isinstance(legacy, dict):
@@ -148,6 +151,22 @@ class Problem:
         else:
             units = Units.build(self.units, self.dim, self.n_components)
         self.units = units.as_dict()  # every key, one unit per input and component
+
+    def with_input_names(self, names: Sequence[str], where: str = "the stored run") -> Problem:
+        """This problem with its inputs called ``names`` (those ``where`` gave them):
+        itself if its names are those, a copy if they were the defaults ``x0, x1, ...``,
+        and a ValueError naming both if it was given others."""
+        names = check_input_names(names, self.dim)
+        if names == list(self.input_names):
+            return self
+        if self._inputs_named:
+            raise ValueError(
+                f"input_names {list(self.input_names)} differ from {where}'s {names}; give "
+                f"input_names={names} or leave them out to keep {where}'s"
+            )
+        named = copy.copy(self)
+        named.input_names, named._inputs_named = names, True
+        return named
 
     @property
     def dim(self) -> int:

@@ -18,12 +18,38 @@ def _describe(a: np.ndarray) -> str:
     return f"{int(bad.sum())} non-finite value(s), first at index {first}: {a[first]!r}"
 
 
+def _not_numbers(value) -> str:
+    """The entries of ``value`` that are not numbers, with their positions (the first
+    few), or why ``value`` is not an array of numbers at all."""
+    try:
+        arr = np.asarray(value, dtype=object)
+    except ValueError as err:
+        return f"{value!r:.80} ({err})"
+    if arr.ndim == 0:
+        return f"{value!r:.80}"
+    if any(np.ndim(entry) for entry in arr.flat):  # nested lists numpy could not stack
+        return f"{value!r:.80}, whose rows have unequal lengths"
+    bad = []
+    for pos, entry in np.ndenumerate(arr):
+        try:
+            float(entry)
+        except (TypeError, ValueError):
+            bad.append((pos[0] if arr.ndim == 1 else pos, entry))
+    shown = ", ".join(f"{entry!r:.40} at position {pos}" for pos, entry in bad[:_SHOWN])
+    more = f" and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
+    return f"{shown}{more}" or f"{value!r:.80}"
+
+
+_SHOWN = 5  # offending entries named in a message
+
+
 def as_float_array(value, name: str) -> np.ndarray:
-    """Convert ``value`` to a float64 array or raise naming ``name``."""
+    """Convert ``value`` to a float64 array or raise naming ``name`` and the entries
+    that are not numbers, with their positions in ``value``."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be numeric array-like, got {type(value).__name__}") from err
+        raise TypeError(f"{name} must be numbers; got {_not_numbers(value)}") from err
     return arr
 
 
@@ -119,6 +145,16 @@ def check_nonnegative(value, name: str) -> float:
     if v < 0:
         raise ValueError(f"{name} must be >= 0; got {value!r}")
     return v
+
+
+def canonical_choice(value, name: str, choices: Iterable[str]) -> str:
+    """The one of ``choices`` that ``value`` names in any case (``"NUTS"`` is
+    ``"nuts"``), or a ValueError naming ``name``, the value and the choices."""
+    choices = tuple(choices)
+    by_case = {str(c).casefold(): c for c in choices}
+    if not isinstance(value, str) or value.casefold() not in by_case:
+        raise ValueError(f"{name} must be one of {choices} (any case); got {value!r}")
+    return by_case[value.casefold()]
 
 
 def check_choice(value, name: str, choices: Iterable[str]) -> str:

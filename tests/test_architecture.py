@@ -218,3 +218,39 @@ def test_no_module_but_the_optimizers_own_touches_its_private_members():
     ]
     assert found == [], "the step's parts read the loop state (opt.state), not opt._..."
     assert _optimizer_privates("def f(opt):\n    return opt._rng(1, 2)\n") == ["2 opt._rng"]
+
+
+def test_the_command_lines_help_loads_no_numpy_pymc_or_xarray():
+    """``pp-decomp --help`` builds the parser from pp_decomp.cli.parsers, which import
+    argparse-level code only; each sub-command's module loads when it runs."""
+    import subprocess
+    import sys
+
+    probe = """
+import contextlib, io, sys
+import pp_decomp.cli as cli
+for argv in [["--help"], *([name, "--help"] for name in cli.HANDLERS)]:
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
+        cli.main(argv)
+    assert out.getvalue().startswith("usage: pp-decomp"), argv
+heavy = ("numpy", "scipy", "pymc", "pytensor", "xarray", "arviz", "pandas")
+print(sorted(m for m in heavy if m in sys.modules))
+"""
+    # run from tests/: the pp_decomp under test, as the suite imports it, not the folder above
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT / "tests"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"--help imported {done.stdout.strip()}"
+
+
+def test_every_command_names_a_function_of_its_module():
+    from pp_decomp.cli import HANDLERS, build_parser
+
+    listed = build_parser().format_help()
+    for command, handler in HANDLERS.items():
+        assert command in listed
+        module, _, function = handler.partition(":")
+        path = ROOT / (module.replace(".", "/") + ".py")
+        defined = {n.name for n in _tree(path).body if isinstance(n, ast.FunctionDef)}
+        assert function in defined, f"{command}: {module} has no function {function}"

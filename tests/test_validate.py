@@ -10,6 +10,23 @@ def test_check_X_names_the_first_non_finite_value():
         check_X(np.array([[0.0], [np.nan]]))
 
 
+@pytest.mark.parametrize(
+    "value,named",
+    [
+        (["a", "b"], "got 'a' at position 0, 'b' at position 1"),
+        ([[1.0, "x"], [2.0, 3.0]], r"got 'x' at position \(0, 1\)"),
+        ([[1.0, 2.0], [3.0]], "got .*, whose rows have unequal lengths"),
+        (list("abcdefg"), "got 'a' at position 0, .*'e' at position 4 and 2 more$"),
+    ],
+)
+def test_numeric_checks_name_the_entries_that_are_not_numbers(value, named):
+    from pp_decomp.validate import as_float_array, check_y
+
+    for check in (as_float_array, check_X, check_Y, check_y):
+        with pytest.raises(TypeError, match=f"y must be numbers; {named}"):
+            check(value, "y")
+
+
 def test_check_Y_rejects_inf_and_row_mismatch():
     with pytest.raises(ValueError, match="Y must be finite"):
         check_Y(np.array([[0.0, np.inf], [1.0, 2.0]]))
@@ -209,3 +226,17 @@ def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsy
     assert not (tmp_path / "b.nc").exists()
     assert main([*base, "--iterations", "6", "--resume"]) == 0  # the stored transform
     assert xr.load_dataset(out).sizes["iteration"] == 6
+
+
+def test_run_help_names_the_kernel_the_default_settings_use(capsys):
+    from pp_decomp.cli import main
+    from pp_decomp.loop.settings import ModelSettings, RunSettings
+    from pp_decomp.models import get_problem
+
+    used = RunSettings.build(get_problem("synthetic", seed=0)).model.kernel
+    assert used == ModelSettings().kernel
+    for command in ("run", "bench", "calibration"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+        assert f"the GPs' kernel (default {used})" in text, command

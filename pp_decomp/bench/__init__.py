@@ -13,7 +13,7 @@ _EXPORTS = {
     "run_bench": "execute",
     "run_task": "execute",
     "plot_bench": "plots",
-    "PRESETS": "spec",
+    "PRESETS": "presets",
     "BenchSpec": "spec",
     "Task": "spec",
     "parse_list": "spec",

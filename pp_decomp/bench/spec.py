@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 
 from pp_decomp.additive import AdditiveSettings
+from pp_decomp.bench.presets import PRESETS, QUICK
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import Priors
 from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop.settings import copula_applies
 from pp_decomp.models import check_problem_name, get_problem
-from pp_decomp.strategies import STRATEGIES, get_strategy, unsupported
-from pp_decomp.validate import check_choice, check_positive_int
+from pp_decomp.strategies import canonical_strategy, get_strategy, unsupported
+from pp_decomp.validate import canonical_choice, check_choice, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -88,15 +90,15 @@ class BenchSpec:
     def __post_init__(self):
         for p in self.problems:
             check_problem_name(p)
-        for s in self.strategies:
-            check_choice(s, "strategies", STRATEGIES)
-        check_choice(self.baseline, "baseline", STRATEGIES)
-        for s in self.compared or ():
-            check_choice(s, "compared", STRATEGIES)
+        # any case names a strategy; the spec, its folders and its summary keep the registry's
+        self.strategies = [canonical_strategy(s, "strategies") for s in self.strategies]
+        self.baseline = canonical_strategy(self.baseline, "baseline")
+        if self.compared is not None:
+            self.compared = [canonical_strategy(s, "compared") for s in self.compared]
+        self.inference = canonical_choice(self.inference, "inference", INFERENCE_METHODS)
         check_positive_int(self.trials, "trials")
         check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
         check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
-        check_choice(self.inference, "inference", ("map", "nuts", "fixed"))
         if self.correlated and self.inference == "fixed":
             raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
@@ -183,73 +185,6 @@ class BenchSpec:
                 f"{self.outcome_transform!r} g is composed with the inverse transform"
             )
         return None
-
-
-PRESETS = {
-    "wang2019": dict(
-        problems=["synthetic", "flu", "perceived-temperature"],
-        strategies=[
-            "d-gpucb",
-            "d-gpucb-lipschitz",
-            "d-gpucb-mc",
-            "gp-ucb",
-            "ei",
-            "pi",
-            "gp-mi",
-            "random",
-        ],
-        trials=30,
-        iterations=100,
-        n_init=5,
-    ),
-    "contal2014": dict(
-        problems=[
-            "gaussian-mixture",
-            "himmelblau",
-            "branin",
-            "goldstein-price",
-            "gp-sample-2d",
-            "gp-sample-4d",
-        ],
-        strategies=["gp-mi", "gp-ucb", "ei"],
-        trials=30,
-        iterations=100,
-        n_init=5,
-    ),
-    "kandasamy2015": dict(
-        problems=["kandasamy-24-6-4"],
-        strategies=["add-gp-ucb-oracle", "add-gp-ucb", "gp-ucb", "random"],
-        trials=10,
-        iterations=200,
-        n_init=10,
-        beta_schedule="kandasamy",
-        # the paper's search over decompositions: the best of random partitions
-        additive={"n_cyc": 25, "max_group_size": 6, "decomposition_search": "random"},
-        compared=["add-gp-ucb", "add-gp-ucb-oracle"],
-    ),
-    "rolland2018": dict(
-        problems=["rolland-star", "rolland-grid"],
-        strategies=["g-add-gp-ucb", "g-add-gp-ucb-disjoint", "g-add-gp-ucb-oracle", "random"],
-        trials=10,
-        iterations=300,
-        n_init=10,
-        additive={"n_cyc": 30, "gibbs_evals": 200},
-        baseline="g-add-gp-ucb-disjoint",
-        compared=["g-add-gp-ucb", "g-add-gp-ucb-oracle"],
-    ),
-    # decision quality side by side with BoTorch's MAP composite loop (compare extra)
-    "peers": dict(
-        problems=["synthetic", "flu"],
-        strategies=["d-gpucb", "d-gpucb-mc", "botorch-composite"],
-        trials=10,
-        iterations=100,
-        n_init=5,
-        baseline="botorch-composite",
-        compared=["d-gpucb", "d-gpucb-mc"],
-    ),
-}
-QUICK = {"trials": 2, "iterations": 20}
-PRESET_NAMES = tuple(PRESETS)
 
 
 def preset(name: str, quick: bool = False, **overrides) -> BenchSpec:

@@ -1,4 +1,5 @@
-"""``pp-decomp calibration``: how well a strategy's posterior covers the truth."""
+"""``pp-decomp calibration``: how well a strategy's posterior covers the truth; its
+arguments: :mod:`pp_decomp.cli.parsers.calibration`."""
 
 from __future__ import annotations
 
@@ -6,49 +7,11 @@ import sys
 from pathlib import Path
 
 from pp_decomp.calibration import calibration_run, reliability
-from pp_decomp.cli.model_flags import (
-    add_copula_flag,
-    add_kernel_flag,
-    add_outcome_transform_flag,
-    add_prior_flag,
-    prior_fields,
-)
-from pp_decomp.cli.run import check_out_path
+from pp_decomp.cli.run import check_out_path, prior_fields
 from pp_decomp.components import Priors
 from pp_decomp.models import get_problem
 from pp_decomp.plots import plot_reliability
 from pp_decomp.validate import check_positive_int
-
-
-def add_parsers(sub) -> None:
-    """The ``calibration`` sub-command."""
-    c = sub.add_parser(
-        "calibration",
-        help="coverage of the true objective and components by the posterior intervals",
-        description="Run a strategy on a problem over several seeds and report, per nominal "
-        "level, how often the posterior's central intervals and upper bounds cover the true "
-        "objective and each true component (and how often the bound the strategy used does). "
-        "Writes FILE.nc, FILE.png (a reliability diagram), FILE.md (the table) and prints it.",
-    )
-    c.add_argument("--problem", required=True, help="a shipped problem or package.module:factory")
-    c.add_argument("--strategy", default=None, help="default: the problem's default strategy")
-    c.add_argument("--inference", default="map", choices=["map", "nuts", "fixed"])
-    c.add_argument("--seeds", type=int, default=10, help="runs, one instance per seed")
-    c.add_argument("--iterations", type=int, default=30, help="evaluations per run")
-    c.add_argument("--init", type=int, default=5, help="initial design size")
-    c.add_argument("--every", type=int, default=5, help="score every this many model steps")
-    c.add_argument("--points", type=int, default=256, help="inputs scored per step")
-    add_kernel_flag(c)
-    add_prior_flag(c)
-    add_outcome_transform_flag(c)
-    add_copula_flag(c)
-    c.add_argument(
-        "--correlated",
-        action="store_true",
-        help="correlated components (one coregionalised GP) instead of independent GPs",
-    )
-    c.add_argument("--out", default="calibration.nc", help="results file (and .png)")
-    c.set_defaults(func=cmd_calibration)
 
 
 def cmd_calibration(args) -> int:

@@ -1,22 +1,24 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
 ``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula`` and
-``--warm-start``."""
+``--warm-start``. Arguments only: the parser loads no numpy (``--help`` stays quick);
+:func:`pp_decomp.cli.run.prior_fields` reads ``--prior``."""
 
 from __future__ import annotations
 
 from argparse import BooleanOptionalAction
 
-from pp_decomp.components import Priors
-from pp_decomp.composition.outcome import OUTCOME_TRANSFORMS
-from pp_decomp.kernels import DEFAULT_KERNEL, KERNELS
+from pp_decomp.choices import DEFAULT_KERNEL, KERNEL_ALIASES, KERNELS, OUTCOME_TRANSFORMS
 
 
 def add_kernel_flag(parser) -> None:
-    """``--kernel``, one of the kernels (default: the Optimizer's)."""
+    """``--kernel``, one of the kernels or their aliases (default: the Optimizer's,
+    named from the constant the run settings default to, so the help cannot drift)."""
     parser.add_argument(
         "--kernel",
         default=None,
-        choices=list(KERNELS),
+        type=str.lower,
+        choices=[*KERNELS, *KERNEL_ALIASES],
+        metavar="{" + ",".join(KERNELS) + "}",
         help=f"the GPs' kernel (default {DEFAULT_KERNEL})",
     )
 
@@ -65,23 +67,3 @@ def add_prior_flag(parser) -> None:
         metavar="NAME=VALUE",
         help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
     )
-
-
-def prior_fields(items: list[str]) -> dict:
-    """``NAME=VALUE`` strings as :class:`~pp_decomp.components.Priors` keyword
-    arguments (numbers where they parse), each name checked against the fields and
-    the whole set by ``Priors`` itself."""
-    from dataclasses import fields
-
-    names = [f.name for f in fields(Priors)]
-    kw = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or name not in names:
-            raise ValueError(f"--prior must be NAME=VALUE with NAME one of {names}; got {item!r}")
-        try:
-            kw[name] = float(value)
-        except ValueError:
-            kw[name] = value
-    Priors(**kw)
-    return kw

@@ -18,10 +18,9 @@ import copy
 
 import numpy as np
 
+from pp_decomp.choices import OUTCOME_TRANSFORMS
 from pp_decomp.problem import Problem
 from pp_decomp.validate import check_choice
-
-OUTCOME_TRANSFORMS = ("none", "log")
 
 
 def check_outcome_transform(name):

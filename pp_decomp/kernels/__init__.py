@@ -15,11 +15,11 @@ Example
 ['ls_0', 'eta_0', 'eta_1']
 """
 
+from pp_decomp.choices import DEFAULT_KERNEL
 from pp_decomp.kernels.base import Family, Kernel, Param, Product, Stationary, Sum
 from pp_decomp.kernels.bound import BoundKernel
 from pp_decomp.kernels.builtin import (
     ALIASES,
-    DEFAULT_KERNEL,
     KERNELS,
     canonical_kernel,
     correlation_from_sqdist,

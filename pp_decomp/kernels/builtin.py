@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.choices import KERNEL_ALIASES, KERNELS
 from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 
-KERNELS = ("se", "matern52", "matern32", "rq")
-# the GPs' kernel unless given: docs/design.md, "Calibrated defaults"
-DEFAULT_KERNEL = "matern32"
-ALIASES = {"expquad": "se", "matern": "matern52", "ratquad": "rq"}
+ALIASES = KERNEL_ALIASES
 FAMILY = {"se": ExpQuad, "matern52": Matern52, "matern32": Matern32, "rq": RatQuad}
 
 

@@ -24,7 +24,7 @@ from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import predict
 from pp_decomp.loop.records import checked_observation, step_record, warn_if_repeated
-from pp_decomp.loop.resume import attach, check_resume, loop_state, restore
+from pp_decomp.loop.resume import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.state import LoopState
@@ -34,7 +34,7 @@ from pp_decomp.problem import Problem
 from pp_decomp.report_pictures import report_of
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
-from pp_decomp.validate import check_choice, check_positive_int, check_X
+from pp_decomp.validate import as_float_array, check_choice, check_positive_int, check_X
 
 ON_ERROR = ("raise", "record", "retry")
 
@@ -182,7 +182,7 @@ class Optimizer:
         The failure is part of the results and the checkpoint, and ``x`` is not
         asked again once it has failed more than ``max_retries`` times.
         """
-        x = check_X(np.atleast_2d(x), "x", input_dim=self.problem.dim)
+        x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=self.problem.dim)
         rec = self.pending.take(x[0])
         phase = "init" if rec is not None and rec["phase"] == "init" else "acquisition"
         self.failures.record(x[0], reason, self.n, phase)
@@ -282,7 +282,8 @@ class Optimizer:
         """
         results, state = ckpt.read(path)
         updater = expected.pop("updater", None)
-        opt = cls(problem, updater=updater, **check_resume(path, results, problem, expected, beta))
+        kwargs = check_resume(path, results, problem, expected, beta)  # the same problem first
+        opt = cls(named_as_stored(path, results, problem), updater=updater, **kwargs)
         restore(opt, results, state, ckpt.read_draws(path))
         opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt

@@ -8,7 +8,7 @@ import numpy as np
 
 from pp_decomp.composition.outcome import forward
 from pp_decomp.criticism import criticise_data, loo_data_of
-from pp_decomp.validate import check_X, check_Y
+from pp_decomp.validate import as_float_array, check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
 INIT_STREAM, FIT_STREAM, ACQ_STREAM, NOISE_STREAM = 0, 1, 2, 3
@@ -123,8 +123,9 @@ def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndar
     """``x (n, d)``, ``y (n, J)`` validated against ``problem`` (one observation: ``x
     (d,)``, ``y (J,)``), ``g(y; x)`` finite, ``y`` in the domain of the outcome
     ``transform``; an error names the first bad row, and nothing is recorded."""
-    x = check_X(np.atleast_2d(x), "x", input_dim=problem.dim)
-    y = check_Y(np.atleast_2d(y), "y", n=len(x), n_components=problem.n_components)
+    x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=problem.dim)
+    y = np.atleast_2d(as_float_array(y, "y"))  # an error's positions are those of y as given
+    y = check_Y(y, "y", n=len(x), n_components=problem.n_components)
 
     def where(i: int) -> str:
         return f"x={x[i].tolist()}" if len(x) == 1 else f"x[{i}]={x[i].tolist()}"

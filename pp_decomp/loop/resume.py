@@ -73,6 +73,15 @@ def stored_problem(stored: dict) -> str | None:
     return (stored.get("problem_fingerprint") or {}).get("name", stored.get("problem"))
 
 
+def named_as_stored(path, results, problem):
+    """``problem`` with the input names the run in ``results`` stored (a problem given
+    without names takes them; one given other names is refused, naming both)."""
+    if "input_name" not in results.coords:  # a file from before inputs had names
+        return problem
+    stored = [str(n) for n in results["input_name"].values]
+    return problem.with_input_names(stored, where=f"checkpoint {str(path)!r}")
+
+
 def check_resume(path, results, problem, expected: dict, beta) -> dict:
     """The keyword arguments that rebuild the stored run, or a ValueError naming what
     differs: the problem instance (name, dimension, J, domain, instance seed where both

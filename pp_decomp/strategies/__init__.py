@@ -3,6 +3,7 @@
 from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 from pp_decomp.strategies.catalog import STRATEGIES
 from pp_decomp.strategies.compat import (
+    canonical_strategy,
     check_strategy,
     decomposed_bound,
     default_strategy,
@@ -16,6 +17,7 @@ __all__ = [
     "Context",
     "Needs",
     "Strategy",
+    "canonical_strategy",
     "check_strategy",
     "decomposed_bound",
     "default_strategy",

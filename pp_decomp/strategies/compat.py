@@ -6,15 +6,24 @@ from pp_decomp.peers import botorch_available
 from pp_decomp.space import Box
 from pp_decomp.strategies.base import Strategy
 from pp_decomp.strategies.catalog import STRATEGIES
+from pp_decomp.validate import canonical_choice
 
 
 def get_strategy(name: str) -> Strategy:
-    """The strategy called ``name``, or a ValueError listing the choices."""
+    """The strategy called ``name`` in any case (``"D-GPUCB"`` is ``d-gpucb``), or a
+    ValueError listing the choices."""
     if isinstance(name, Strategy):
         return name
-    if name not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}; got {name!r}")
-    return STRATEGIES[name]
+    key = name.lower() if isinstance(name, str) else name
+    if key not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {sorted(STRATEGIES)} (any case); got {name!r}")
+    return STRATEGIES[key]
+
+
+def canonical_strategy(name: str, argument: str = "strategy") -> str:
+    """The registered name of the strategy ``name`` gives in any case, or a ValueError
+    naming ``argument``, the value and the choices."""
+    return canonical_choice(name, argument, STRATEGIES)
 
 
 def default_strategy(problem, *, correlated: bool = False, known_kernels=None) -> str:

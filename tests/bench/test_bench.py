@@ -150,6 +150,12 @@ def test_presets_and_validation():
     )
     with pytest.raises(ValueError, match="problem must be one of"):
         BenchSpec(problems=["nope"], strategies=["gp-ucb"])
+    any_case = BenchSpec(
+        problems=["flu"], strategies=["D-GPUCB", "Gp-Ucb"], baseline="GP-UCB", inference="MAP"
+    )
+    assert (any_case.strategies, any_case.baseline) == (["d-gpucb", "gp-ucb"], "gp-ucb")
+    assert any_case.inference == "map"
+    assert {t.strategy for t in any_case.tasks()} == {"d-gpucb", "gp-ucb"}
     with pytest.raises(ValueError, match="iterations must be >= 6"):
         BenchSpec(problems=["flu"], strategies=["gp-ucb"], iterations=3, n_init=5)
     # trial seeds depend on the root seed and the trial only

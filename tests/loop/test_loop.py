@@ -79,6 +79,29 @@ def test_resume_in_process_matches_uninterrupted(small_synthetic, tmp_path):
     np.testing.assert_allclose(ds["eta_mean"], full["eta_mean"])  # refit history kept
 
 
+def _named_problem(input_names=None):
+    return Problem(
+        domain=Box([0.0, 0.0], [1.0, 1.0]),
+        components=lambda X: np.c_[np.sin(3 * X[:, 0]), X[:, 1] ** 2],
+        n_components=2,
+        weights=[1.0, 1.0],
+        name="named",
+        input_names=input_names,
+    )
+
+
+def test_a_resume_without_input_names_keeps_the_stored_ones(tmp_path):
+    path = tmp_path / "ck.nc"
+    Optimizer(_named_problem(["dose", "timing"]), n_init=2, checkpoint=path).run(3)
+    resumed = Optimizer.resume(path, _named_problem())
+    assert resumed.problem.input_names == ["dose", "timing"]
+    ds = resumed.run(4)
+    assert ds["input_name"].values.tolist() == ["dose", "timing"]
+    assert xr.load_dataset(path)["input_name"].values.tolist() == ["dose", "timing"]
+    with pytest.raises(ValueError, match=r"input_names \['a', 'b'\] differ from .*\['dose',"):
+        Optimizer.resume(path, _named_problem(["a", "b"]))
+
+
 def test_ask_is_idempotent_and_tell_validates(small_synthetic):
     opt = Optimizer(small_synthetic, "d-gpucb", n_init=2, seed=0)
     x = opt.ask()
@@ -89,11 +112,35 @@ def test_ask_is_idempotent_and_tell_validates(small_synthetic):
         opt.tell(x, [1.0, np.nan, 2.0])
     with pytest.raises(ValueError, match="outside the problem's domain"):
         opt.tell([0.1234567], [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="y must be numbers; got 'a' at position 0, 'b' at pos"):
+        opt.tell(x, ["a", 2.0, "b"])
+    with pytest.raises(TypeError, match=r"x must be numbers; got 'left' at position 0"):
+        opt.tell(["left"], [1.0, 2.0, 3.0])
     assert opt.n == 0  # rejected tells leave the history untouched
     opt.tell(x, [1.0, 2.0, 3.0])
     other = small_synthetic.domain.X[17]
     opt.tell(other, [0.0, 0.0, 0.0])  # user-chosen evaluation is kept
     assert opt.results()["phase"].values.tolist() == ["init", "user"]
+
+
+def test_strategy_and_inference_names_are_taken_in_any_case_and_recorded_canonical(
+    small_synthetic, tmp_path, capsys
+):
+    import json
+
+    import xarray as xr
+
+    from pp_decomp.cli import main
+
+    opt = Optimizer(small_synthetic, "D-GPUCB", inference="MAP", n_init=2)
+    assert (opt.strategy.name, opt.settings.strategy) == ("d-gpucb", "d-gpucb")
+    assert opt.settings.inference.method == "map"
+    out = tmp_path / "run.nc"
+    args = ["run", "--problem", "gp-sample-2d", "--strategy", "GP-UCB", "--inference", "MAP"]
+    assert main([*args, "--init", "2", "--iterations", "3", "--quiet", "--out", str(out)]) == 0
+    settings = json.loads(xr.load_dataset(out).attrs["settings"])
+    assert (settings["strategy"], settings["inference"]) == ("gp-ucb", "map")
+    assert "gp-sample-2d/gp-ucb" in capsys.readouterr().out
 
 
 def test_optimizer_rejects_bad_settings(small_synthetic):

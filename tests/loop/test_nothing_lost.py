@@ -209,3 +209,26 @@ def test_a_run_stopped_by_a_failing_input_resumes_past_it_recording_it(tmp_path)
     assert again.n == kept  # everything told before the failure
     again.run(12, on_error="record")
     assert again.n == 12 and len(again.failures) == 1  # the input that failed, recorded
+
+
+def test_ctrl_c_during_a_run_says_the_command_that_continues_it(tmp_path, capsys, monkeypatch):
+    import shlex
+
+    out = tmp_path / "my run.nc"  # a space: the command is quoted for the shell
+    args = ["run", "--problem", "gp-sample-2d", "--init", "2", "--iterations", "4", "--quiet"]
+    run = ppd.Optimizer.run
+
+    def interrupted_after_three(self, n_iter, **kw):
+        run(self, 3, **kw)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(ppd.Optimizer, "run", interrupted_after_three)
+        assert main([*args, "--overwrite", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"every evaluation told so far is in the checkpoint {out};" in err
+    command = err.split("continue the run with:\n  ")[1].strip()
+    assert command == "pp-decomp " + shlex.join([*args, "--out", str(out), "--resume"])
+    assert main(shlex.split(command)[1:]) == 0
+    assert "resuming" in capsys.readouterr().out
+    assert xr.load_dataset(out).sizes["iteration"] == 4

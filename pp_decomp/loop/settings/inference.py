@@ -10,8 +10,6 @@ from pp_decomp.loop.settings.checks import check_warm_start
 from pp_decomp.loop.settings.fast import FastSettings
 from pp_decomp.validate import check_positive_int
 
-METHODS = ("map", "nuts", "fixed")
-
 # NUTS sizes the fast path's refits take from FastSettings, not from nuts_kwargs
 FAST_OWNED = ("draws", "tune", "chains", "repairs")
 

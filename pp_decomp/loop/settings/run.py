@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 from pp_decomp.acquisition import beta_from_description
 from pp_decomp.additive import AdditiveSettings
+from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop.component_models import (
@@ -28,11 +29,11 @@ from pp_decomp.loop.component_models import (
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
 from pp_decomp.loop.settings.checks import check_transform, known_kernels_for
 from pp_decomp.loop.settings.fast import FastSettings
-from pp_decomp.loop.settings.inference import FAST_OWNED, METHODS, InferenceSettings
+from pp_decomp.loop.settings.inference import FAST_OWNED, InferenceSettings
 from pp_decomp.loop.settings.model import ModelSettings
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
-from pp_decomp.validate import check_choice, check_positive_int
+from pp_decomp.validate import canonical_choice, check_positive_int
 
 # the flat keyword arguments of Optimizer, by the group that holds each
 KEYWORDS = {
@@ -96,7 +97,7 @@ class RunSettings:
         components = component_models(problem, kw.get("components"))
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
         problem = model_problem(problem, transform)  # what the strategy and its GPs see
-        method = check_choice(kw.get("inference", "map"), "inference", METHODS)
+        method = canonical_choice(kw.get("inference", "map"), "inference", INFERENCE_METHODS)
         s = get_strategy(strategy or _default_strategy(problem, method, kw))
         components = check_components(components, s, problem, kw)
         check_transform(transform, s, method)

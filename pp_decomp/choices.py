@@ -1,0 +1,19 @@
+"""The names users choose among (kernels, inference methods, outcome transforms)
+and the defaults: plain constants without dependencies, so that the command
+line's parser names them without loading numpy or PyMC, and the modules that act
+on a choice read the same names.
+
+Example
+-------
+>>> from pp_decomp.choices import DEFAULT_KERNEL, KERNELS
+>>> DEFAULT_KERNEL in KERNELS
+True
+"""
+
+KERNELS = ("se", "matern52", "matern32", "rq")
+KERNEL_ALIASES = {"expquad": "se", "matern": "matern52", "ratquad": "rq"}
+# the GPs' kernel unless given: docs/design.md, "Calibrated defaults"
+DEFAULT_KERNEL = "matern32"
+# how a run's hyperparameters are had: a posterior mode, NUTS, or known kernels
+INFERENCE_METHODS = ("map", "nuts", "fixed")
+OUTCOME_TRANSFORMS = ("none", "log")
