@@ -139,7 +139,7 @@ def test_a_users_own_system_and_model_full_bayes_killed_resumed_and_reported(tmp
 
     X = problem.domain.sample(4, seed=1)
     post = opt.predict(X)
-    assert post["objective_quantile"].shape[0] == 4
+    assert post.sizes["point"] == 4 and post["objective_quantile"].dims == ("quantile", "point")
     assert np.all(post["component_mean"].sel(component="rate").values > 0)  # the log scale
     tree = opt.posterior("response")
     table = arviz_stats.summary(tree)
