@@ -89,6 +89,68 @@ def test_a_damaged_checkpoint_is_refused_by_name(problem, tmp_path, kind, match)
     assert str(path) in str(err.value)
 
 
+def _overwrite_64_bytes(path: Path, at: int) -> None:
+    """64 bytes of the file at ``path`` overwritten in place, from byte ``at``."""
+    data = bytearray(path.read_bytes())
+    data[at : at + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+
+
+def test_64_bytes_overwritten_anywhere_mid_file_give_the_clear_error_or_a_checked_read(
+    problem, tmp_path
+):
+    """HDF5 raises RuntimeError, AttributeError, ... on some damaged layouts: each is
+    refused naming the file (or, where the bytes hit nothing checked, read as stored)."""
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    good = path.read_bytes()
+    refused = 0
+    for at in range(len(good) // 8, len(good) - 64, len(good) // 40):
+        path.write_bytes(good)
+        _overwrite_64_bytes(path, at)
+        try:
+            results, _ = ckpt.read(path)
+            ckpt.read_draws(path)
+        except CheckpointError as err:
+            assert str(path) in str(err), at
+            refused += 1
+            continue
+        assert results.sizes["iteration"] == 6, at  # the checked observations, whole
+    assert refused > 0
+
+
+def test_a_damaged_newest_checkpoint_names_the_previous_generation_which_resumes(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    opt = _run_some(problem, path)  # its last two writes: ask 6 (pending), tell 6
+    told = opt.X.copy()
+    opt.close()
+    prev = ckpt.previous(path)
+    assert ckpt.read(prev)[0].sizes["iteration"] == 5  # written before the last write
+    _overwrite_64_bytes(path, len(path.read_bytes()) // 2)
+    with pytest.raises(CheckpointError, match="damaged") as err:  # unreadable, or its checksum
+        Optimizer.resume(path, problem)
+    msg = str(err.value)
+    assert str(path) in msg and f"previous checkpoint {str(prev)!r} is intact" in msg
+    assert "holds 5 evaluation(s)" in msg and "resume" in msg
+    os.replace(path, tmp_path / "run.nc.damaged")  # as the message says
+    os.replace(prev, path)
+    back = Optimizer.resume(path, problem)
+    assert back.n == 5 and len(back.pending) == 1  # nothing told before its write is lost
+    np.testing.assert_array_equal(back.X, told[:5])
+    np.testing.assert_array_equal(back.ask(), told[5])  # the sixth input, asked again
+
+
+def test_a_previous_generation_left_alone_is_not_replaced_by_a_new_run(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    os.replace(path, tmp_path / "elsewhere.nc")  # the newest moved away, its .prev left
+    with pytest.raises(CheckpointError, match="its previous generation .*run.nc.prev"):
+        Optimizer(problem, "d-gpucb", n_init=4, checkpoint=path)
+    opt = _run_some(problem, path, n=2, overwrite=True)  # the old .prev went at the first write
+    assert ckpt.read(ckpt.previous(path))[0].sizes["iteration"] == 1
+    opt.close()
+
+
 # ---------------------------------------------------------------- two writers, overwrite
 HOLDER = textwrap.dedent(
     """

@@ -209,3 +209,19 @@ def test_a_run_stopped_by_a_failing_input_resumes_past_it_recording_it(tmp_path)
     assert again.n == kept  # everything told before the failure
     again.run(12, on_error="record")
     assert again.n == 12 and len(again.failures) == 1  # the input that failed, recorded
+
+
+def test_resume_of_a_checkpoint_with_64_bytes_overwritten_is_one_line_naming_both_files(
+    tmp_path, capsys
+):
+    out = tmp_path / "run.nc"
+    assert _cli(capsys, *RUN, "--inference", "map", "--out", str(out))[0] == 0
+    data = bytearray(out.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = b"\xff" * 64  # a disk error, or a program writing into it
+    out.write_bytes(bytes(data))
+    longer = [a if a != "6" else "7" for a in RUN]
+    code, _, err = _cli(capsys, *longer, "--inference", "map", "--out", str(out), "--resume")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"checkpoint {str(out)!r}" in err and "damaged" in err  # unreadable, or its checksum
+    assert f"previous checkpoint {str(out) + '.prev'!r} is intact" in err
