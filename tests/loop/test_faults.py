@@ -354,6 +354,63 @@ def test_a_system_failing_everywhere_stops_the_run_after_so_many_in_a_row_keepin
         opt.run(10, max_failures_in_a_row=0)
 
 
+def _nan_somewhere(nan_at: list) -> Problem:
+    """A system whose ``g`` is NaN at the inputs in ``nan_at`` (filled in later, so
+    that the problem's own check of ``g`` at sample inputs passes)."""
+
+    def g(F, X):
+        out = F[..., 0] + F[..., 1]
+        for x in nan_at:
+            out = np.where(np.all(np.abs(X - x) < 1e-12, axis=-1), np.nan, out)
+        return out
+
+    return Problem(
+        Box([[0, 1], [0, 1]]),
+        lambda X: np.c_[np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])],
+        n_components=2,
+        g=g,
+        name="nan-somewhere",
+    )
+
+
+def test_a_g_nan_at_a_told_input_is_refused_naming_it_and_nothing_is_stored(tmp_path):
+    nan_at: list = []
+    problem = _nan_somewhere(nan_at)
+    path = tmp_path / "run.nc"
+    opt = Optimizer(problem, "d-gpucb-mc", n_init=3, inference="map", seed=0, checkpoint=path)
+    x = opt.ask()
+    opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    x = opt.ask()
+    nan_at.append(x)
+    y = problem.evaluate(x[None], seed=0)[0]
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"g\(y; x\) is not finite \(nan\)") as err:
+        opt.tell(x, y)
+    assert f"x={x.tolist()}" in str(err.value) and f"y={y.tolist()}" in str(err.value)
+    assert opt.n == 1 and len(opt.pending) == 1  # still asked, not told
+    assert path.read_bytes() == before  # the checkpoint untouched
+    opt.tell_failure(x, "g is NaN there")  # what the error suggests
+    assert opt.n == 1 and np.isfinite(opt.results()["objective"].values).all()
+
+
+def test_a_run_whose_g_is_nan_at_a_design_input_stops_or_records_it_storing_no_nan(tmp_path):
+    nan_at: list = []
+    problem = _nan_somewhere(nan_at)
+    path = tmp_path / "run.nc"
+    opt = Optimizer(problem, "d-gpucb-mc", n_init=3, inference="map", seed=0, checkpoint=path)
+    nan_at.append(opt.state.init_design[1])
+    with pytest.raises(ValueError, match=r"output at x=\[.*\] is not finite .*y=\[.*g\(y; x\)=nan"):
+        opt.run(4)
+    assert opt.n == 1
+    results, _ = ckpt.read(path)
+    assert results.sizes["iteration"] == 1 and np.isfinite(results["objective"].values).all()
+    ds = opt.run(4, on_error="record")  # the same run, going on past it
+    assert opt.n == 4 and np.isfinite(ds["objective"].values).all()
+    assert len(opt.failures) == 1 and "non-finite output" in opt.failures.reasons[0]
+    np.testing.assert_array_equal(opt.failures.X[0], nan_at[0])
+    opt.close()
+
+
 # ---------------------------------------------------------------- kills at chosen points
 # Each kill is a real SIGKILL of a child process running the loop, sent by the child
 # to itself when the run reaches the point $PP_KILL names: no wall-clock timing, so
