@@ -28,6 +28,7 @@ from pp_decomp.bench.summary import write_report
 from pp_decomp.components import Priors
 from pp_decomp.kernels import DEFAULT_KERNEL
 from pp_decomp.loop import Optimizer
+from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.models import get_problem
 from pp_decomp.results import package_versions
 from pp_decomp.strategies import get_strategy
@@ -64,6 +65,7 @@ def run_task(task: Task, out) -> str:
     )
     opt.run(task.iterations)
     os.replace(partial, final)
+    ckpt.previous(partial).unlink(missing_ok=True)  # a finished run needs no earlier file
     return str(final)
 
 
@@ -150,9 +152,9 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
         for path in (final, final.with_suffix(".partial.nc")):
             if not path.exists():
                 continue
-            with xr.open_dataset(path, engine="h5netcdf") as run:
-                settings = json.loads(run.attrs["settings"])
-                n = run.sizes.get("iteration", 0)
+            run = ckpt.load(path)  # a damaged file: an error naming it, not HDF5's
+            settings = json.loads(run.attrs["settings"])
+            n = run.sizes.get("iteration", 0)
             want = {"inference": task.inference, "n_init": task.n_init, "seed": task.seed}
             want["correlated"] = task.correlated
             if task.inference != "fixed":  # fixed: the problem's known kernels decide

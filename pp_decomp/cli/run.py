@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pp_decomp.components import Priors
 from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import read
+from pp_decomp.loop.checkpoint import previous, read
 from pp_decomp.loop.resume import stored_problem
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import get_problem
@@ -134,7 +134,8 @@ def cmd_run(args) -> int:
     check_out_path(out, "--out")
     if args.resume and not out.exists():
         # the preemptible job's pattern: always --resume; a first start finds no file
-        print(f"--resume: {out} does not exist yet: starting a run there")
+        if not previous(out).exists():  # else the Optimizer refuses, naming that file
+            print(f"--resume: {out} does not exist yet: starting a run there")
         args.resume = False
     if out.exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
@@ -198,7 +199,7 @@ def cmd_plot(args) -> int:
     try:
         with xr.open_dataset(path, engine="h5netcdf") as ds:
             ds = ds.load()
-    except (OSError, ValueError) as err:
+    except Exception as err:  # a damaged file makes HDF5 raise almost anything
         raise ValueError(f"{path} is not a pp_decomp results file ({err})") from None
     if "objective" not in ds:
         raise ValueError(f"{path} is not a pp_decomp results file (no 'objective' variable)")

@@ -12,10 +12,21 @@ Files are safe by construction:
   so a kill or a full disk at any moment leaves the previous complete file;
   the temporary file is removed on failure (and stale ones of dead processes
   when the file is next opened);
+* two generations: before the new file replaces ``NAME``, the current one is
+  hard-linked as ``NAME.prev`` (:func:`previous`), so ``NAME`` exists at every
+  moment and the write before the last survives damage to the newest file
+  (a disk error, a program writing into it);
 * one writer per file: :class:`FileLock` holds an exclusive ``flock`` on a
   hidden ``.NAME.lock`` beside it for as long as an optimiser writes there;
 * checked on reading: a damaged, foreign or tampered file gives a
-  :class:`CheckpointError` naming the file and what is wrong.
+  :class:`CheckpointError` naming the file and what is wrong, whatever error
+  HDF5, h5netcdf or xarray raised while opening it or loading its data (all of
+  it is loaded while guarded, none lazily later). Where ``NAME.prev`` is
+  intact, the error also names it, with its number of evaluations and how to
+  continue from it. Nothing falls back to it by itself: the damaged file may
+  hold evaluations the previous one lacks, so the user decides, and no data
+  is ever dropped silently. A new run refuses a path whose ``NAME.prev`` is
+  left without ``NAME`` (see :func:`pp_decomp.loop.resume.attach`).
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -36,6 +48,7 @@ import xarray as xr
 FORMAT_VERSION = 2
 GROUP = "checkpoint"
 DRAWS = "draws"  # the draw log's group
+PREVIOUS = ".prev"  # suffix of the previous generation
 
 
 class CheckpointError(ValueError):
@@ -49,6 +62,24 @@ def _checksum(state_json: str, X: np.ndarray, Y: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def content_checksum(results: xr.Dataset, draws: xr.Dataset | None) -> str:
+    """SHA-256 of every variable's values in ``results`` and ``draws``, so that damage
+    to data outside the observations and state (the derived results, the draw log)
+    is found on reading too; values as they read back (numbers as float64, text as text)."""
+    h = hashlib.sha256()
+    for prefix, ds in (("results/", results), ("draws/", draws)):
+        if ds is None:
+            continue
+        for name in sorted(map(str, ds.variables)):
+            values = np.asarray(ds[name].values)
+            h.update(f"{prefix}{name}{values.shape}".encode())
+            if values.dtype.kind in "biuf":
+                h.update(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+            else:
+                h.update("\x00".join(map(str, values.ravel())).encode())
+    return h.hexdigest()
+
+
 def to_bytes(results: xr.Dataset, state: dict, draws: xr.Dataset | None = None) -> bytes:
     """The checkpoint file's bytes: ``results`` as the root group, ``state`` in
     ``checkpoint``, and the ``draws`` (:mod:`pp_decomp.loop.draw_log`) in ``draws``."""
@@ -57,7 +88,11 @@ def to_bytes(results: xr.Dataset, state: dict, draws: xr.Dataset | None = None) 
     Y = np.asarray(results["y"].values, dtype=float)
     ck = xr.Dataset(
         {"state": ((), state_json)},
-        attrs={"format_version": FORMAT_VERSION, "sha256": _checksum(state_json, X, Y)},
+        attrs={
+            "format_version": FORMAT_VERSION,
+            "sha256": _checksum(state_json, X, Y),
+            "content_sha256": content_checksum(results, draws),
+        },
     )
     buf = io.BytesIO()
     with _local_writes():
@@ -98,6 +133,7 @@ def write(path, results: xr.Dataset, state: dict, draws: xr.Dataset | None = Non
             os.fsync(fd)
         finally:
             os.close(fd)
+        _keep_previous(path)
         os.replace(tmp, path)
     except OSError as err:
         why = "the disk is full" if err.errno in (errno.ENOSPC, errno.EFBIG) else err.strerror
@@ -109,24 +145,69 @@ def write(path, results: xr.Dataset, state: dict, draws: xr.Dataset | None = Non
         tmp.unlink(missing_ok=True)
 
 
-def read(path) -> tuple[xr.Dataset, dict]:
-    """The results Dataset and the loop state stored at ``path``, checked."""
+def previous(path) -> Path:
+    """The previous generation of the checkpoint at ``path``: ``NAME.prev`` beside it."""
     path = Path(path)
+    return path.with_name(path.name + PREVIOUS)
+
+
+def _keep_previous(path: Path) -> None:
+    """Make the current file at ``path`` (if any) its previous generation.
+
+    A hard link, not a rename: ``path`` then exists at every moment, so a kill
+    between this and the new file's ``os.replace`` leaves both generations.
+    """
+    if not path.is_file():
+        return
+    prev = previous(path)
+    prev.unlink(missing_ok=True)
+    try:
+        os.link(path, prev)
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise
+        shutil.copyfile(path, prev)  # a file system without hard links
+
+
+def load(path, group: str | None = None) -> xr.Dataset:
+    """The Dataset of ``group`` (default the root) at ``path``, loaded into memory.
+
+    Every error while opening or loading it becomes a :class:`CheckpointError`
+    naming the file: a damaged HDF5 file makes h5py, h5netcdf or xarray raise
+    almost anything (OSError, RuntimeError, KeyError, AttributeError, ...).
+    """
+    try:
+        with xr.open_dataset(path, engine="h5netcdf", group=group) as ds:
+            return ds.load()
+    except Exception as err:  # the file's bytes, not our code, decide the error type
+        raise CheckpointError(
+            f"{str(path)!r} is not a readable pp_decomp checkpoint (damaged, truncated or "
+            f"another kind of file): {type(err).__name__}: {err}"
+        ) from err
+
+
+def read(path) -> tuple[xr.Dataset, dict]:
+    """The results Dataset and the loop state stored at ``path``, checked.
+
+    An error names the file and, where its previous generation is intact, that
+    one too (:func:`previous`)."""
+    path = Path(path)
+    try:
+        return _read(path)
+    except CheckpointError as err:
+        raise CheckpointError(f"{err}{_previous_hint(path)}") from err
+
+
+def _read(path: Path) -> tuple[xr.Dataset, dict]:
     if not path.exists():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} is not a file")
-    try:
-        with xr.open_dataset(path, engine="h5netcdf") as ds:
-            results = ds.load()
-        with xr.open_dataset(path, engine="h5netcdf", group=GROUP) as ck:
-            state_json = str(ck["state"].values)
-            attrs = dict(ck.attrs)
-    except (OSError, KeyError, ValueError) as err:
-        raise CheckpointError(
-            f"{str(path)!r} is not a readable pp_decomp checkpoint (damaged, truncated or "
-            f"another kind of file): {err}"
-        ) from err
+    results = load(path)
+    ck = load(path, GROUP)
+    if "state" not in ck:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no loop state")
+    state_json, attrs = str(ck["state"].values), dict(ck.attrs)
     version = int(attrs.get("format_version", -1))
     if version != FORMAT_VERSION:
         raise CheckpointError(
@@ -141,23 +222,73 @@ def read(path) -> tuple[xr.Dataset, dict]:
         raise CheckpointError(
             f"checkpoint {str(path)!r} fails its checksum: it was changed after it was written"
         )
-    if "settings" not in results.attrs:
-        raise CheckpointError(f"checkpoint {str(path)!r} has no 'settings' attribute")
+    _check_settings(path, results)
+    _check_content(path, results, attrs)
     return results, json.loads(state_json)
 
 
-def read_draws(path) -> xr.Dataset | None:
+def _check_content(path: Path, results: xr.Dataset, attrs: dict) -> None:
+    """Every value of the file against its ``content_sha256`` (files written before
+    it existed have none, and are checked by ``sha256`` alone)."""
+    if "content_sha256" not in attrs:
+        return
+    draws = read_draws(path, hint=False)
+    if attrs["content_sha256"] != content_checksum(results, draws):
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} fails its checksum: its data were changed after it "
+            "was written (damaged)"
+        )
+
+
+def _check_settings(path: Path, results: xr.Dataset) -> None:
+    """The results' settings (outside the checksum) must be there and parse."""
+    if "settings" not in results.attrs:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no 'settings' attribute")
+    try:
+        json.loads(results.attrs["settings"])
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: its 'settings' attribute is damaged ({err})"
+        ) from err
+
+
+def _previous_hint(path: Path) -> str:
+    """What the previous generation of ``path`` holds and how to continue from it;
+    empty when there is none."""
+    prev = previous(path)
+    if not prev.is_file():
+        return ""
+    try:
+        results, _ = _read(prev)
+    except CheckpointError as err:
+        return f". Its previous generation cannot be read either: {err}"
+    n = results.sizes.get("iteration", 0)
+    return (
+        f". The previous checkpoint {str(prev)!r} is intact and holds {n} evaluation(s) "
+        f"(any told after them are in the damaged file only): to continue from it, move "
+        f"the damaged file aside and the previous one in its place (mv {str(path)!r} "
+        f"{str(path) + '.damaged'!r}; mv {str(prev)!r} {str(path)!r}) and resume, or "
+        f"resume {str(prev)!r} where it is"
+    )
+
+
+def read_draws(path, hint: bool = True) -> xr.Dataset | None:
     """The draw log stored at ``path`` (:mod:`pp_decomp.loop.draw_log`); ``None`` for
-    a file written without one."""
+    a file written without one. ``hint``: an error names the previous generation."""
+    path = Path(path)
     try:
         with xr.open_dataset(path, engine="h5netcdf", group=DRAWS) as ds:
             return ds.load()
     except OSError as err:
         if "group not found" in str(err):
             return None
-        raise CheckpointError(
-            f"checkpoint {str(path)!r}: its draws cannot be read ({err})"
-        ) from err
+        cause = err
+    except Exception as err:  # a damaged file: any error of h5py, h5netcdf or xarray
+        cause = err
+    raise CheckpointError(
+        f"checkpoint {str(path)!r}: its draws cannot be read ({type(cause).__name__}: "
+        f"{cause}){_previous_hint(path) if hint else ''}"
+    ) from cause
 
 
 def observations(results: xr.Dataset, dim: int, n_components: int):

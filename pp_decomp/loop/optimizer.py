@@ -54,10 +54,10 @@ class Optimizer:
         linear ``g``, else ``d-gpucb-mc-min`` (:func:`~pp_decomp.strategies.default_strategy`).
         One that cannot run on the problem is refused.
     checkpoint : path, optional
-        Results file rewritten atomically after every ``tell``, locked against a
-        second writer. An existing file is refused (see :meth:`resume`, :meth:`open`)
-        unless ``overwrite=True``, which keeps it as ``.NAME.bak`` until this run's
-        first checkpoint is written.
+        Results file rewritten atomically after every ``tell`` (the one before kept
+        as ``NAME.prev``), locked against a second writer. An existing file is
+        refused (see :meth:`resume`, :meth:`open`) unless ``overwrite=True``, which
+        keeps it as ``.NAME.bak`` until this run's first checkpoint is written.
     n_init : int
         Space-filling initial design size (shared by all strategies for a seed), counting
         inputs told unasked (data you bring); at least 2, or 0 with ``inference="fixed"``.

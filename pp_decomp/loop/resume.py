@@ -11,6 +11,7 @@ from pp_decomp.loop.checkpoint import (
     CheckpointError,
     FileLock,
     observations,
+    previous,
     remove_stale_temporaries,
 )
 from pp_decomp.loop.draw_log import DrawLog
@@ -25,6 +26,7 @@ class CheckpointFile:
 
     def __init__(self, path: Path, backup: Path | None):
         self.path, self.backup = path, backup
+        self.stale_previous = False  # NAME.prev is the replaced run's, not this one's
         self.lock = FileLock(path)
 
     def check_writable(self) -> None:
@@ -36,10 +38,14 @@ class CheckpointFile:
             )
 
     def first_written(self) -> None:
-        """The new run's file exists: the replaced run's backup can go."""
+        """The new run's file exists: the replaced run's backup and previous generation
+        can go."""
         if self.backup is not None:
             self.backup.unlink(missing_ok=True)
             self.backup = None
+        if self.stale_previous:
+            previous(self.path).unlink(missing_ok=True)
+            self.stale_previous = False
 
     def release(self) -> None:
         """Release the lock."""
@@ -47,8 +53,9 @@ class CheckpointFile:
 
 
 def attach(path, fresh: bool, overwrite: bool = False) -> CheckpointFile:
-    """Lock ``path`` for writing. A fresh run refuses an existing file unless
-    ``overwrite``; then the old file is kept as ``.NAME.bak`` until the first write."""
+    """Lock ``path`` for writing. A fresh run refuses an existing file, or a previous
+    generation ``NAME.prev`` left without it, unless ``overwrite``; then the old file
+    is kept as ``.NAME.bak`` (and ``NAME.prev`` as it is) until the first write."""
     path = Path(path)
     if path.is_dir():
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory; give a file path")
@@ -58,13 +65,19 @@ def attach(path, fresh: bool, overwrite: bool = False) -> CheckpointFile:
             "Optimizer.resume(path, problem) (or Optimizer.open), or pass overwrite=True "
             "to replace it"
         )
-    backup = None
+    if fresh and previous(path).exists() and not overwrite:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} does not exist but its previous generation "
+            f"{str(previous(path))!r} does: move it to {str(path)!r} and resume the run, or "
+            "pass overwrite=True to start a new run there"
+        )
     held = CheckpointFile(path, None)  # the lock first: a running writer keeps its file
     remove_stale_temporaries(path)
     if fresh and path.exists():
-        backup = path.with_name(f".{path.name}.bak")
-        os.replace(path, backup)
-        held.backup = backup
+        held.backup = path.with_name(f".{path.name}.bak")
+        os.replace(path, held.backup)
+    # the replaced run's previous generation goes with its backup, at the first write
+    held.stale_previous = fresh and previous(path).exists()
     return held
 
 

@@ -89,6 +89,68 @@ def test_a_damaged_checkpoint_is_refused_by_name(problem, tmp_path, kind, match)
     assert str(path) in str(err.value)
 
 
+def _overwrite_64_bytes(path: Path, at: int) -> None:
+    """64 bytes of the file at ``path`` overwritten in place, from byte ``at``."""
+    data = bytearray(path.read_bytes())
+    data[at : at + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+
+
+def test_64_bytes_overwritten_anywhere_mid_file_give_the_clear_error_or_a_checked_read(
+    problem, tmp_path
+):
+    """HDF5 raises RuntimeError, AttributeError, ... on some damaged layouts: each is
+    refused naming the file (or, where the bytes hit nothing checked, read as stored)."""
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    good = path.read_bytes()
+    refused = 0
+    for at in range(len(good) // 8, len(good) - 64, len(good) // 40):
+        path.write_bytes(good)
+        _overwrite_64_bytes(path, at)
+        try:
+            results, _ = ckpt.read(path)
+            ckpt.read_draws(path)
+        except CheckpointError as err:
+            assert str(path) in str(err), at
+            refused += 1
+            continue
+        assert results.sizes["iteration"] == 6, at  # the checked observations, whole
+    assert refused > 0
+
+
+def test_a_damaged_newest_checkpoint_names_the_previous_generation_which_resumes(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    opt = _run_some(problem, path)  # its last two writes: ask 6 (pending), tell 6
+    told = opt.X.copy()
+    opt.close()
+    prev = ckpt.previous(path)
+    assert ckpt.read(prev)[0].sizes["iteration"] == 5  # written before the last write
+    _overwrite_64_bytes(path, len(path.read_bytes()) // 2)
+    with pytest.raises(CheckpointError, match="damaged") as err:  # unreadable, or its checksum
+        Optimizer.resume(path, problem)
+    msg = str(err.value)
+    assert str(path) in msg and f"previous checkpoint {str(prev)!r} is intact" in msg
+    assert "holds 5 evaluation(s)" in msg and "resume" in msg
+    os.replace(path, tmp_path / "run.nc.damaged")  # as the message says
+    os.replace(prev, path)
+    back = Optimizer.resume(path, problem)
+    assert back.n == 5 and len(back.pending) == 1  # nothing told before its write is lost
+    np.testing.assert_array_equal(back.X, told[:5])
+    np.testing.assert_array_equal(back.ask(), told[5])  # the sixth input, asked again
+
+
+def test_a_previous_generation_left_alone_is_not_replaced_by_a_new_run(problem, tmp_path):
+    path = tmp_path / "run.nc"
+    _run_some(problem, path).close()
+    os.replace(path, tmp_path / "elsewhere.nc")  # the newest moved away, its .prev left
+    with pytest.raises(CheckpointError, match="its previous generation .*run.nc.prev"):
+        Optimizer(problem, "d-gpucb", n_init=4, checkpoint=path)
+    opt = _run_some(problem, path, n=2, overwrite=True)  # the old .prev went at the first write
+    assert ckpt.read(ckpt.previous(path))[0].sizes["iteration"] == 1
+    opt.close()
+
+
 # ---------------------------------------------------------------- two writers, overwrite
 HOLDER = textwrap.dedent(
     """
@@ -290,6 +352,63 @@ def test_a_system_failing_everywhere_stops_the_run_after_so_many_in_a_row_keepin
     assert back.n == 1 and len(back.failures) == 6
     with pytest.raises(ValueError, match="max_failures_in_a_row must be"):
         opt.run(10, max_failures_in_a_row=0)
+
+
+def _nan_somewhere(nan_at: list) -> Problem:
+    """A system whose ``g`` is NaN at the inputs in ``nan_at`` (filled in later, so
+    that the problem's own check of ``g`` at sample inputs passes)."""
+
+    def g(F, X):
+        out = F[..., 0] + F[..., 1]
+        for x in nan_at:
+            out = np.where(np.all(np.abs(X - x) < 1e-12, axis=-1), np.nan, out)
+        return out
+
+    return Problem(
+        Box([[0, 1], [0, 1]]),
+        lambda X: np.c_[np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])],
+        n_components=2,
+        g=g,
+        name="nan-somewhere",
+    )
+
+
+def test_a_g_nan_at_a_told_input_is_refused_naming_it_and_nothing_is_stored(tmp_path):
+    nan_at: list = []
+    problem = _nan_somewhere(nan_at)
+    path = tmp_path / "run.nc"
+    opt = Optimizer(problem, "d-gpucb-mc", n_init=3, inference="map", seed=0, checkpoint=path)
+    x = opt.ask()
+    opt.tell(x, problem.evaluate(x[None], seed=0)[0])
+    x = opt.ask()
+    nan_at.append(x)
+    y = problem.evaluate(x[None], seed=0)[0]
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"g\(y; x\) is not finite \(nan\)") as err:
+        opt.tell(x, y)
+    assert f"x={x.tolist()}" in str(err.value) and f"y={y.tolist()}" in str(err.value)
+    assert opt.n == 1 and len(opt.pending) == 1  # still asked, not told
+    assert path.read_bytes() == before  # the checkpoint untouched
+    opt.tell_failure(x, "g is NaN there")  # what the error suggests
+    assert opt.n == 1 and np.isfinite(opt.results()["objective"].values).all()
+
+
+def test_a_run_whose_g_is_nan_at_a_design_input_stops_or_records_it_storing_no_nan(tmp_path):
+    nan_at: list = []
+    problem = _nan_somewhere(nan_at)
+    path = tmp_path / "run.nc"
+    opt = Optimizer(problem, "d-gpucb-mc", n_init=3, inference="map", seed=0, checkpoint=path)
+    nan_at.append(opt.state.init_design[1])
+    with pytest.raises(ValueError, match=r"output at x=\[.*\] is not finite .*y=\[.*g\(y; x\)=nan"):
+        opt.run(4)
+    assert opt.n == 1
+    results, _ = ckpt.read(path)
+    assert results.sizes["iteration"] == 1 and np.isfinite(results["objective"].values).all()
+    ds = opt.run(4, on_error="record")  # the same run, going on past it
+    assert opt.n == 4 and np.isfinite(ds["objective"].values).all()
+    assert len(opt.failures) == 1 and "non-finite output" in opt.failures.reasons[0]
+    np.testing.assert_array_equal(opt.failures.X[0], nan_at[0])
+    opt.close()
 
 
 # ---------------------------------------------------------------- kills at chosen points

@@ -232,3 +232,19 @@ def test_ctrl_c_during_a_run_says_the_command_that_continues_it(tmp_path, capsys
     assert main(shlex.split(command)[1:]) == 0
     assert "resuming" in capsys.readouterr().out
     assert xr.load_dataset(out).sizes["iteration"] == 4
+
+
+def test_resume_of_a_checkpoint_with_64_bytes_overwritten_is_one_line_naming_both_files(
+    tmp_path, capsys
+):
+    out = tmp_path / "run.nc"
+    assert _cli(capsys, *RUN, "--inference", "map", "--out", str(out))[0] == 0
+    data = bytearray(out.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = b"\xff" * 64  # a disk error, or a program writing into it
+    out.write_bytes(bytes(data))
+    longer = [a if a != "6" else "7" for a in RUN]
+    code, _, err = _cli(capsys, *longer, "--inference", "map", "--out", str(out), "--resume")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"checkpoint {str(out)!r}" in err and "damaged" in err  # unreadable, or its checksum
+    assert f"previous checkpoint {str(out) + '.prev'!r} is intact" in err
