@@ -36,12 +36,12 @@ def test_the_file_alone_holds_each_steps_draws_and_they_agree_with_the_summaries
     refits = 0
     for i in chose:
         for g in ("f0", "f1"):
-            if not results["refit"].sel(iteration=i, component=g):
+            if not results["refit"].sel(iteration=i, model=g):
                 continue
             tree = step_posterior(draws, g, int(i))
             stored = tree["posterior"]["eta"].values.mean()
             summary = results["hyper_posterior"].sel(
-                iteration=i, component=g, parameter="eta", statistic="mean"
+                iteration=i, model=g, parameter="eta", statistic="mean"
             )
             np.testing.assert_allclose(stored, float(summary), rtol=1e-12)
             refits += 1
