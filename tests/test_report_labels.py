@@ -105,3 +105,37 @@ def test_observations_over_two_inputs_are_drawn_faded_by_distance_from_the_slice
     near = np.abs(opt.X[:, 1] - X[0, 1])
     assert alpha[np.argmin(near)] == pytest.approx(1.0)
     assert np.all(np.diff(alpha[np.argsort(near)]) <= 1e-12)  # farther, fainter
+
+
+def test_a_map_runs_diagnostics_say_why_a_panel_is_empty_and_no_pending_input_is_said(
+    tmp_path, monkeypatch
+):
+    from pp_decomp.report_pictures import BAND, plot_diagnostics, plot_objective, sweep
+
+    problem = Problem(
+        domain=Box([0], [1]),
+        components=lambda X: np.c_[np.sin(6 * X[:, 0])],
+        n_components=1,
+        weights=[1.0],
+    )
+    opt = Optimizer(problem, n_init=3, seed=0)
+    opt.run(5)
+    drawn = []
+    real_savefig = plt.Figure.savefig
+
+    def keep(fig, path, **kw):
+        drawn.append(
+            [t.get_text() for ax in fig.axes for t in ax.texts]
+            + [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().texts]
+        )
+        return real_savefig(fig, path, **kw)
+
+    monkeypatch.setattr(plt.Figure, "savefig", keep)  # the texts of each picture drawn
+    plot_diagnostics(opt.results(), tmp_path / "d.png", "run")
+    X, axis = sweep(opt)
+    post = opt.predict(X, quantiles=BAND, n_samples=50)
+    plot_objective(opt, post, axis, opt.pending.X, tmp_path / "o.png")
+    diagnostics, objective = drawn
+    assert any("MAP fits are one point" in t for t in diagnostics)
+    assert any("k̂ applies to importance weights" in t for t in diagnostics)
+    assert len(opt.pending.X) == 0 and "no input pending: ask() for the next" in objective
