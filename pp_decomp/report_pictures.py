@@ -77,12 +77,13 @@ def run_pictures(opt, out, component: str | None = None) -> dict[str, str]:
     ``file name -> one line on what it shows``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    # the first component's GP, or the GP of g where that is all the strategy fits
-    first = opt.problem.component_names[0]
-    name = component or (first if first in opt.models else "composed")
     X, axis = sweep(opt)
     pending = opt.pending.X
+    # predict fits the models where this session has none yet (a resumed run)
     post = opt.predict(X, quantiles=BAND, n_samples=400)
+    # the first component's GP, or the strategy's own (composed, additive) where it fits no other
+    first = opt.problem.component_names[0]
+    name = component or (first if first in opt.models else next(iter(opt.models)))
     lines = {}
     if "component_mean" in post:
         plot_component(opt, post, name, axis, out / "component.png")
@@ -216,8 +217,9 @@ def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
         if var not in ds or not np.isfinite(ds[var].values).any():
             ax.text(0.5, 0.5, _EMPTY[var], ha="center", va="center", transform=ax.transAxes)
             continue
-        for gp in ds["model"].values:
-            ax.plot(it, ds[var].sel(model=gp), ".", ms=4, label=str(gp))
+        gp_dim = ds[var].dims[1]  # 'model'; 'component' in files written before it was one
+        for gp in ds[gp_dim].values:
+            ax.plot(it, ds[var].sel({gp_dim: gp}), ".", ms=4, label=str(gp))
         ax.legend(fontsize=7, ncol=2)
     if "ess_bulk_min" in ds and np.isfinite(ds["ess_bulk_min"].values).any():
         _ess_thresholds(axes[0], ds)
@@ -376,6 +378,11 @@ def report_of(opt, out, notes=()) -> Path:
 
     Example: ``report_of(opt, "run-report", ["Run file: run.nc"])``.
     """
-    kinds = fit_kinds(opt.results())
+    results = opt.results()
+    kinds = fit_kinds(results)
     notes = [*notes, *([f"- {kinds}"] if kinds else [])]
+    if opt.strategy.surrogate == "additive":  # predict does not cover the additive GP
+        skipped = f"- skipped {', '.join(NEEDS_PROBLEM)}: predict does not cover "
+        skipped += opt.strategy.name
+        return write_report(out, title(opt), file_pictures(results, out), [*notes, skipped])
     return write_report(out, title(opt), run_pictures(opt, out), notes)

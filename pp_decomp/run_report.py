@@ -40,7 +40,7 @@ from pathlib import Path
 
 from pp_decomp.loop import Optimizer
 from pp_decomp.loop.checkpoint import read, read_draws
-from pp_decomp.loop.resume import check_resume, restore, stored_problem
+from pp_decomp.loop.resume import check_resume, named_as_stored, restore, stored_problem
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.problem import Problem
 from pp_decomp.report_pictures import (
@@ -86,7 +86,10 @@ def report(
     if not path.is_file():
         raise ValueError(f"path {str(path)!r} is not a file (a run's checkpoint)")
     out = Path(out) if out is not None else path.with_name(path.stem + "-report")
-    if problem is None and components is None and not names_shipped_problem(read(path)[0]):
+    results = read(path)[0]
+    if not results.sizes.get("iteration", 0):
+        raise ValueError(f"path {str(path)!r} holds no evaluation yet: nothing to report")
+    if problem is None and components is None and not names_shipped_problem(results):
         return report_from_file(path, out)
     opt = open_run(path, problem, components)
     return report_of(opt, out, [f"Run file: {path}"])
@@ -119,9 +122,13 @@ def open_run(path, problem: Problem | str | None = None, components=None) -> Opt
     results, state = read(path)
     problem = run_problem(results, problem)
     expected = {} if components is None else {"components": components}
-    opt = Optimizer(problem, **check_resume(path, results, problem, expected, None))
+    kwargs = check_resume(path, results, problem, expected, None)
+    opt = Optimizer(named_as_stored(path, results, problem), **kwargs)
     restore(opt, results, state, read_draws(path))
-    opt.ask(len(opt.pending) + 1)  # a new choice: the models on every observation
+    # the next input to draw: the pending ones as they are, else a new choice (asking
+    # for more beside pending ones needs a strategy that batches)
+    if not len(opt.pending):
+        opt.ask()
     return opt
 
 

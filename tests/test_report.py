@@ -211,3 +211,80 @@ def test_the_cli_reports_a_run_with_a_from_pymc_component_given_components(tmp_p
     out = tmp_path / "run-report"
     assert {p.name for p in out.glob("*.png")} == PICTURES
     assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc-min (map), 5 evaluations")
+
+
+# ------------------------------------------------------------- found in review
+def _plant(**kw) -> ppd.Problem:
+    return ppd.Problem(
+        domain=ppd.Box([0, 0], [1, 1]),
+        components=lambda X: np.c_[np.sin(5 * X[:, 0]), X[:, 1] ** 2],
+        n_components=2,
+        g=lambda F: F[..., 0] + F[..., 1],
+        **kw,
+    )
+
+
+def test_a_resumed_run_reports_at_once(tmp_path):
+    """``opt.report`` right after ``resume`` (no choice made in this session yet)
+    picked its GP before the models were fitted and drew the GP of g."""
+    problem, path = _plant(), tmp_path / "run.nc"
+    with ppd.Optimizer(problem, "d-gpucb-mc", checkpoint=path, n_init=3, seed=0) as opt:
+        opt.run(5)
+    with ppd.Optimizer.resume(path, problem) as opt:
+        assert not opt.models
+        report = opt.report(tmp_path / "r")
+    assert {p.name for p in (tmp_path / "r").glob("*.png")} == PICTURES
+    assert "component f0" in report.read_text()
+
+
+def test_an_additive_run_with_a_pending_input_is_reported(tmp_path):
+    """A pending input stays as it is (asking for one more would need a strategy that
+    batches, which add-gp-ucb is not); predict does not cover the additive GP, so the
+    report draws the file's pictures and says why the others are missing."""
+    problem, path = _plant(), tmp_path / "run.nc"
+    with ppd.Optimizer(problem, "add-gp-ucb", checkpoint=path, n_init=3, seed=0) as opt:
+        opt.run(5)
+        opt.ask()  # pending in the checkpoint, as after a kill mid-evaluation
+    report = ppd.report(path, problem, out=tmp_path / "r")
+    assert "predict does not cover add-gp-ucb" in report.read_text()
+    assert {p.name for p in (tmp_path / "r").glob("*.png")} == {
+        "run.png", "choices.png", "diagnostics.png",
+    }  # fmt: skip
+
+
+def test_a_file_with_no_evaluation_is_refused_by_name(tmp_path):
+    problem, path = _plant(), tmp_path / "run.nc"
+    with ppd.Optimizer(problem, checkpoint=path, seed=0) as opt:
+        opt.ask()  # the checkpoint holds the pending input, no evaluation
+    with pytest.raises(ValueError, match=r"run.nc' holds no evaluation yet"):
+        ppd.report(path, problem)
+
+
+def test_a_python_made_problem_given_back_without_names_is_reported_with_the_stored_ones(
+    tmp_path,
+):
+    path = tmp_path / "run.nc"
+    named = _plant(input_names=["dose", "timing"])
+    with ppd.Optimizer(named, checkpoint=path, n_init=3, seed=0) as opt:
+        opt.run(4)
+    from pp_decomp.run_report import open_run
+
+    assert list(open_run(path, _plant()).problem.input_names) == ["dose", "timing"]
+
+
+def test_the_diagnostics_of_a_file_written_before_the_model_dimension_are_drawn(tmp_path):
+    import xarray as xr
+
+    from pp_decomp.report_pictures import plot_diagnostics
+
+    dims = ("iteration", "component")  # files before this change, decomposed strategies
+    old = xr.Dataset(
+        {
+            "ess_bulk_min": (dims, [[150.0, 420.0], [200.0, 500.0]]),
+            "fit_pareto_k": (dims, [[0.2, np.nan], [0.3, 0.1]]),
+            "fit_draws": (dims, [["prior importance", "chains"], ["prior importance", "chains"]]),
+        },
+        coords={"iteration": [1, 2], "component": ["a", "b"]},
+    )
+    plot_diagnostics(old, tmp_path / "d.png", "an old run")
+    assert (tmp_path / "d.png").stat().st_size > 0

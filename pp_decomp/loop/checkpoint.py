@@ -49,6 +49,9 @@ FORMAT_VERSION = 2
 GROUP = "checkpoint"
 DRAWS = "draws"  # the draw log's group
 PREVIOUS = ".prev"  # suffix of the previous generation
+# values as written: a user's unit that reads like a CF time ("days since ...") is
+# not decoded into datetimes, which would change them (and their checksum)
+AS_STORED = {"decode_times": False, "decode_timedelta": False}
 
 
 class CheckpointError(ValueError):
@@ -177,7 +180,7 @@ def load(path, group: str | None = None) -> xr.Dataset:
     almost anything (OSError, RuntimeError, KeyError, AttributeError, ...).
     """
     try:
-        with xr.open_dataset(path, engine="h5netcdf", group=group) as ds:
+        with xr.open_dataset(path, engine="h5netcdf", group=group, **AS_STORED) as ds:
             return ds.load()
     except Exception as err:  # the file's bytes, not our code, decide the error type
         raise CheckpointError(
@@ -277,7 +280,7 @@ def read_draws(path, hint: bool = True) -> xr.Dataset | None:
     a file written without one. ``hint``: an error names the previous generation."""
     path = Path(path)
     try:
-        with xr.open_dataset(path, engine="h5netcdf", group=DRAWS) as ds:
+        with xr.open_dataset(path, engine="h5netcdf", group=DRAWS, **AS_STORED) as ds:
             return ds.load()
     except OSError as err:
         if "group not found" in str(err):

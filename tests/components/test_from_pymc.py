@@ -246,3 +246,35 @@ def test_a_build_that_reads_the_column_count_off_X_is_told_to_take_it():
     gp = ppd.ComponentGP.from_pymc(symbolic, name="r")
     with pytest.raises(TypeError, match=r"component 'r'.*build\(X, y, input_dim\).*here 2"):
         gp.fit(np.random.default_rng(0).random((4, 2)), np.arange(4.0))
+
+
+def test_input_dim_goes_only_to_a_build_that_asks_for_it():
+    from pp_decomp.components.model.pymc_gp import call_build
+
+    def got(*args, **kwargs):
+        return args, kwargs
+
+    def plain(X, y):
+        return got(X, y)
+
+    def with_default(X, y, jitter=1e-6):
+        return got(X, y, jitter)
+
+    def keyword_only(X, y, *, prior=None):
+        return got(X, y, prior)
+
+    def any_keywords(X, y, **kw):
+        return got(X, y, **kw)
+
+    def asks(X, y, input_dim):
+        return got(X, y, input_dim)
+
+    def by_name(X, y, *, input_dim):
+        return got(X, y, input_dim)
+
+    assert call_build(plain, "X", "y", 3, "c") == (("X", "y"), {})
+    assert call_build(with_default, "X", "y", 3, "c") == (("X", "y", 1e-6), {})
+    assert call_build(keyword_only, "X", "y", 3, "c") == (("X", "y", None), {})
+    assert call_build(any_keywords, "X", "y", 3, "c") == (("X", "y"), {})
+    assert call_build(asks, "X", "y", 3, "c") == (("X", "y", 3), {})
+    assert call_build(by_name, "X", "y", 3, "c") == (("X", "y", 3), {})

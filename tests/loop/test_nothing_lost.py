@@ -248,3 +248,20 @@ def test_resume_of_a_checkpoint_with_64_bytes_overwritten_is_one_line_naming_bot
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"checkpoint {str(out)!r}" in err and "damaged" in err  # unreadable, or its checksum
     assert f"previous checkpoint {str(out) + '.prev'!r} is intact" in err
+
+
+def test_a_unit_that_reads_like_a_time_passes_the_checksum_on_resume(tmp_path):
+    """xarray decodes a variable whose units read "days since ..." into datetimes, which
+    changed the values read back and failed the checksum of a valid checkpoint."""
+    problem = ppd.Problem(
+        domain=ppd.Box([0], [1]),
+        components=lambda X: np.c_[np.sin(6 * X[:, 0])],
+        n_components=1,
+        weights=[1.0],
+        units={"objective": "days since 2020-01-01", "components": ["days since 2020-01-01"]},
+    )
+    path = tmp_path / "run.nc"
+    with ppd.Optimizer(problem, checkpoint=path, n_init=3, seed=0) as opt:
+        opt.run(4)
+    with ppd.Optimizer.resume(path, problem) as again:
+        assert again.n == 4

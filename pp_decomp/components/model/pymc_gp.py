@@ -44,15 +44,23 @@ DATA_X, DATA_Y = "pp_decomp_X", "pp_decomp_y"
 
 
 def call_build(build, X, y, input_dim: int, where: str):
-    """``build(X, y)``, or ``build(X, y, input_dim)`` where build takes a third
-    argument; a build that takes ``X.shape[1]`` for a number is told what to do."""
+    """``build(X, y)``, or ``build(X, y, input_dim)`` where build names a parameter
+    ``input_dim`` or takes a third positional one without a default; a build that
+    takes ``X.shape[1]`` for a number is told what to do."""
     try:
-        params = inspect.signature(build).parameters
+        params = list(inspect.signature(build).parameters.values())
     except (TypeError, ValueError):  # a callable without a signature
-        params = {}
-    takes_dim = len(params) >= 3 or "input_dim" in params
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    third = params[2] if len(params) > 2 else None
+    named = any(p.name == "input_dim" and p.kind != p.POSITIONAL_ONLY for p in params)
+    third_wanted = (
+        third is not None and third.kind in positional and third.default is inspect.Parameter.empty
+    )
     try:
-        return build(X, y, input_dim) if takes_dim else build(X, y)
+        if named:
+            return build(X, y, input_dim=input_dim)
+        return build(X, y, input_dim) if third_wanted else build(X, y)
     except TypeError as err:
         if "TensorVariable" not in str(err):
             raise
