@@ -47,6 +47,7 @@ SMOKE_TESTS = {
     "studies/box_beta.py": "test_box_beta",
     "studies/fast_convergence.py": "test_fast_convergence",
     "studies/fast_vs_straightforward_regret.py": "test_fast_vs_straightforward_regret",
+    "studies/importance_coverage.py": "test_importance_coverage",
     "studies/inducing_points.py": "test_inducing_points",
     "studies/loo_choice.py": "test_loo_choice",
     "studies/nuts_convergence.py": "test_nuts_convergence",
@@ -408,6 +409,36 @@ def test_inducing_points(script):
         out,
     )
     assert len(cover) == 1 and cover[0][1] == pytest.approx(cover[0][2])
+
+
+def test_importance_coverage(script, tmp_path):
+    out = script(
+        "studies/importance_coverage.py --reps 2 --n 8 --m 20 --prior-draws 4096 "
+        "--small-draws 512 --out",
+        tmp_path / "c.json",
+    )
+    fits = matches(
+        r"n= 8 rep +\d: importance ESS +{n} k +{n} (?:pass|fail) cover {n}  small ESS +{n} "
+        r"(?:pass|fail) cover {n}  NUTS (?:ok |bad) cover {n}  \(true ls {n}-{n}, sigma {n}\)",
+        out,
+    )
+    assert len(fits) == 2
+    assert all(0 <= f[i] <= 1 for f in fits for i in (2, 4, 5))
+    cover = r"{n} fits, importance {n} ± {n}, NUTS {n} ± {n}, importance − NUTS {n} ± {n}"
+    per_n = matches(r"n=8 M=(?:4096|512) passed, level 0\.(?:50|90|95): " + cover, out)
+    bins = matches(r"all n and M, (?:failed|ESS .+), level 0\.(?:50|95): " + cover, out)
+    assert len(per_n) == 6 and len(bins) == 8
+    assert sum(b[0] for b in bins) == 2 * 2 * 2  # 2 datasets × 2 arms, at 2 levels
+    for row in per_n + bins:
+        assert all(0 <= c <= 1 for c in (row[1], row[3]) if np.isfinite(c))
+    assert re.search(
+        r"^verdict: importance intervals at ESS >= 128 are .* 2 SE of NUTS's", out, re.M
+    )
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert len(report["fits"]) == 2 and report["levels"] == [0.5, 0.9, 0.95]
+    for row in report["fits"]:
+        for arm in ("importance", "importance_small", "nuts"):
+            assert all(0 <= c <= 1 for c in row[arm]["cover"]) and row[arm]["width"] > 0
 
 
 def test_loo_choice(script):
