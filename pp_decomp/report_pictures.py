@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.plots import _pyplot, plot_run
 from pp_decomp.space import CandidateSet
 
@@ -250,7 +251,8 @@ def _ess_thresholds(ax, ds: xr.Dataset) -> None:
     need = ds["fit_ess_needed"].values if "fit_ess_needed" in ds else None
     kinds = ds["fit_draws"].values if "fit_draws" in ds else None
     if need is None or kinds is None or not np.isfinite(need).any():
-        ax.axhline(400, ls="--", color="k", lw=1)  # a file written before the threshold was
+        # a file written before each fit recorded its threshold
+        ax.axhline(CONVERGENCE.ess_min, ls="--", color="k", lw=1)
         return
     for value in np.unique(need[np.isfinite(need)]):
         which = sorted({str(k) for k in kinds[need == value] if k})
@@ -348,8 +350,8 @@ def file_notes(ds: xr.Dataset) -> list[str]:
     if "simple_regret" in ds:
         final = float(ds["simple_regret"][-1]), float(ds["cumulative_regret"][-1])
         lines.append(f"- simple regret {final[0]:.4g}, cumulative regret {final[1]:.4g}")
-    if fit_kinds(ds):
-        lines.append(f"- {fit_kinds(ds)}")
+    if kinds := fit_kinds(ds):
+        lines.append(f"- {kinds}")
     lines.append(f"- skipped {', '.join(NEEDS_PROBLEM)}: {NO_PROBLEM}")
     return lines
 
