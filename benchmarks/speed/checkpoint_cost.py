@@ -1,13 +1,14 @@
-"""What keeping every step's draws costs a checkpointed run: write time and file size.
+"""What a checkpointed run's writes cost: per writer, with and without the draws.
 
 Usage: python benchmarks/speed/checkpoint_cost.py [--steps 100] [--inference nuts]
-       [--repeats 5]
+       [--repeats 5] [--engines netcdf4,h5netcdf]
 
 Runs D-GPUCB on Wang's synthetic problem (J = 10) for ``--steps`` evaluations,
 then builds the checkpoint file's bytes (:func:`pp_decomp.loop.checkpoint.to_bytes`,
-what every ``tell`` writes) with and without the draw log
-(:mod:`pp_decomp.loop.draw_log`), alternately, ``--repeats`` times each, and
-prints the median seconds and the size of each.
+what every ``ask`` and ``tell`` writes) with each of xarray's ``--engines``, with
+and without the draw log (:mod:`pp_decomp.loop.draw_log`), all alternately,
+``--repeats`` times each; reads each file back (its three groups, as a resume
+does) with the engine that wrote it. Prints the median seconds and the size.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ import os
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
 
 
-def measure(steps: int, inference: str, repeats: int, seed: int = 0) -> dict:
-    """Seconds (median) and bytes of one checkpoint write with and without the draws."""
+def measure(steps: int, inference: str, repeats: int, engines, seed: int = 0) -> list[dict]:
+    """Per engine and with/without the draws: median seconds of one write and one read
+    back, and the file's bytes."""
     import pp_decomp as ppd
     from pp_decomp.loop import checkpoint as ckpt
     from pp_decomp.loop.resume import loop_state
@@ -37,21 +42,35 @@ def measure(steps: int, inference: str, repeats: int, seed: int = 0) -> dict:
     opt.run(steps)
     results, state = opt.results(), loop_state(opt)
     draws = opt.draw_log.to_dataset(opt.records)
-    times = {"without": [], "with": []}
+    cases = [(e, label, d) for e in engines for label, d in (("without", None), ("with", draws))]
+    times = {c[:2]: ([], []) for c in cases}
     size = {}
-    for _ in range(repeats):
-        for label, d in (("without", None), ("with", draws)):
-            start = time.perf_counter()
-            data = ckpt.to_bytes(results, state, d)
-            times[label].append(time.perf_counter() - start)
-            size[label] = len(data)
-    return {
-        "steps": steps,
-        "J": problem.n_components,
-        "inference": inference,
-        **{f"seconds_{k}": float(np.median(v)) for k, v in times.items()},
-        **{f"bytes_{k}": v for k, v in size.items()},
-    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.nc"
+        for _ in range(repeats):
+            for engine, label, d in cases:
+                start = time.perf_counter()
+                data = ckpt.to_bytes(results, state, d, engine=engine)
+                times[engine, label][0].append(time.perf_counter() - start)
+                size[engine, label] = len(data)
+                path.write_bytes(data)
+                start = time.perf_counter()
+                for group in (None, ckpt.GROUP) + ((ckpt.DRAWS,) if d is not None else ()):
+                    xr.load_dataset(path, engine=engine, group=group, **ckpt.AS_STORED)
+                times[engine, label][1].append(time.perf_counter() - start)
+    return [
+        {
+            "steps": steps,
+            "J": problem.n_components,
+            "inference": inference,
+            "engine": engine,
+            "draws": label,
+            "bytes": size[engine, label],
+            "write_seconds": float(np.median(times[engine, label][0])),
+            "read_seconds": float(np.median(times[engine, label][1])),
+        }
+        for engine, label, _ in cases
+    ]
 
 
 def main(argv=None) -> None:
@@ -59,12 +78,13 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--inference", default="nuts")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--engines", default="netcdf4,h5netcdf")
     a = ap.parse_args(argv)
-    r = measure(a.steps, a.inference, a.repeats)
-    for k in ("without", "with"):
+    for r in measure(a.steps, a.inference, a.repeats, a.engines.split(",")):
         print(
-            f"T={r['steps']} J={r['J']} {r['inference']}: checkpoint write {k} draws "
-            f"{r[f'seconds_{k}']:.3f} s, {r[f'bytes_{k}'] / 1e6:.2f} MB"
+            f"T={r['steps']} J={r['J']} {r['inference']} {r['engine']}: checkpoint "
+            f"{r['draws']} draws: write {r['write_seconds']:.3f} s, read "
+            f"{r['read_seconds']:.3f} s, {r['bytes'] / 1e6:.2f} MB"
         )
 
 

@@ -40,9 +40,16 @@ def test_the_scale_benchmark_holds_the_draws_its_memory_budget_allows():
     assert r["kept_draws"] == {"f0": 81, "f1": 81, "composed": 81}  # 2**20 / (8 * 40**2)
 
 
-def test_the_checkpoint_cost_benchmark_measures_both_writes():
+def test_the_checkpoint_cost_benchmark_measures_every_writer_with_and_without_draws():
     import checkpoint_cost
 
-    r = checkpoint_cost.measure(steps=7, inference="map", repeats=1)
-    assert r["bytes_with"] > r["bytes_without"] > 0
-    assert r["seconds_with"] > 0 and r["seconds_without"] > 0
+    rows = checkpoint_cost.measure(
+        steps=7, inference="map", repeats=1, engines=["netcdf4", "h5netcdf"]
+    )
+    by = {(r["engine"], r["draws"]): r for r in rows}
+    assert set(by) == {(e, d) for e in ("netcdf4", "h5netcdf") for d in ("with", "without")}
+    for e in ("netcdf4", "h5netcdf"):
+        assert by[e, "with"]["bytes"] >= by[e, "without"]["bytes"] > 0  # netCDF-C: whole blocks
+        assert all(
+            by[e, d]["write_seconds"] > 0 < by[e, d]["read_seconds"] for d in ("with", "without")
+        )
