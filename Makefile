@@ -68,13 +68,16 @@ $(VENV)/.installed-compare-$(PYVER): $(VENV)/.installed-test-$(PYVER)
 demo: venv $(VENV)/.installed-demo-$(PYVER)
 	$(BIN)/pp-decomp demo --out demo-output
 
+# one pytest worker per core (pytest-xdist), each test file kept on one worker so that a
+# file's module-scoped fixtures are built once; TEST_WORKERS=0 runs in this process
+TEST_WORKERS ?= auto
 test: venv $(VENV)/.installed-test-$(PYVER)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not compare"
+	$(BIN)/python -m pytest -q -m "not compare" -n $(TEST_WORKERS) --dist loadfile
 
 # the side-by-side tests against BoTorch (the compare extra)
 test-compare: venv $(VENV)/.installed-compare-$(PYVER)
-	$(BIN)/python -m pytest -q -m compare
+	$(BIN)/python -m pytest -q -m compare -n $(TEST_WORKERS) --dist loadfile
 
 # the smoke tests on the declared lower bounds (lower-bounds.txt), in their own venv,
 # from a regular (not editable) install
