@@ -11,3 +11,11 @@ pin_threads()
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files holding slow-marked tests first, in their order, then the others: with
+    one pytest worker per core (``make test``, a file per worker), the long files start
+    at once and the short ones fill the end, instead of one long file running alone."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

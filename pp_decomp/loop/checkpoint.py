@@ -1,7 +1,7 @@
 """Checkpoint files: a run's results plus the state that resumes it exactly.
 
 A checkpoint is a netCDF-4 file (HDF5), written and read with netCDF4-python
-(5-8 times faster than h5netcdf here: :doc:`design`). Its root group is the
+(5-7 times faster than h5netcdf: docs/design.md). Its root group is the
 user-facing results Dataset (:func:`pp_decomp.results.build_dataset`); the group
 ``checkpoint`` holds the loop's state as JSON, a format version and a SHA-256
 checksum of the state and the observations, apart from the results' attributes.

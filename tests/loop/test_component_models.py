@@ -89,7 +89,7 @@ def _child(path: Path, n: int, kill_at: int = 0) -> None:
 @pytest.mark.slow
 def test_three_component_models_run_full_bayes_killed_and_resumed_to_the_same_choices(tmp_path):
     ref_path, out = tmp_path / "ref.nc", tmp_path / "killed.nc"
-    _child(ref_path, 20)
+    _child(ref_path, 14)
     ref = xr.load_dataset(ref_path)
     models = json.loads(ref.attrs["settings"])["components"]
     assert [m["kernel"]["op"] for m in models.values()] == ["Matern12", "+", "Matern52"]
@@ -101,9 +101,9 @@ def test_three_component_models_run_full_bayes_killed_and_resumed_to_the_same_ch
     assert models["rate"]["transform"] == "log"
     assert json.loads(ref.attrs["settings"])["outcome_transform"] == ["none", "none", "log"]
     assert json.loads(ref.attrs["settings"])["inference"] == "nuts"
-    _child(out, 20, kill_at=12)
-    assert xr.load_dataset(out).sizes["iteration"] == 12
-    _child(out, 20)
+    _child(out, 14, kill_at=9)
+    assert xr.load_dataset(out).sizes["iteration"] == 9
+    _child(out, 14)
     done = xr.load_dataset(out)
     np.testing.assert_array_equal(done["x"].values, ref["x"].values)
     np.testing.assert_array_equal(done["y"].values, ref["y"].values)
