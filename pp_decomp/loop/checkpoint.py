@@ -1,8 +1,8 @@
 """Checkpoint files: a run's results plus the state that resumes it exactly.
 
 A checkpoint is a netCDF-4 file (HDF5), written and read with netCDF4-python
-(5-7 times faster than h5netcdf: docs/design.md). Its root group is the
-user-facing results Dataset (:func:`pp_decomp.results.build_dataset`); the group
+(why not h5netcdf: docs/design.md, "Reproducibility and checkpoints"). Its root
+group is the user-facing results Dataset (:func:`pp_decomp.results.build_dataset`); the group
 ``checkpoint`` holds the loop's state as JSON, a format version and a SHA-256
 checksum of the state and the observations, apart from the results' attributes.
 
