@@ -9,6 +9,7 @@ from scipy.stats import norm
 from pp_decomp import Optimizer
 from pp_decomp.composition.outcome import inverse
 from pp_decomp.loop.records import criticism_record
+from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
@@ -73,30 +74,40 @@ def sample_coverage(samples: np.ndarray, truth: np.ndarray, levels=LEVELS) -> np
     return np.stack([central, upper], axis=1)
 
 
-def step_coverage(opt, X: np.ndarray, levels=LEVELS, n_samples: int = 512, seed=0) -> dict:
-    """Coverage of the truth at ``X (m, d)`` by the posterior the optimiser's last
-    choice used (``opt.models``): per component and for the signed objective
-    ``h = sign · g`` (components sampled pointwise, jointly across components where
-    they are correlated or under the copula, pushed through ``g``), plus the
+def step_coverage(
+    setup: RunSetup,
+    models: dict,
+    t: int,
+    X: np.ndarray,
+    levels=LEVELS,
+    n_samples: int = 512,
+    seed=0,
+) -> dict:
+    """Coverage of the truth at ``X (m, d)`` by the posterior a run's choice at step
+    ``t`` used (``models``, its GPs by name; ``setup``, the run's): per component
+    and for the signed objective ``h = sign · g`` (components sampled pointwise,
+    jointly across components where they are correlated or under the copula,
+    pushed through ``g``), plus the
     coverage of the UCB bound (:func:`~pp_decomp.loop.step_bound.ucb_bound`) and its
     nominal level ``Φ(√β_t)``."""
-    problem = opt.model_problem  # the components as modelled: under the outcome transform
+    problem = setup.model_problem  # the components as modelled: under the outcome transform
+    s = setup.settings
     rng = np.random.default_rng(seed)
     names = problem.component_names
-    F_true = np.asarray(opt.problem.components(X), dtype=float)
-    h_true = opt.problem.sign * opt.problem.compose(F_true, X)
+    F_true = np.asarray(setup.problem.components(X), dtype=float)
+    h_true = setup.problem.signed_objective(F_true, X)
     comp = np.full((len(names), len(levels), 2), np.nan)
-    if opt.strategy.surrogate == "composed":  # one GP of h: no component posteriors
-        h = opt.models["composed"].sample(X, n_samples, seed=rng)
+    if setup.strategy.surrogate == "composed":  # one GP of h: no component posteriors
+        h = models["composed"].sample(X, n_samples, seed=rng)
     else:
-        models = [opt.models[n] for n in names]
-        draws = component_samples(models, X, n_samples, rng, opt.settings.model.copula)
+        comps = [models[n] for n in names]
+        draws = component_samples(comps, X, n_samples, rng, s.model.copula)
         h = problem.sign * problem.compose(draws, X)
-        draws = inverse(opt.settings.model.outcome_transform, draws)  # in the system's units
+        draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
-    beta = float(opt.settings.acquisition.beta(opt.n + 1))
-    bound = ucb_bound(opt, X, h, beta, rng)
+    beta = float(s.acquisition.beta(t))
+    bound = ucb_bound(setup, models, t, X, h, beta, rng)
     return {
         "component": comp,
         "objective": sample_coverage(h, h_true, levels),
@@ -229,17 +240,19 @@ def _calibration_seed(
         x = opt.ask()
         if opt.pending.items[0][1]["phase"] == "acquisition":
             if modelled % every == 0:
-                scored[opt.n + 1] = step_coverage(opt, X, q, n_samples, seed=rng)
-                scored[opt.n + 1].update(_loo(opt, problem.component_names))
+                t = opt.n + 1
+                scored[t] = step_coverage(opt.setup, opt.models, t, X, q, n_samples, seed=rng)
+                transform = opt.settings.model.outcome_transform
+                scored[t].update(_loo(opt.models, transform, problem.component_names))
             modelled += 1
         opt.tell(x, problem.evaluate(x[None], seed=rng)[0])
     return scored
 
 
-def _loo(opt, names) -> dict:
-    """LOO coverage and LOO-PIT distance per component of the GPs the step used
-    (NaN where a GP keeps no factors)."""
-    crit = criticism_record(opt.models, opt.settings.model.outcome_transform, names)
+def _loo(models: dict, transform, names) -> dict:
+    """LOO coverage and LOO-PIT distance per component of the GPs ``models`` a step
+    used (NaN where a GP keeps no factors)."""
+    crit = criticism_record(models, transform, names)
     return {
         f: np.array([crit.get(n, {}).get(f, np.nan) for n in names])
         for f in ("loo_coverage", "loo_pit_distance")

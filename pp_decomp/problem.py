@@ -209,6 +209,10 @@ class Problem:
         X = np.broadcast_to(np.asarray(X, dtype=float), F.shape[:-1] + (self.dim,))
         return np.asarray(self.g(F, X), dtype=float)
 
+    def signed_objective(self, Y, X) -> np.ndarray:
+        """The loop's maximand ``sign · g(Y; X)`` at ``Y (n, J)``, ``X (n, d)``: (n,)."""
+        return self.sign * self.compose(Y, X)
+
     def fingerprint(self) -> dict:
         """What identifies this problem instance, stored with a run so that a resume on
         another problem, instance, dimension, J, domain or linear decomposition is

@@ -1,6 +1,6 @@
 """A run in pictures a reader understands without the docs, and a short report.
 
-:func:`run_pictures` draws, from an optimiser after its run (its models fitted):
+:func:`run_pictures` draws, from a run's :class:`RunView` (``Optimizer.report_view()``):
 
 * ``component.png``: one component's posterior over the inputs (mean and 90%
   credible band over the hyperparameter posterior), its observations and, where
@@ -31,13 +31,15 @@ Example
 >>> opt = ppd.Optimizer(get_problem("synthetic", seed=0), seed=0)
 >>> _ = opt.run(8)
 >>> out = tempfile.mkdtemp()
->>> sorted(run_pictures(opt, out))
+>>> sorted(run_pictures(opt.report_view(), out))
 ['component.png', 'diagnostics.png', 'hyperparameters.png', 'objective.png']
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +47,7 @@ import xarray as xr
 
 from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.plots import _pyplot, plot_run
+from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
 
 BAND = (0.05, 0.5, 0.95)
@@ -52,20 +55,51 @@ NEEDS_PROBLEM = ("component.png", "objective.png", "hyperparameters.png")
 NO_PROBLEM = "no problem given: pass --problem mod:factory for the posterior pictures"
 
 
-def title(opt) -> str:
+@dataclass(frozen=True)
+class RunView:
+    """What the report's pictures read of a run (``Optimizer.report_view()``).
+
+    ``strategy``, its ``surrogate`` kind and the ``inference`` method name the run;
+    ``X (n, d)``, ``Y (n, J)``: the observations; ``pending (k, d)``: the inputs
+    asked and not told; ``models()``: the last choice's GPs by name;
+    ``results()``, ``predict(X, ...)``, ``posterior(name)``: as the optimiser's.
+    """
+
+    problem: Problem
+    strategy: str
+    surrogate: str
+    inference: str
+    X: np.ndarray
+    Y: np.ndarray
+    pending: np.ndarray
+    models: Callable[[], dict]
+    results: Callable[[], xr.Dataset]
+    predict: Callable[..., xr.Dataset]
+    posterior: Callable[..., xr.DataTree]
+
+    @property
+    def n(self) -> int:
+        """Evaluations told."""
+        return len(self.X)
+
+    def signed_objective(self) -> np.ndarray:
+        """Observed ``sign · g(y; x)`` at every evaluation: (n,)."""
+        return self.problem.signed_objective(self.Y, self.X)
+
+
+def title(run: RunView) -> str:
     """``problem: strategy (inference), n evaluations``."""
-    s = opt.settings
-    return f"{opt.problem.name}: {s.strategy} ({s.inference.method}), {opt.n} evaluations"
+    return f"{run.problem.name}: {run.strategy} ({run.inference}), {run.n} evaluations"
 
 
-def sweep(opt, n: int = 200) -> tuple[np.ndarray, str]:
+def sweep(run: RunView, n: int = 200) -> tuple[np.ndarray, str]:
     """Inputs ``(m, d)`` to draw a posterior along, and what the x axis is."""
-    dom, names = opt.problem.domain, opt.problem.input_names
+    dom, names = run.problem.domain, run.problem.input_names
     if isinstance(dom, CandidateSet):
         X = dom.X[np.argsort(dom.X[:, 0], kind="stable")]
         return X, names[0] if dom.dim == 1 else f"{names[0]} (candidates, sorted)"
     lo, hi = dom.bounds
-    best = opt.X[np.argmax(opt.signed_objective())]
+    best = run.X[np.argmax(run.signed_objective())]
     X = np.repeat(best[None], n, axis=0)
     X[:, 0] = np.linspace(lo[0], hi[0], n)
     if dom.dim == 1:
@@ -73,36 +107,36 @@ def sweep(opt, n: int = 200) -> tuple[np.ndarray, str]:
     return X, f"{names[0]} (the other inputs at the best observed)"
 
 
-def run_pictures(opt, out, component: str | None = None) -> dict[str, str]:
-    """Draw the module's four pictures of ``opt`` into folder ``out``; returns
+def run_pictures(run: RunView, out, component: str | None = None) -> dict[str, str]:
+    """Draw the module's four pictures of the ``run`` into folder ``out``; returns
     ``file name -> one line on what it shows``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    X, axis = sweep(opt)
-    pending = opt.pending.X
+    X, axis = sweep(run)
+    pending = run.pending
     # predict fits the models where this session has none yet (a resumed run)
-    post = opt.predict(X, quantiles=BAND, n_samples=400)
+    post = run.predict(X, quantiles=BAND, n_samples=400)
     # the first component's GP, or the strategy's own (composed, additive) where it fits no other
-    first = opt.problem.component_names[0]
-    name = component or (first if first in opt.models else next(iter(opt.models)))
+    first = run.problem.component_names[0]
+    name = component or (first if first in run.models() else next(iter(run.models())))
     lines = {}
     if "component_mean" in post:
-        plot_component(opt, post, name, axis, out / "component.png")
+        plot_component(run, post, name, axis, out / "component.png")
         lines["component.png"] = (
             f"component {name}: posterior mean and 90% band over {axis}, observations, truth"
         )
-    plot_objective(opt, post, axis, pending, out / "objective.png")
+    plot_objective(run, post, axis, pending, out / "objective.png")
     lines["objective.png"] = (
         f"objective g(f): posterior over {axis}, the strategy's bound and the next input"
     )
-    plot_hyperparameters(opt, name, out / "hyperparameters.png")
+    plot_hyperparameters(run, name, out / "hyperparameters.png")
     lines["hyperparameters.png"] = f"hyperparameter posterior of {name} (ArviZ plot_dist)"
-    plot_diagnostics(opt.results(), out / "diagnostics.png", title(opt))
+    plot_diagnostics(run.results(), out / "diagnostics.png", title(run))
     lines["diagnostics.png"] = "per step: ESS and Pareto k̂ of each GP's draws, its LOO coverage"
     return lines
 
 
-def plot_component(opt, post: xr.Dataset, name: str, axis: str, path) -> None:
+def plot_component(run: RunView, post: xr.Dataset, name: str, axis: str, path) -> None:
     """One component's posterior band along ``post``'s inputs, its observations and truth."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
@@ -111,14 +145,14 @@ def plot_component(opt, post: xr.Dataset, name: str, axis: str, path) -> None:
     q = post["component_quantile"].sel(component=name).values
     ax.fill_between(x, q[0], q[2], color="C0", alpha=0.25, label="90% credible band")
     ax.plot(x, post["component_mean"].sel(component=name), color="C0", label="posterior mean")
-    j = list(opt.problem.component_names).index(name)
-    if opt.problem.components is not None:
-        truth = np.asarray(opt.problem.components(X), dtype=float)[:, j]
+    j = list(run.problem.component_names).index(name)
+    if run.problem.components is not None:
+        truth = np.asarray(run.problem.components(X), dtype=float)[:, j]
         ax.plot(x, truth, "k--", lw=1, label="truth")
-    _observations(ax, opt, X, opt.Y[:, j], "observations")
-    units = opt.problem.units["components"][j] or "its own units"
+    _observations(ax, run, X, run.Y[:, j], "observations")
+    units = run.problem.units["components"][j] or "its own units"
     ax.set(xlabel=axis, ylabel=f"{name} ({units})")
-    ax.set_title(f"{title(opt)}\ncomponent {name}", fontsize=10)
+    ax.set_title(f"{title(run)}\ncomponent {name}", fontsize=10)
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -137,26 +171,26 @@ def slice_closeness(X: np.ndarray, at: np.ndarray, lo, hi) -> np.ndarray:
     return np.exp(-((r / 0.25) ** 2))
 
 
-def _observations(ax, opt, X: np.ndarray, values: np.ndarray, label: str) -> None:
+def _observations(ax, run: RunView, X: np.ndarray, values: np.ndarray, label: str) -> None:
     """The observations on the picture's axis: over more than one input projected
     onto the first, each as opaque as it is close to the slice drawn."""
-    if opt.problem.dim == 1:
-        ax.plot(opt.X[:, 0], values, "o", color="C3", ms=4, label=label)
+    if run.problem.dim == 1:
+        ax.plot(run.X[:, 0], values, "o", color="C3", ms=4, label=label)
         return
-    if isinstance(opt.problem.domain, CandidateSet):  # the picture runs over every candidate
-        alpha = np.ones(len(opt.X))
+    if isinstance(run.problem.domain, CandidateSet):  # the picture runs over every candidate
+        alpha = np.ones(len(run.X))
     else:
-        lo, hi = opt.problem.domain.bounds
-        alpha = np.clip(slice_closeness(opt.X, X[0], lo, hi), 0.12, 1.0)
+        lo, hi = run.problem.domain.bounds
+        alpha = np.clip(slice_closeness(run.X, X[0], lo, hi), 0.12, 1.0)
     colors = np.zeros((len(alpha), 4))
     colors[:] = (0.84, 0.15, 0.16, 1.0)  # C3
     colors[:, 3] = alpha
     ax.scatter(
-        opt.X[:, 0], values, s=16, c=colors, label=f"{label} (faded by distance from the slice)"
+        run.X[:, 0], values, s=16, c=colors, label=f"{label} (faded by distance from the slice)"
     )
 
 
-def plot_objective(opt, post: xr.Dataset, axis: str, pending: np.ndarray, path) -> None:
+def plot_objective(run: RunView, post: xr.Dataset, axis: str, pending: np.ndarray, path) -> None:
     """The objective's posterior band, the strategy's bound and the next input."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
@@ -164,30 +198,30 @@ def plot_objective(opt, post: xr.Dataset, axis: str, pending: np.ndarray, path) 
     x, q = X[:, 0], post["objective_quantile"].values
     ax.fill_between(x, q[0], q[2], color="C2", alpha=0.25, label="90% credible band")
     ax.plot(x, post["objective_mean"], color="C2", label="posterior mean of g(f)")
-    ax.plot(x, opt.problem.sign * post["bound"], color="C1", lw=1, label="strategy's bound")
-    if opt.problem.components is not None:
-        truth = opt.problem.compose(np.asarray(opt.problem.components(X), dtype=float), X)
+    ax.plot(x, run.problem.sign * post["bound"], color="C1", lw=1, label="strategy's bound")
+    if run.problem.components is not None:
+        truth = run.problem.compose(np.asarray(run.problem.components(X), dtype=float), X)
         ax.plot(x, truth, "k--", lw=1, label="truth")
-    _observations(ax, opt, X, opt.problem.compose(opt.Y, opt.X), "observed g(y)")
+    _observations(ax, run, X, run.problem.compose(run.Y, run.X), "observed g(y)")
     for i, xp in enumerate(pending[:, 0]):
         ax.axvline(xp, color="C1", ls=":", label="next input" if i == 0 else None)
     if not len(pending):
         ax.plot([], [], " ", label="no input pending: ask() for the next")
-    units = opt.problem.units["objective"] or "its own units"
-    goal = "maximised" if opt.problem.maximize else "minimised"
+    units = run.problem.units["objective"] or "its own units"
+    goal = "maximised" if run.problem.maximize else "minimised"
     ax.set(xlabel=axis, ylabel=f"objective, {goal} ({units})")
-    ax.set_title(f"{title(opt)}\nthe objective through g", fontsize=10)
+    ax.set_title(f"{title(run)}\nthe objective through g", fontsize=10)
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def plot_hyperparameters(opt, name: str, path) -> None:
+def plot_hyperparameters(run: RunView, name: str, path) -> None:
     """ArviZ's ``plot_dist`` of GP ``name``'s posterior (:meth:`Optimizer.posterior`)."""
     import arviz_plots
 
     plt = _pyplot()  # the Agg backend before ArviZ draws
-    tree = opt.posterior(name)
+    tree = run.posterior(name)
     pc = arviz_plots.plot_dist(tree, backend="matplotlib")
     fig = pc.viz["figure"].item()
     from matplotlib.ticker import MaxNLocator  # matplotlib only where a picture is drawn
@@ -195,7 +229,7 @@ def plot_hyperparameters(opt, name: str, path) -> None:
     for ax in fig.axes:  # a narrow posterior's long tick labels run into each other
         ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
         ax.tick_params(axis="x", labelsize=7, labelrotation=25)
-    heading = f"{title(opt)}: {name}'s hyperparameters ({tree.attrs.get('fit_draws', '')})"
+    heading = f"{title(run)}: {name}'s hyperparameters ({tree.attrs.get('fit_draws', '')})"
     fig.suptitle(heading, y=1.12)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -374,17 +408,17 @@ def plot_choices(ds: xr.Dataset, path, heading: str) -> None:
     plt.close(fig)
 
 
-def report_of(opt, out, notes=()) -> Path:
-    """The pictures of :func:`run_pictures` of optimiser ``opt`` and ``report.md``
+def report_of(run: RunView, out, notes=()) -> Path:
+    """The pictures of :func:`run_pictures` of the ``run`` and ``report.md``
     (:func:`write_report`, with ``notes``) in folder ``out``; returns report.md's path.
 
-    Example: ``report_of(opt, "run-report", ["Run file: run.nc"])``.
+    Example: ``report_of(opt.report_view(), "run-report", ["Run file: run.nc"])``.
     """
-    results = opt.results()
+    results = run.results()
     kinds = fit_kinds(results)
     notes = [*notes, *([f"- {kinds}"] if kinds else [])]
-    if opt.strategy.surrogate == "additive":  # predict does not cover the additive GP
+    if run.surrogate == "additive":  # predict does not cover the additive GP
         skipped = f"- skipped {', '.join(NEEDS_PROBLEM)}: predict does not cover "
-        skipped += opt.strategy.name
-        return write_report(out, title(opt), file_pictures(results, out), [*notes, skipped])
-    return write_report(out, title(opt), run_pictures(opt, out), notes)
+        skipped += run.strategy
+        return write_report(out, title(run), file_pictures(results, out), [*notes, skipped])
+    return write_report(out, title(run), run_pictures(run, out), notes)

@@ -39,8 +39,8 @@ import json
 from pathlib import Path
 
 from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import read, read_draws
-from pp_decomp.loop.resume import check_resume, named_as_stored, restore, stored_problem
+from pp_decomp.loop.checkpoint import read
+from pp_decomp.loop.resume import stored_problem
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.problem import Problem
 from pp_decomp.report_pictures import (
@@ -92,7 +92,7 @@ def report(
     if problem is None and components is None and not names_shipped_problem(results):
         return report_from_file(path, out)
     opt = open_run(path, problem, components)
-    return report_of(opt, out, [f"Run file: {path}"])
+    return report_of(opt.report_view(), out, [f"Run file: {path}"])
 
 
 def report_from_file(path, out) -> Path:
@@ -119,12 +119,9 @@ def open_run(path, problem: Problem | str | None = None, components=None) -> Opt
     """A read-only optimiser holding the run checkpointed at ``path`` (nothing is
     written there), with its models fitted on every observation and its next input
     pending. ``problem`` and ``components``: as :func:`report` takes them."""
-    results, state = read(path)
-    problem = run_problem(results, problem)
+    problem = run_problem(read(path)[0], problem)
     expected = {} if components is None else {"components": components}
-    kwargs = check_resume(path, results, problem, expected, None)
-    opt = Optimizer(named_as_stored(path, results, problem), **kwargs)
-    restore(opt, results, state, read_draws(path))
+    opt = Optimizer.resume(path, problem, read_only=True, **expected)
     # the next input to draw: the pending ones as they are, else a new choice (asking
     # for more beside pending ones needs a strategy that batches)
     if not len(opt.pending):

@@ -220,6 +220,46 @@ def test_no_module_but_the_optimizers_own_touches_its_private_members():
     assert _optimizer_privates("def f(opt):\n    return opt._rng(1, 2)\n") == ["2 opt._rng"]
 
 
+def _takes_the_optimizer(source: str) -> list[str]:
+    """Functions with a parameter ``opt``/``optimizer`` or annotated ``Optimizer``, and
+    attributes assigned one: a part that receives the whole optimiser."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (*FUNCTIONS, ast.Lambda)):
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                note = "" if arg.annotation is None else ast.unparse(arg.annotation)
+                if arg.arg in ("opt", "optimizer") or "Optimizer" in note:
+                    found.append(f"{node.lineno} {getattr(node, 'name', 'lambda')}({arg.arg})")
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            if node.value.id in ("opt", "optimizer") and any(
+                isinstance(t, ast.Attribute) for t in node.targets
+            ):
+                found.append(f"{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_function_but_the_optimizers_own_takes_the_whole_optimizer():
+    """The step's parts receive what they read (RunSetup, LoopState, the updater, the
+    GPs, bound steps), never the optimiser: only loop/optimizer.py holds one."""
+    own = ROOT / "pp_decomp" / "loop" / "optimizer.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{hit}"
+        for path in PACKAGE
+        if path != own
+        for hit in _takes_the_optimizer(path.read_text())
+    ]
+    assert found == [], "pass the parts (setup, state, updater, models, steps), not the optimiser"
+    probe = "def f(opt, x):\n    pass\ndef g(run: Optimizer):\n    pass\nclass A:\n"
+    probe += "    def __init__(self, optimizer):\n        self.o = optimizer\n"
+    assert _takes_the_optimizer(probe) == [
+        "1 f(opt)",
+        "3 g(run)",
+        "6 __init__(optimizer)",
+        "7 self.o = optimizer",
+    ]
+
+
 def test_the_command_lines_help_loads_no_numpy_pymc_or_xarray():
     """``pp-decomp --help`` builds the parser from pp_decomp.cli.parsers, which import
     argparse-level code only; each sub-command's module loads when it runs."""

@@ -115,14 +115,14 @@ def test_pictures_of_a_box_in_two_dimensions_and_of_a_composed_strategy(tmp_path
     opt = ppd.Optimizer(problem, n_init=4, seed=0)
     opt.run(7)
     opt.ask()
-    lines = run_pictures(opt, tmp_path / "d")
+    lines = run_pictures(opt.report_view(), tmp_path / "d")
     assert (
         set(lines) == PICTURES
         and "speed (the other inputs at the best observed)" in lines["objective.png"]
     )
     gp_ucb = ppd.Optimizer(problem, "gp-ucb", n_init=4, seed=0)
     gp_ucb.run(6)
-    assert set(run_pictures(gp_ucb, tmp_path / "c")) == PICTURES - {"component.png"}
+    assert set(run_pictures(gp_ucb.report_view(), tmp_path / "c")) == PICTURES - {"component.png"}
 
 
 def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatch, capsys):

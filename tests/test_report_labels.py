@@ -94,10 +94,10 @@ def test_observations_over_two_inputs_are_drawn_faded_by_distance_from_the_slice
     )
     opt = Optimizer(problem, n_init=4, seed=0)
     opt.run(6)
-    X, axis = sweep(opt)
+    X, axis = sweep(opt.report_view())
     assert "the other inputs at the best observed" in axis
     fig, ax = plt.subplots()
-    _observations(ax, opt, X, opt.Y[:, 0], "observations")
+    _observations(ax, opt.report_view(), X, opt.Y[:, 0], "observations")
     (dots,) = ax.collections
     plt.close(fig)
     assert len(dots.get_offsets()) == 6  # every observation, not none as before
@@ -132,9 +132,9 @@ def test_a_map_runs_diagnostics_say_why_a_panel_is_empty_and_no_pending_input_is
 
     monkeypatch.setattr(plt.Figure, "savefig", keep)  # the texts of each picture drawn
     plot_diagnostics(opt.results(), tmp_path / "d.png", "run")
-    X, axis = sweep(opt)
+    X, axis = sweep(opt.report_view())
     post = opt.predict(X, quantiles=BAND, n_samples=50)
-    plot_objective(opt, post, axis, opt.pending.X, tmp_path / "o.png")
+    plot_objective(opt.report_view(), post, axis, opt.pending.X, tmp_path / "o.png")
     diagnostics, objective = drawn
     assert any("MAP fits are one point" in t for t in diagnostics)
     assert any("k̂ applies to importance weights" in t for t in diagnostics)

@@ -40,7 +40,7 @@ def measure(steps: int, inference: str, repeats: int, engines, seed: int = 0) ->
     problem = get_problem("synthetic", seed=seed)
     opt = ppd.Optimizer(problem, "d-gpucb", inference=inference, seed=seed)
     opt.run(steps)
-    results, state = opt.results(), loop_state(opt)
+    results, state = opt.results(), loop_state(opt.state, opt.updater)
     draws = opt.draw_log.to_dataset(opt.records)
     cases = [(e, label, d) for e in engines for label, d in (("without", None), ("with", draws))]
     times = {c[:2]: ([], []) for c in cases}

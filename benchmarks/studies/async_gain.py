@@ -45,7 +45,7 @@ def one_run(problem_name: str, seed: int, q: int, n: int, strategy: str, inferen
     durations = rng.lognormal(0.0, 0.5, size=n + 64)
     opt = Optimizer(problem, strategy, inference=inference, seed=seed)
     start = time.perf_counter()
-    ds = simulate_async(opt, n, q, durations)
+    ds = simulate_async(opt.setup, opt.state, opt.steps, n, q, durations)
     seconds = time.perf_counter() - start
     out = xr.Dataset(
         {

@@ -164,17 +164,18 @@ def cmd_run(args) -> int:
         )
     if args.plot:
         plot_run(ds, out.with_suffix(".png"))
-    _report(problem, opt, ds, out)
+    _report(problem, opt.strategy.name, ds, out)
     return 0
 
 
-def _report(problem, opt, ds, out) -> None:
+def _report(problem, strategy: str, ds, out) -> None:
+    """Print a run's summary line (evaluations, best, failures, regret) and its criticism."""
     best = ds["objective"].max() if problem.maximize else ds["objective"].min()
-    msg = (
-        f"{problem.name}/{opt.strategy.name}: {opt.n} evaluations, best objective {float(best):.6g}"
-    )
-    if len(opt.failures):
-        msg += f", {len(opt.failures)} failed"
+    n = ds.sizes["iteration"]
+    msg = f"{problem.name}/{strategy}: {n} evaluations, best objective {float(best):.6g}"
+    failed = ds.sizes.get("failure", 0)
+    if failed:
+        msg += f", {failed} failed"
     if "cumulative_regret" in ds:
         msg += (
             f", cumulative regret {float(ds.cumulative_regret[-1]):.4g}, "

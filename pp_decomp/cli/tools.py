@@ -66,7 +66,8 @@ def cmd_demo(args) -> int:
                 runs[(strategy, seed)] = opt.run(DEMO["iterations"], progress=not args.quiet)
                 if shown is None:
                     opt.ask()  # the next input, with the models on every observation
-                    shown = (opt, run_pictures(opt, out))
+                    view = opt.report_view()
+                    shown = (view, run_pictures(view, out))
     seeds = len(DEMO["seeds"])
     pictures = {"regret.png": f"cumulative and average regret, mean ± SE over {seeds} seeds"}
     plot_comparison(runs, out / "regret.png", title=what)

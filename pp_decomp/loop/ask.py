@@ -12,6 +12,8 @@ which holds the pending inputs, makes the same choices.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,25 +25,39 @@ from pp_decomp.loop.records import (
     criticism_record,
     step_record,
 )
-from pp_decomp.loop.updaters import loop_data
+from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
+from pp_decomp.loop.updaters import Updater, loop_data
 from pp_decomp.optim import is_excluded
 from pp_decomp.space import CandidateSet
-from pp_decomp.validate import check_positive_int
 
 
-def ask_batch(opt, q: int) -> tuple[np.ndarray, bool]:
-    """``q`` inputs to have in flight, ``(q, d)``: the pending ones oldest first,
-    then new ones; and whether new ones were chosen (then the caller checkpoints)."""
-    q = check_positive_int(q, "q")
-    new = q - len(opt.pending)
+@dataclass(frozen=True)
+class Decision:
+    """One new input chosen by :func:`ask_one`: ``x (d,)``, its step record, and the
+    GPs by name it was chosen with (``None`` for an initial-design point). The
+    optimiser takes it: the input becomes pending and the GPs its current models."""
+
+    x: np.ndarray
+    record: dict
+    models: dict | None = None
+
+
+def decisions(
+    setup: RunSetup, state: LoopState, updater: Updater | None, q: int
+) -> Iterator[Decision]:
+    """The new inputs ``ask(q)`` needs beside the pending ones, one at a time: each is
+    chosen once the caller has taken the one before (made it pending), so that it is
+    chosen with that one hallucinated. ``q`` inputs in flight are refused where the
+    run cannot have them (a strategy that chooses one at a time, too few candidates)."""
+    new = q - len(state.pending)
     if new > 0:
-        _check_batch(opt, q, new)
-        for _ in range(new):
-            _ask_one(opt)
-    return opt.pending.X[:q].copy(), new > 0
+        _check_batch(setup, state, q, new)
+    for _ in range(new):
+        yield ask_one(setup, state, updater)
 
 
-def in_flight(opt, workers: int, n_iter: int) -> int:
+def in_flight(state: LoopState, workers: int, n_iter: int) -> int:
     """How many inputs an asynchronous run keeps in flight: ``min(workers, n_iter - n)``,
     capped while the model is young.
 
@@ -57,73 +73,69 @@ def in_flight(opt, workers: int, n_iter: int) -> int:
     A user who wants every worker busy at once asks ``ask(q)`` directly. Why the
     caps: docs/design.md, "Why these defaults".
     """
-    need = min(workers, n_iter - opt.n)
-    design_pending = sum(rec["phase"] == "init" for _, rec in opt.pending.items)
-    left = opt.state.design_left
+    need = min(workers, n_iter - state.n)
+    design_pending = sum(rec["phase"] == "init" for _, rec in state.pending.items)
+    left = state.design_left
     if design_pending or left:
         return min(need, design_pending + left)
-    chosen = sum(r["phase"] == "acquisition" for r in opt.records)
+    chosen = sum(r["phase"] == "acquisition" for r in state.records)
     return min(need, chosen + 1)
 
 
-def _check_batch(opt, q: int, new: int) -> None:
-    s = opt.strategy
+def _check_batch(setup: RunSetup, state: LoopState, q: int, new: int) -> None:
+    s, pending = setup.strategy, len(state.pending)
     # some of the new inputs are chosen by the model, with others in flight
-    if opt.settings.model.correlated and len(opt.pending) + new > 1 and new > opt.state.design_left:
+    if setup.settings.model.correlated and pending + new > 1 and new > state.design_left:
         raise ValueError(
             f"correlated=True chooses one input at a time after the design: ask(q={q}) "
-            f"with {len(opt.pending)} pending input(s) would choose with inputs pending; "
+            f"with {pending} pending input(s) would choose with inputs pending; "
             "tell their results first (independent components support batches)"
         )
-    if (q > 1 or len(opt.pending)) and not s.needs.batch:
+    if (q > 1 or pending) and not s.needs.batch:
         raise ValueError(
             f"strategy {s.name!r} chooses one input at a time: ask(q={q}) with "
-            f"{len(opt.pending)} pending input(s) needs a strategy that supports batches "
+            f"{pending} pending input(s) needs a strategy that supports batches "
             "(the decomposed and composed ones)"
         )
-    domain = opt.problem.domain
+    domain = setup.problem.domain
     if isinstance(domain, CandidateSet):
-        free = int(np.sum(~is_excluded(domain.X, opt.state.busy(), domain.widths)))
+        free = int(np.sum(~is_excluded(domain.X, state.busy(), domain.widths)))
         if new > free:
             raise ValueError(
                 f"ask(q={q}) needs {new} new candidate(s) but only {free} of the "
-                f"{domain.size} are neither pending ({len(opt.pending)}) nor failed"
+                f"{domain.size} are neither pending ({pending}) nor failed"
             )
 
 
-def _gamma(opt) -> float:
-    """GP-MI's state after every input asked so far (the last pending one's, if any)."""
-    return float(opt.pending.items[-1][1]["gamma_next"]) if len(opt.pending) else opt.gamma
-
-
-def _ask_one(opt) -> None:
-    """Choose one new input, with the pending ones hallucinated; add it to the pending."""
-    state = opt.state
+def ask_one(setup: RunSetup, state: LoopState, updater: Updater | None) -> Decision:
+    """One new input, chosen with the pending ones hallucinated (the updater brings
+    its models up to date first); nothing of the run is written here."""
     key, start = state.next_key + len(state.pending), time.perf_counter()
-    rec = step_record("init", _gamma(opt))
+    rec = step_record("init", state.gamma_asked)
     busy = state.busy()
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
     if state.design_left or state.n < min(2, state.n_init):
         x = design_point(state, state.rng(key, INIT_STREAM), busy)
+        models = None
     else:
         models = {}
-        if opt.updater is not None:
-            models = opt.updater.update(loop_data(opt), key, state.rng(key, FIT_STREAM), rec)
-        opt.models = models
-        opt.draw_log.add(key, models)
+        if updater is not None:
+            models = updater.update(loop_data(setup, state), key, state.rng(key, FIT_STREAM), rec)
         rec["fit_seconds"] = time.perf_counter() - start
-        names = opt.model_problem.component_names
-        transform = opt.settings.model.outcome_transform
+        names = setup.model_problem.component_names
+        transform = setup.settings.model.outcome_transform
         rec["criticism"] = criticism_record(models, transform, names, rec["refit"])
-        t = opt.n + len(opt.pending) + 1
-        ctx = build_context(opt, models, t, state.rng(key, ACQ_STREAM), busy, _gamma(opt))
-        x, value = opt.strategy.choose(ctx)
-        x = chosen_or_fallback(opt.problem.domain, x, busy, ctx.rng)
+        t = state.n + len(state.pending) + 1
+        ctx = build_context(
+            setup, state, models, t, state.rng(key, ACQ_STREAM), busy, state.gamma_asked
+        )
+        x, value = setup.strategy.choose(ctx)
+        x = chosen_or_fallback(setup.problem.domain, x, busy, ctx.rng)
         rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
-        rec["gamma_next"] = opt.strategy.state_after(ctx, x)
-        if opt.strategy.surrogate == "none":
+        rec["gamma_next"] = setup.strategy.state_after(ctx, x)
+        if setup.strategy.surrogate == "none":
             rec.update(beta=np.nan, fit_seconds=0.0)
     rec["ask_seconds"] = time.perf_counter() - start
     rec["key"] = key
-    state.pending.add(x, rec)
+    return Decision(x, rec, models)

@@ -9,6 +9,7 @@ from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.composition.outcome import forward
+from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.space import CandidateSet
@@ -16,15 +17,21 @@ from pp_decomp.strategies import Context
 
 
 def build_context(
-    opt, models: dict, t: int, rng: np.random.Generator, excluded, gamma: float
+    setup: RunSetup,
+    state: LoopState,
+    models: dict,
+    t: int,
+    rng: np.random.Generator,
+    excluded: np.ndarray,
+    gamma: float,
 ) -> Context:
     """The :class:`~pp_decomp.strategies.Context` of step ``t`` from the step's fitted GPs.
 
     Pending inputs are hallucinated in the surrogates, and the incumbent is the
     best of the observed and the believed values at them.
     """
-    s, kind, problem = opt.settings, opt.strategy.surrogate, opt.model_problem
-    P = opt.pending.X
+    s, kind, problem = setup.settings, setup.strategy.surrogate, setup.model_problem
+    P = state.pending.X
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
@@ -32,9 +39,11 @@ def build_context(
         surrogates["decomposed"] = hallucinate(surrogate, P)
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
-    if kind == "composed" or opt.strategy.with_composed:
+    if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
-    best = float(np.max(opt.signed_objective())) if opt.n else -np.inf
+    best = -np.inf
+    if state.n:
+        best = float(np.max(setup.problem.signed_objective(state.Y, state.X)))
     if len(P) and kind in ("decomposed", "composed"):
         best = max(best, _believed_best(surrogates[kind], P))
     return Context(
@@ -48,8 +57,8 @@ def build_context(
         method=s.acquisition.method,
         levels=s.model.additive.levels,
         excluded=excluded,
-        X=opt.X,
-        Y=forward(s.model.outcome_transform, opt.Y),
+        X=state.X,
+        Y=forward(s.model.outcome_transform, state.Y),
         **surrogates,
     )
 

@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from pp_decomp.composition.outcome import forward
+from pp_decomp.loop.setup import Steps
+from pp_decomp.loop.state import LoopState
+from pp_decomp.validate import check_choice, check_positive_int
+
+ON_ERROR = ("raise", "record", "retry")
+
+
+@dataclass(frozen=True)
+class ErrorPolicy:
+    """What a run does when an evaluation fails (an exception, a non-finite output):
+    ``on_error`` ``"raise"`` stops, ``"record"`` tells the failure, ``"retry"``
+    evaluates again ``retries`` times first; ``max_in_a_row`` failures in a row raise.
+
+    >>> ErrorPolicy("record").max_in_a_row
+    25
+    """
+
+    on_error: str = "raise"
+    retries: int = 2
+    max_in_a_row: int = 25
+
+    def __post_init__(self):
+        check_choice(self.on_error, "on_error", ON_ERROR)
+        check_positive_int(self.max_in_a_row, "max_failures_in_a_row")
 
 
 def evaluate_with_policy(problem, x, rng, on_error: str, retries: int, transform: str = "none"):
@@ -45,7 +71,7 @@ def evaluate_with_policy(problem, x, rng, on_error: str, retries: int, transform
 
 class Outcomes:
     """Tells each evaluation's components ``y``, or its failure ``reason`` when ``y``
-    is None, to ``opt``; ticks ``bar`` on a success.
+    is None, through the run's ``steps``; ticks ``bar`` on a success.
 
     A run whose system fails ``limit`` times in a row raises, instead of asking
     forever (a simulator that fails everywhere, or wherever the acquisition
@@ -53,24 +79,24 @@ class Outcomes:
     calling ``run`` again goes on from there.
     """
 
-    def __init__(self, opt, bar, limit: int):
-        self.opt, self.bar, self.limit = opt, bar, limit
+    def __init__(self, steps: Steps, state: LoopState, bar, limit: int):
+        self.steps, self.state, self.bar, self.limit = steps, state, bar, limit
         self.in_a_row = 0
 
     def tell(self, x, y, reason) -> None:
         """Tell ``y`` at ``x``, or the failure ``reason`` (``y`` None)."""
         if y is not None:
             self.in_a_row = 0
-            self.opt.tell(x, y)
+            self.steps.tell(x, y)
             if self.bar is not None:
                 self.bar.update()
             return
-        self.opt.tell_failure(x, reason)
+        self.steps.tell_failure(x, reason)
         self.in_a_row += 1
         if self.in_a_row >= self.limit:
             raise RuntimeError(
                 f"the last {self.in_a_row} evaluations all failed (max_failures_in_a_row="
                 f"{self.limit}); the last at x={np.asarray(x).tolist()}: {reason}. The "
-                f"{self.opt.n} successful evaluations and {len(self.opt.failures)} failures "
+                f"{self.state.n} successful evaluations and {len(self.state.failures)} failures "
                 "are kept (results, checkpoint); call run again to go on"
             )

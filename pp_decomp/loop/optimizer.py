@@ -19,31 +19,74 @@ import xarray as xr
 
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
-from pp_decomp.loop.ask import ask_batch
+from pp_decomp.loop.ask import Decision, decisions
 from pp_decomp.loop.draw_log import DrawLog
+from pp_decomp.loop.evaluate import ErrorPolicy
 from pp_decomp.loop.posterior import posterior
-from pp_decomp.loop.predict import predict
+from pp_decomp.loop.predict import fit_afresh, predict
 from pp_decomp.loop.records import checked_observation, step_record, warn_if_repeated
 from pp_decomp.loop.resume import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
+from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import Problem
-from pp_decomp.report_pictures import report_of
+from pp_decomp.report_pictures import RunView, report_of
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
-from pp_decomp.validate import as_float_array, check_choice, check_positive_int, check_X
+from pp_decomp.validate import as_float_array, check_positive_int, check_X
 
-ON_ERROR = ("raise", "record", "retry")
+
+def _of(part: str, name: str, doc: str) -> property:
+    return property(lambda self: getattr(getattr(self, part), name), doc=doc)
 
 
 def _of_state(name: str, doc: str) -> property:
-    return property(lambda self: getattr(self.state, name), doc=doc)
+    return _of("state", name, doc)
 
 
-class Optimizer:
+class _Views:
+    """The read-only views of a run an :class:`Optimizer` offers: its setup's parts
+    and its state's, by their public names."""
+
+    setup: RunSetup
+    state: LoopState
+
+    problem = _of("setup", "problem", "The problem (Problem).")
+    settings = _of("setup", "settings", "The validated settings (RunSettings).")
+    strategy = _of("setup", "strategy", "The strategy (Strategy).")
+    model_problem = _of("setup", "model_problem", "The problem as the GPs see it (Problem).")
+    X = _of_state("X", "Inputs told so far: (n, d).")
+    Y = _of_state("Y", "Components observed at them: (n, J).")
+    records = _of_state("records", "One step record per observation (list of dict).")
+    failures = _of_state("failures", "The failed evaluations (FailureLog).")
+    pending = _of_state("pending", "Inputs asked and not yet told (Pending).")
+    gamma = _of_state("gamma", "GP-MI's information so far (float).")
+    n = _of_state("n", "Evaluations told so far (failures not counted).")
+
+    steps = property(
+        lambda self: Steps(self.ask, self.tell, self.tell_failure, self.results),
+        doc="The run's public steps as a driver of the loop calls them (Steps).",
+    )
+
+    def report_view(self) -> RunView:
+        """What the report's pictures read of this run
+        (:class:`~pp_decomp.report_pictures.RunView`), its observations as they are now."""
+        models = lambda: self._current_models("report")  # noqa: E731
+        return RunView(
+            self.problem, self.settings.strategy, self.strategy.surrogate,
+            self.settings.inference.method, self.X, self.Y, self.pending.X,
+            models, self.results, self.predict, self.posterior,
+        )  # fmt: skip
+
+    def signed_objective(self) -> np.ndarray:
+        """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
+        return self.problem.signed_objective(self.Y, self.X)
+
+
+class Optimizer(_Views):
     """Bayesian optimisation with decomposed feedback, one evaluation at a time.
 
     Parameters
@@ -115,39 +158,21 @@ class Optimizer:
     ):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
-        self.problem = problem
-        self.settings = RunSettings.build(problem, strategy, **kw)
+        s = RunSettings.build(problem, strategy, **kw)
         # the problem as the GPs see it: components under the outcome transform
-        self.model_problem = model_problem(problem, self.settings.model.outcome_transform)
-        self.strategy = get_strategy(strategy or self.settings.strategy)  # an object as given
-        s = self.settings
+        seen = model_problem(problem, s.model.outcome_transform)
+        # a strategy object is used as given
+        self.setup = RunSetup(problem, seen, s, get_strategy(strategy or s.strategy))
         self.state = LoopState(
             problem.domain, problem.n_components, s.seed, s.n_init, s.max_retries
         )
-        if updater is not None and not all(
-            callable(getattr(updater, m, None)) for m in ("update", "state", "restore")
-        ):
-            raise TypeError(f"updater must have update, state and restore; got {updater!r}")
-        self.updater = updater or make_updater(self.settings, self.strategy, self.model_problem)
+        self.updater = make_updater(s, self.strategy, seen, updater)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
         self.checkpoint, self._file = checkpoint, None
         if checkpoint is not None:
             self._file = attach(checkpoint, fresh=True, overwrite=overwrite)
 
-    X = _of_state("X", "Inputs told so far: (n, d).")
-    Y = _of_state("Y", "Components observed at them: (n, J).")
-    records = _of_state("records", "One step record per observation (list of dict).")
-    failures = _of_state("failures", "The failed evaluations (FailureLog).")
-    pending = _of_state("pending", "Inputs asked and not yet told (Pending).")
-    gamma = _of_state("gamma", "GP-MI's information so far (float).")
-    n = _of_state("n", "Evaluations told so far (failures not counted).")
-
-    def signed_objective(self) -> np.ndarray:
-        """Observed ``sign · g(y; x)`` at every evaluation so far: (n,)."""
-        return self.problem.sign * self.problem.compose(self.Y, self.X)
-
-    # ------------------------------------------------------------------ ask/tell
     def ask(self, q: int | None = None) -> np.ndarray:
         """The next input to evaluate, ``(d,)``; with ``q``, the ``q`` inputs to have
         in flight, ``(q, d)``.
@@ -158,10 +183,19 @@ class Optimizer:
         inputs and ``ask(q)`` after a result arrived adds one new input. On a
         candidate set, asking for more new inputs than free candidates is refused.
         """
-        X, chose = ask_batch(self, 1 if q is None else q)
-        if chose:
+        k, before = check_positive_int(1 if q is None else q, "q"), len(self.pending)
+        for decision in decisions(self.setup, self.state, self.updater, k):
+            self._take(decision)
+        if len(self.pending) > before:
             self._save()
-        return X[0] if q is None else X
+        return self.pending.X[0].copy() if q is None else self.pending.X[:k].copy()
+
+    def _take(self, d: Decision) -> None:
+        """Make a chosen input pending; the GPs it was chosen with become current."""
+        if d.models is not None:
+            self.models = d.models
+            self.draw_log.add(d.record["key"], d.models)
+        self.state.pending.add(d.x, d.record)
 
     def tell(self, x, y, *, replicate: bool = False) -> None:
         """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
@@ -206,25 +240,32 @@ class Optimizer:
         first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps up to K
         in flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
         asking as each result arrives (:mod:`pp_decomp.loop.workers`)."""
-        check_choice(on_error, "on_error", ON_ERROR)
+        policy = ErrorPolicy(on_error, retries, max_failures_in_a_row)
         n_iter = check_positive_int(n_iter, "n_iter")
-        run_loop(
-            self, n_iter, progress, on_error, retries, workers, scheduler, max_failures_in_a_row
-        )
+        run_loop(self.setup, self.state, self.steps, n_iter, progress, policy, workers, scheduler)
         return self.results()
 
     def predict(
         self, X, *, n_samples: int = 1000, quantiles=(0.05, 0.5, 0.95), seed: int = 0
     ) -> xr.Dataset:
         """The posterior at ``X (m, d)`` the last choice saw (:mod:`pp_decomp.loop.predict`)."""
-        return predict(self, X, n_samples=n_samples, quantiles=quantiles, seed=seed)
+        models = self._current_models("predict")
+        return predict(
+            self.setup, self.state, models, X, n_samples=n_samples, quantiles=quantiles, seed=seed
+        )
 
     def posterior(self, name: str | None = None, iteration: int | None = None):
         """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's;
         ``iteration``: at that step, from the draw log) (:mod:`pp_decomp.loop.posterior`)."""
-        return posterior(self, name, iteration)
+        models = lambda: self._current_models("posterior")  # noqa: E731
+        return posterior(models, self.draw_log, self.records, name, iteration)
 
-    # ------------------------------------------------------------------ results & I/O
+    def _current_models(self, what: str) -> dict:
+        """The last choice's GPs, else (a resumed run) fitted afresh (``fit_afresh``)."""
+        if not self.models:
+            self.models = fit_afresh(self.setup, self.state, what)
+        return self.models
+
     def results(self) -> xr.Dataset:
         """The run so far as an xarray Dataset (see :func:`pp_decomp.results.build_dataset`)."""
         settings = {"problem": self.problem.name, **self.settings.to_dict()}
@@ -236,7 +277,7 @@ class Optimizer:
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
         draws = self.draw_log.to_dataset(self.records)
-        ckpt.write(path, self.results(), loop_state(self), draws)
+        ckpt.write(path, self.results(), loop_state(self.state, self.updater), draws)
 
     def report(self, out) -> Path:
         """Write this run's pictures and ``report.md`` into folder ``out`` (as ``pp-decomp
@@ -244,7 +285,7 @@ class Optimizer:
         models of its last choice; nothing is asked or written to the checkpoint. Returns
         report.md's path. Example: ``opt.run(15); opt.report("run-report")``."""
         notes = [] if self.checkpoint is None else [f"Run file: {self.checkpoint}"]
-        return report_of(self, out, notes)
+        return report_of(self.report_view(), out, notes)
 
     def _save(self) -> None:
         if self._file is not None:
@@ -272,18 +313,23 @@ class Optimizer:
         return cls(problem, checkpoint=path, **kwargs)
 
     @classmethod
-    def resume(cls, path, problem: Problem, beta=None, **expected) -> Optimizer:
+    def resume(
+        cls, path, problem: Problem, beta=None, *, read_only: bool = False, **expected
+    ) -> Optimizer:
         """Continue the run checkpointed at ``path``: no evaluation is lost or repeated.
 
         ``problem`` must be the run's problem instance, and every setting given in
         ``expected`` (``strategy=``, ``seed=``, ...) must equal the stored one;
         otherwise a ValueError names both values. ``beta`` is needed only for a
-        schedule of the user's own, which cannot be stored.
+        schedule of the user's own, which cannot be stored. ``read_only``: nothing is
+        written to ``path`` (no lock is taken; asks are not saved).
         """
-        results, state = ckpt.read(path)
+        results, stored = ckpt.read(path)
         updater = expected.pop("updater", None)
         kwargs = check_resume(path, results, problem, expected, beta)  # the same problem first
         opt = cls(named_as_stored(path, results, problem), updater=updater, **kwargs)
-        restore(opt, results, state, ckpt.read_draws(path))
-        opt.checkpoint, opt._file = path, attach(path, fresh=False)
+        draws = ckpt.read_draws(path)
+        opt.draw_log = restore(opt.setup, opt.state, opt.updater, results, stored, draws)
+        if not read_only:
+            opt.checkpoint, opt._file = path, attach(path, fresh=False)
         return opt

@@ -1,6 +1,6 @@
 """A run's hyperparameter posteriors as ArviZ 1 takes them: one DataTree per GP.
 
-For each GP the last choice used (``opt.models``), a :class:`xarray.DataTree` with
+For each GP the last choice used (``Optimizer.models``), a :class:`xarray.DataTree` with
 
 * ``posterior`` (and ``sample_stats`` where NUTS ran): the last fit's chains, so
   ``arviz.summary`` computes r-hat and ESS from them; MAP's one draw; or, for a
@@ -30,36 +30,44 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import xarray as xr
 
 from pp_decomp.loop.draw_log import (
+    DrawLog,
     draw_arrays,
     draws_in_use,
     fitted_draws,
     normalised_log_weights,
     step_posterior,
 )
-from pp_decomp.loop.predict import current_models
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.posterior_tree import from_draws
 
 
 def posterior(
-    opt, name: str | None = None, iteration: int | None = None
+    models: Callable[[], dict],
+    draw_log: DrawLog,
+    records: list[dict],
+    name: str | None = None,
+    iteration: int | None = None,
 ) -> xr.DataTree | dict[str, xr.DataTree]:
-    """GP ``name``'s posterior tree (see the module docstring), or every GP's by name.
+    """GP ``name``'s posterior tree (see the module docstring), or every GP's by name,
+    of the GPs ``models()`` (the last choice's; called only when needed).
 
     ``iteration``: the draws step ``iteration`` of the results chose with, from the
-    run's draw log (:func:`~pp_decomp.loop.draw_log.step_posterior`), without fitting."""
+    run's ``draw_log`` with its step ``records``
+    (:func:`~pp_decomp.loop.draw_log.step_posterior`), without fitting."""
     if iteration is not None:
-        stored = opt.draw_log.to_dataset(opt.records)
+        stored = draw_log.to_dataset(records)
         if stored is None:
             raise ValueError(f"iteration={iteration}: no step of this run chose with a model")
         if name is None:
             return {n: step_posterior(stored, n, iteration) for n in stored["gp"].values}
         return step_posterior(stored, name, iteration)
-    models = current_models(opt, "posterior")
+    models = models()
     if name is None:
         return {n: model_posterior(m) for n, m in models.items()}
     if name not in models:

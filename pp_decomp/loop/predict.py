@@ -1,6 +1,6 @@
 """A run's posterior of every component and of the objective at given inputs.
 
-With the models the last choice used (``opt.models``; in a session that has
+With the models the last choice used (``Optimizer.models``; in a session that has
 made no choice yet, a resumed run, the run's models fitted afresh on every
 observation, which leaves the run's choices unchanged) and over their
 hyperparameter posterior (the draws, each a Gaussian process):
@@ -42,6 +42,9 @@ from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.components.posterior.batched import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
 from pp_decomp.loop.records import VIEW_STREAM, step_record
+from pp_decomp.loop.settings import RunSettings
+from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
@@ -64,7 +67,14 @@ def mixture_quantiles(mean_s: np.ndarray, sd_s: np.ndarray, q) -> np.ndarray:
 
 
 def predict(
-    opt, X, *, n_samples: int = 1000, quantiles=(0.05, 0.5, 0.95), seed: SeedLike = 0
+    setup: RunSetup,
+    state: LoopState,
+    models: dict,
+    X,
+    *,
+    n_samples: int = 1000,
+    quantiles=(0.05, 0.5, 0.95),
+    seed: SeedLike = 0,
 ) -> xr.Dataset:
     """The posterior at ``X (m, d)`` as an xarray Dataset (see the module docstring).
 
@@ -73,62 +83,64 @@ def predict(
     ``(point, component)``, ``component_quantile (quantile, point, component)``,
     ``objective_mean``/``_sd (point)``, ``objective_quantile (quantile, point)``,
     ``bound (point)``; a composed strategy has no component variables. Attributes
-    say which summaries are ``"analytic"`` or ``"monte carlo"``.
+    say which summaries are ``"analytic"`` or ``"monte carlo"``. ``models``: the
+    GPs by name of the last choice (:func:`fit_afresh` where there is none).
     """
-    X = check_X(X, "X", input_dim=opt.problem.dim)
+    problem, strategy = setup.problem, setup.strategy
+    X = check_X(X, "X", input_dim=problem.dim)
     n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
     q = np.atleast_1d(np.asarray(quantiles, dtype=float))
     if q.ndim != 1 or not np.all((q > 0) & (q < 1)):
         raise ValueError(f"quantiles must lie in (0, 1); got {quantiles!r}")
-    models = current_models(opt, "predict")
     if "composed" not in models and "additive" in models:
-        raise ValueError(f"predict does not cover the additive strategies ({opt.strategy.name})")
+        raise ValueError(f"predict does not cover the additive strategies ({strategy.name})")
     rng = as_generator(seed)
-    sign = opt.problem.sign
-    if "composed" in models and opt.strategy.surrogate == "composed":
+    sign = problem.sign
+    if "composed" in models and strategy.surrogate == "composed":
         mean_h, var_h = models["composed"].predict_per_draw(X)  # of h = sign · f
         ds = _mixture(sign * mean_h, var_h, q)
         h = _mixture_draws(mean_h, var_h, n_samples, rng)
         ds["objective_draws"] = (("sample", "point"), sign * h)
     else:
-        ds, h = _decomposed(opt, X, q, n_samples, rng)
-    ds["bound"] = ("point", ucb_bound(opt, X, h, _last_beta(opt), rng))
+        ds, h = _decomposed(setup, models, X, q, n_samples, rng)
+    beta = _last_beta(state, setup.settings)
+    ds["bound"] = ("point", ucb_bound(setup, models, state.n + 1, X, h, beta, rng))
     ds["X"] = (("point", "input"), X)
-    ds = ds.assign_coords(quantile=q, input=list(opt.problem.input_names))
-    units = opt.problem.units
+    ds = ds.assign_coords(quantile=q, input=list(problem.input_names))
+    units = problem.units
     for var in ("objective_draws", "objective_mean", "objective_sd", "objective_quantile"):
         ds[var].attrs["units"] = units["objective"] or "the problem's own (not declared)"
-    ds.attrs.update(
-        strategy=opt.settings.strategy, inference=opt.settings.inference.method, n=opt.n
-    )
+    s = setup.settings
+    ds.attrs.update(strategy=s.strategy, inference=s.inference.method, n=state.n)
     return ds
 
 
-def current_models(opt, what: str) -> dict:
-    """The models of ``opt``'s last choice; in a session that has made none (a resumed
-    run) the run's models fitted on every observation by a fresh updater of the
-    same kind, on a stream of its own: the run's state and choices are untouched."""
-    if opt.models:
-        return opt.models
-    updater = make_updater(opt.settings, opt.strategy, opt.model_problem)
-    if updater is None or opt.n < max(2, opt.settings.n_init):
+def fit_afresh(setup: RunSetup, state: LoopState, what: str) -> dict:
+    """The run's models fitted on every observation by a fresh updater of the run's
+    kind, on a stream of its own (for a session that has made no choice yet: a
+    resumed run): the run's state and choices are untouched. ``what`` names the
+    caller in the error raised before the initial design is in."""
+    s = setup.settings
+    updater = make_updater(s, setup.strategy, setup.model_problem)
+    if updater is None or state.n < max(2, s.n_init):
         raise ValueError(
-            f"{what} needs a model fitted on the initial design; this run has {opt.n} "
-            f"evaluation(s) (n_init={opt.settings.n_init}) and strategy "
-            f"{opt.settings.strategy!r}"
+            f"{what} needs a model fitted on the initial design; this run has {state.n} "
+            f"evaluation(s) (n_init={s.n_init}) and strategy {s.strategy!r}"
         )
-    rng = opt.state.rng(opt.n, VIEW_STREAM)
-    opt.models = updater.update(loop_data(opt), opt.n + 1, rng, step_record("user", 0.0))
-    return opt.models
+    rng = state.rng(state.n, VIEW_STREAM)
+    return updater.update(loop_data(setup, state), state.n + 1, rng, step_record("user", 0.0))
 
 
-def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
+def _decomposed(
+    setup: RunSetup, models: dict, X, q, n_samples, rng
+) -> tuple[xr.Dataset, np.ndarray]:
     """Component and objective variables of a decomposed strategy, and the signed
     objective's draws ``h (n, m)``."""
-    problem, transform = opt.model_problem, opt.settings.model.outcome_transform
+    problem, copula = setup.model_problem, setup.settings.model.copula
+    transform = setup.settings.model.outcome_transform
     names = problem.component_names
-    models = [opt.models[n] for n in names]
-    F = component_samples(models, X, n_samples, rng, opt.settings.model.copula)
+    models = [models[n] for n in names]
+    F = component_samples(models, X, n_samples, rng, copula)
     h = problem.sign * problem.compose(F, X)
     comps = inverse(transform, F)
     ds = xr.Dataset(coords={"component": list(names)})
@@ -147,7 +159,7 @@ def _decomposed(opt, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
     ds["component_sd"] = (("point", "component"), sd)
     ds["component_quantile"] = (("quantile", "point", "component"), quant)
     if problem.linear is not None:
-        surrogate = decomposed_surrogate(models, problem, copula=opt.settings.model.copula)
+        surrogate = decomposed_surrogate(models, problem, copula=copula)
         mean_h, var_h = surrogate.linear_per_draw(X)  # of h = sign · f
         obj = _mixture(problem.sign * mean_h, var_h, q)
         obj["objective_draws"] = (("sample", "point"), problem.sign * h)
@@ -192,10 +204,10 @@ def _sampled(draws: np.ndarray, q) -> xr.Dataset:
     )
 
 
-def _last_beta(opt) -> float:
+def _last_beta(state: LoopState, settings: RunSettings) -> float:
     """``β`` of the last model-based choice (pending or told), else of the next step."""
-    records = [*opt.records, *(rec for _, rec in opt.pending.items)]
+    records = [*state.records, *(rec for _, rec in state.pending.items)]
     chosen = [r for r in records if r.get("phase") == "acquisition" and np.isfinite(r["beta"])]
     if not chosen:
-        return float(opt.settings.acquisition.beta(opt.n + 1))
+        return float(settings.acquisition.beta(state.n + 1))
     return float(max(chosen, key=lambda r: r.get("key", 0))["beta"])

@@ -17,7 +17,9 @@ from pp_decomp.loop.checkpoint import (
 from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.records import jsonable
 from pp_decomp.loop.settings import RunSettings
-from pp_decomp.loop.updaters import loop_data
+from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
+from pp_decomp.loop.updaters import Updater, loop_data
 from pp_decomp.strategies import STRATEGIES
 
 
@@ -162,30 +164,32 @@ def _differs(key: str, stored, given) -> bool:
     return stored != given
 
 
-def loop_state(opt) -> dict:
+def loop_state(state: LoopState, updater: Updater | None) -> dict:
     """The loop's state beside its results in a checkpoint; :func:`restore` reads it."""
     return {
-        "gamma": opt.gamma,
-        "records": [jsonable(r) for r in opt.records],
-        "failures": opt.failures.state(),
-        "pending": opt.pending.state(),
-        "updater": {} if opt.updater is None else jsonable(opt.updater.state()),
+        "gamma": state.gamma,
+        "records": [jsonable(r) for r in state.records],
+        "failures": state.failures.state(),
+        "pending": state.pending.state(),
+        "updater": {} if updater is None else jsonable(updater.state()),
     }
 
 
-def restore(opt, results, state: dict, draws=None) -> None:
-    """Put a checkpoint's observations, loop state and draw log (``draws``, the
-    group :func:`~pp_decomp.loop.checkpoint.read_draws` gives) into a freshly built optimiser."""
-    p = opt.problem
-    s = opt.state
-    s.X, s.Y = observations(results, p.dim, p.n_components)
-    s.gamma = float(state["gamma"])
-    s.records = state["records"]
-    s.failures.restore(state.get("failures", {}))
-    s.pending.restore(state.get("pending", []))
-    opt.draw_log = DrawLog.from_dataset(draws)
-    if opt.updater is not None:
-        opt.updater.restore(state["updater"], loop_data(opt))
+def restore(
+    setup: RunSetup, state: LoopState, updater: Updater | None, results, stored: dict, draws=None
+) -> DrawLog:
+    """Put a checkpoint's observations and loop state (``stored``, from ``results``)
+    into a fresh run's ``state`` and ``updater``; return its draw log (from ``draws``,
+    the group :func:`~pp_decomp.loop.checkpoint.read_draws` gives)."""
+    p = setup.problem
+    state.X, state.Y = observations(results, p.dim, p.n_components)
+    state.gamma = float(stored["gamma"])
+    state.records = stored["records"]
+    state.failures.restore(stored.get("failures", {}))
+    state.pending.restore(stored.get("pending", []))
+    if updater is not None:
+        updater.restore(stored["updater"], loop_data(setup, state))
+    return DrawLog.from_dataset(draws)
 
 
 def _models_differ(stored: dict, asked: dict) -> str:

@@ -16,12 +16,17 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.loop.ask import in_flight
+from pp_decomp.loop.setup import RunSetup, Steps
+from pp_decomp.loop.state import LoopState
 from pp_decomp.validate import check_positive_int
 
 
-def simulate_async(opt, n_iter: int, q: int, durations: np.ndarray) -> xr.Dataset:
-    """Run ``opt`` to ``n_iter`` evaluations with ``q`` in flight; results with
-    ``finish_time (iteration)``, the simulated time each evaluation was told.
+def simulate_async(
+    setup: RunSetup, state: LoopState, steps: Steps, n_iter: int, q: int, durations: np.ndarray
+) -> xr.Dataset:
+    """Run a run (its ``setup``, ``state`` and ``steps``: ``Optimizer.setup``,
+    ``.state``, ``.steps``) to ``n_iter`` evaluations with ``q`` in flight; results
+    with ``finish_time (iteration)``, the simulated time each evaluation was told.
 
     ``durations (>= n_iter,)`` are the evaluations' times in the order asked.
     """
@@ -33,16 +38,16 @@ def simulate_async(opt, n_iter: int, q: int, durations: np.ndarray) -> xr.Datase
             f"got shape {durations.shape}"
         )
     clock, started, events, finish = 0.0, 0, [], []
-    while opt.n < n_iter:
+    while state.n < n_iter:
         flying = {x.tobytes() for _, _, x in events}
-        for x in opt.ask(in_flight(opt, q, n_iter)):
+        for x in steps.ask(in_flight(state, q, n_iter)):
             if x.tobytes() not in flying:
                 heapq.heappush(events, (clock + durations[started], started, x))
                 started += 1
         clock, _, x = heapq.heappop(events)
-        opt.tell(x, opt.problem.evaluate(x[None], seed=opt.state.noise_rng(x))[0])
+        steps.tell(x, setup.problem.evaluate(x[None], seed=state.noise_rng(x))[0])
         finish.append(clock)
-    ds = opt.results()
+    ds = steps.results()
     ds["finish_time"] = ("iteration", np.array(finish))
     ds["finish_time"].attrs["long_name"] = "simulated time when the evaluation was told"
     return ds.assign_attrs(workers=q)

@@ -91,6 +91,11 @@ class LoopState:
         self.gamma = max(self.gamma, float(rec["gamma_next"]))
         self.records.append(rec)
 
+    @property
+    def gamma_asked(self) -> float:
+        """GP-MI's state after every input asked so far: the last pending one's, else ``gamma``."""
+        return float(self.pending.items[-1][1]["gamma_next"]) if len(self.pending) else self.gamma
+
     def busy(self) -> np.ndarray:
         """Inputs not to ask: failed for good, or pending: ``(k, d)``."""
         radius = exclusion_radius(self.domain)

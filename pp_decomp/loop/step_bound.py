@@ -10,6 +10,7 @@ from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.copula import residual_correlation
+from pp_decomp.loop.setup import RunSetup
 from pp_decomp.rng import as_generator
 from pp_decomp.strategies import Context, decomposed_bound
 
@@ -36,30 +37,33 @@ def component_samples(
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
 
 
-def ucb_bound(opt, X: np.ndarray, h: np.ndarray, beta: float, rng=None) -> np.ndarray:
+def ucb_bound(
+    setup: RunSetup, models: dict, t: int, X: np.ndarray, h: np.ndarray, beta: float, rng=None
+) -> np.ndarray:
     """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
     on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
     the Lipschitz bounds, ``d-gpucb-mc``'s Monte Carlo quantile of its
     ``mc_samples`` drawn from ``rng``, the ``-min`` strategies' smaller of such a
     bound and GP-UCB's), each averaged over hyperparameter draws as the strategy
     does. For another strategy: D-GPUCB's bound for a linear ``g``, else the
-    Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``."""
-    problem = opt.model_problem
-    composed = opt.models.get("composed")
-    if opt.strategy.surrogate == "composed":
+    Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``. ``models``: the
+    step's GPs by name; ``t``: its step number."""
+    problem, strategy = setup.model_problem, setup.strategy
+    composed = models.get("composed")
+    if strategy.surrogate == "composed":
         return UCB(ComposedSurrogate(composed), beta)(X)
-    models = [opt.models[n] for n in problem.component_names]
-    surrogate = decomposed_surrogate(models, problem, copula=opt.settings.model.copula)
+    comps = [models[n] for n in problem.component_names]
+    surrogate = decomposed_surrogate(comps, problem, copula=setup.settings.model.copula)
     ctx = Context(
         problem,
-        opt.n + 1,
+        t,
         beta,
         as_generator(rng),
         decomposed=surrogate,
         composed=None if composed is None else ComposedSurrogate(composed),
-        mc_samples=opt.settings.acquisition.mc_samples,
+        mc_samples=setup.settings.acquisition.mc_samples,
     )
-    bound = decomposed_bound(opt.strategy, ctx)
+    bound = decomposed_bound(strategy, ctx)
     if bound is not None:
         return bound(X)
     if problem.linear is not None:

@@ -18,8 +18,10 @@ import numpy as np
 
 from pp_decomp._dask import dask_client
 from pp_decomp.loop.ask import in_flight
-from pp_decomp.loop.evaluate import evaluate_with_policy
+from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
+from pp_decomp.loop.setup import RunSetup, Steps
+from pp_decomp.loop.state import LoopState
 
 
 def evaluate_task(
@@ -32,12 +34,21 @@ def evaluate_task(
     return evaluate_with_policy(problem, x, rng, on_error, retries, transform)
 
 
-def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: int, outcomes):
+def run_workers(
+    setup: RunSetup,
+    state: LoopState,
+    steps: Steps,
+    n_iter: int,
+    workers,
+    scheduler,
+    policy: ErrorPolicy,
+    outcomes: Outcomes,
+):
     """Keep up to ``min(workers, evaluations still needed)`` inputs in flight
     (:func:`~pp_decomp.loop.ask.in_flight`: fewer while the model is young) until
     ``n_iter`` evaluations succeeded (``workers=None`` on an existing cluster: as
     many as it has workers); ``outcomes`` (:class:`~pp_decomp.loop.evaluate.Outcomes`)
-    tells the results as they arrive."""
+    tells the results as they arrive; ``steps.ask`` asks."""
     from dask.distributed import as_completed
     from distributed import KilledWorker
 
@@ -47,24 +58,24 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
         done = as_completed()
 
         def refill() -> None:
-            need = in_flight(opt, workers, n_iter)
+            need = in_flight(state, workers, n_iter)
             if need <= 0:
                 return
             keys = {x.tobytes() for x in flying.values()}
-            for x in opt.ask(need):
+            for x in steps.ask(need):
                 if x.tobytes() not in keys:
-                    key = opt.pending.record(x)["key"]
+                    key = state.pending.record(x)["key"]
                     # the problem travels with each task, not scattered once: scattered
                     # data lives only on the workers, so losing them all would lose it
                     fut = client.submit(
                         evaluate_task,
-                        opt.problem,
+                        setup.problem,
                         x,
-                        opt.settings.seed,
+                        setup.settings.seed,
                         key,
-                        on_error,
-                        retries,
-                        opt.settings.model.outcome_transform,
+                        policy.on_error,
+                        policy.retries,
+                        setup.settings.model.outcome_transform,
                         pure=False,
                     )
                     flying[fut] = x
@@ -76,7 +87,7 @@ def run_workers(opt, n_iter: int, workers, scheduler, on_error: str, retries: in
             try:
                 y, reason = fut.result()
             except KilledWorker as err:
-                if on_error == "raise":
+                if policy.on_error == "raise":
                     raise
                 y, reason = None, f"KilledWorker: {err}"
             outcomes.tell(x, y, reason)

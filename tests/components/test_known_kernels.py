@@ -16,7 +16,7 @@ from pp_decomp.models import get_problem
 
 def _models(opt):
     """The GPs the next ask would use (known kernels: no inference, no randomness)."""
-    return opt.updater.update(loop_data(opt), opt.n + 1, None, {"refit": {}})
+    return opt.updater.update(loop_data(opt.setup, opt.state), opt.n + 1, None, {"refit": {}})
 
 
 @pytest.fixture(scope="module")

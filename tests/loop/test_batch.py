@@ -238,9 +238,12 @@ def test_a_killed_async_driver_resumes_with_no_evaluation_lost(tmp_path):
 def test_simulated_async_runs_keep_q_in_flight_and_finish_sooner(problem):
     from pp_decomp.loop.simulate import simulate_async
 
+    def simulate(opt, n_iter, q, durations):
+        return simulate_async(opt.setup, opt.state, opt.steps, n_iter, q, durations)
+
     durations = np.random.default_rng(0).lognormal(0, 0.5, 40)
     runs = {
-        q: simulate_async(
+        q: simulate(
             Optimizer(problem, "d-gpucb", n_init=4, inference="map", seed=3), 12, q, durations
         )
         for q in (1, 4)
@@ -251,7 +254,7 @@ def test_simulated_async_runs_keep_q_in_flight_and_finish_sooner(problem):
     np.testing.assert_allclose(runs[1]["finish_time"].values, np.cumsum(durations[:12]))
     assert runs[4]["finish_time"].values[-1] < 0.5 * runs[1]["finish_time"].values[-1]
     with pytest.raises(ValueError, match="durations must hold at least n_iter=12"):
-        simulate_async(Optimizer(problem, "d-gpucb", seed=0), 12, 2, durations[:5])
+        simulate(Optimizer(problem, "d-gpucb", seed=0), 12, 2, durations[:5])
 
 
 def test_run_refuses_bad_workers_before_any_evaluation(problem):
@@ -304,17 +307,17 @@ def test_async_runs_keep_only_the_design_in_flight_then_grow_the_batch(problem):
     from pp_decomp.loop.ask import in_flight
 
     opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0)
-    assert in_flight(opt, 6, 20) == 3  # the design only, no random fill beside it
+    assert in_flight(opt.state, 6, 20) == 3  # the design only, no random fill beside it
     X = opt.ask(3)
     _tell_all(opt, problem, X[:1])
-    assert in_flight(opt, 6, 20) == 2  # the two design inputs still out, nothing new
+    assert in_flight(opt.state, 6, 20) == 2  # the two design inputs still out, nothing new
     _tell_all(opt, problem, X[1:])
     sizes = []
     for _ in range(6):
-        sizes.append(in_flight(opt, 6, 20))
+        sizes.append(in_flight(opt.state, 6, 20))
         _tell_all(opt, problem, opt.ask(sizes[-1])[:1])
     assert sizes == [1, 2, 3, 4, 5, 6]  # one more than the model-chosen results told
-    assert in_flight(opt, 6, opt.n + 2) == 2  # never more than the evaluations still needed
+    assert in_flight(opt.state, 6, opt.n + 2) == 2  # never more than the evaluations still needed
 
 
 def test_simulated_async_run_asks_no_random_input_beside_the_design(problem):
@@ -322,7 +325,7 @@ def test_simulated_async_run_asks_no_random_input_beside_the_design(problem):
 
     durations = np.random.default_rng(1).lognormal(0, 0.5, 40)
     opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=1)
-    ds = simulate_async(opt, 12, 6, durations)
+    ds = simulate_async(opt.setup, opt.state, opt.steps, 12, 6, durations)
     assert list(ds["phase"].values[:3]) == ["init"] * 3
     assert set(ds["phase"].values[3:]) == {"acquisition"}
 
@@ -338,6 +341,6 @@ def test_an_async_run_with_one_worker_makes_the_stored_reference_choices(key, mo
 
     _, name, strategy, iterations, kw = next(r for r in runs.RUNS if r[0] == key)
     opt = Optimizer(runs.problem(name), strategy, **kw)
-    ds = simulate_async(opt, iterations, 1, np.ones(iterations))
+    ds = simulate_async(opt.setup, opt.state, opt.steps, iterations, 1, np.ones(iterations))
     stored = json.loads(runs.CHOICES.read_text())[key]
     np.testing.assert_array_equal(ds["x"].values, np.asarray(stored))

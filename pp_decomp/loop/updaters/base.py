@@ -9,6 +9,8 @@ import numpy as np
 
 from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.component_models import loop_arguments
+from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
 
 
 @dataclass(frozen=True)
@@ -29,17 +31,18 @@ class LoopData:
         return self.X.shape[0]
 
 
-def loop_data(opt) -> LoopData:
-    """The optimiser's observations as its models regress them: the components under
+def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
+    """The run's observations as its models regress them: the components under
     the outcome transform, or the signed objective for a composed or additive GP."""
-    Y = forward(opt.settings.model.outcome_transform, opt.Y)
-    if opt.strategy.surrogate == "decomposed":
-        targets = {name: Y[:, j] for j, name in enumerate(opt.problem.component_names)}
-        if opt.strategy.with_composed:
-            targets["composed"] = opt.signed_objective()
+    problem, strategy = setup.problem, setup.strategy
+    Y = forward(setup.settings.model.outcome_transform, state.Y)
+    if strategy.surrogate == "decomposed":
+        targets = {name: Y[:, j] for j, name in enumerate(problem.component_names)}
+        if strategy.with_composed:
+            targets["composed"] = problem.signed_objective(state.Y, state.X)
     else:
-        targets = {opt.strategy.surrogate: opt.signed_objective()}
-    return LoopData(opt.X, Y, targets)
+        targets = {strategy.surrogate: problem.signed_objective(state.Y, state.X)}
+    return LoopData(state.X, Y, targets)
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:

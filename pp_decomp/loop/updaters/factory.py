@@ -9,8 +9,13 @@ from pp_decomp.loop.updaters.fast import FastUpdater
 from pp_decomp.loop.updaters.refit import KnownKernelsUpdater, RefitUpdater
 
 
-def make_updater(settings, strategy, problem) -> Updater | None:
-    """The updater of a run (``None`` for strategies without a model, e.g. random)."""
+def make_updater(settings, strategy, problem, given: Updater | None = None) -> Updater | None:
+    """The updater of a run: ``given`` (checked to have the protocol's methods), else
+    the one the settings choose (``None`` for strategies without a model, e.g. random)."""
+    if given is not None:
+        if not all(callable(getattr(given, m, None)) for m in ("update", "state", "restore")):
+            raise TypeError(f"updater must have update, state and restore; got {given!r}")
+        return given
     if strategy.surrogate in ("none", "peer"):
         return None
     if strategy.surrogate == "additive":
