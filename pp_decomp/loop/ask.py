@@ -22,8 +22,9 @@ from pp_decomp.loop.records import (
     ACQ_STREAM,
     FIT_STREAM,
     INIT_STREAM,
+    FitNotes,
+    StepRecord,
     criticism_record,
-    step_record,
 )
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
@@ -111,31 +112,36 @@ def ask_one(setup: RunSetup, state: LoopState, updater: Updater | None) -> Decis
     """One new input, chosen with the pending ones hallucinated (the updater brings
     its models up to date first); nothing of the run is written here."""
     key, start = state.next_key + len(state.pending), time.perf_counter()
-    rec = step_record("init", state.gamma_asked)
-    busy = state.busy()
+    busy, gamma = state.busy(), state.gamma_asked
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
     if state.design_left or state.n < min(2, state.n_init):
         x = design_point(state, state.rng(key, INIT_STREAM), busy)
-        models = None
-    else:
-        models = {}
-        if updater is not None:
-            models = updater.update(loop_data(setup, state), key, state.rng(key, FIT_STREAM), rec)
-        rec["fit_seconds"] = time.perf_counter() - start
-        names = setup.model_problem.component_names
-        transform = setup.settings.model.outcome_transform
-        rec["criticism"] = criticism_record(models, transform, names, rec["refit"])
-        t = state.n + len(state.pending) + 1
-        ctx = build_context(
-            setup, state, models, t, state.rng(key, ACQ_STREAM), busy, state.gamma_asked
-        )
-        x, value = setup.strategy.choose(ctx)
-        x = chosen_or_fallback(setup.problem.domain, x, busy, ctx.rng)
-        rec.update(phase="acquisition", beta=ctx.beta, acq_value=value)
-        rec["gamma_next"] = setup.strategy.state_after(ctx, x)
-        if setup.strategy.surrogate == "none":
-            rec.update(beta=np.nan, fit_seconds=0.0)
-    rec["ask_seconds"] = time.perf_counter() - start
-    rec["key"] = key
-    return Decision(x, rec, models)
+        rec = StepRecord("init", key, ask_seconds=time.perf_counter() - start, gamma_next=gamma)
+        return Decision(x, rec.as_dict())
+    models, notes = {}, FitNotes()
+    if updater is not None:
+        models = updater.update(loop_data(setup, state), key, state.rng(key, FIT_STREAM), notes)
+    fit_seconds = time.perf_counter() - start
+    names = setup.model_problem.component_names
+    transform = setup.settings.model.outcome_transform
+    criticism = criticism_record(models, transform, names, notes.refit)
+    t = state.n + len(state.pending) + 1
+    ctx = build_context(setup, state, models, t, state.rng(key, ACQ_STREAM), busy, gamma)
+    x, value = setup.strategy.choose(ctx)
+    x = chosen_or_fallback(setup.problem.domain, x, busy, ctx.rng)
+    beta = ctx.beta
+    if setup.strategy.surrogate == "none":
+        beta, fit_seconds = np.nan, 0.0
+    rec = StepRecord(
+        "acquisition",
+        key,
+        beta=beta,
+        acq_value=value,
+        fit_seconds=fit_seconds,
+        ask_seconds=time.perf_counter() - start,
+        gamma_next=setup.strategy.state_after(ctx, x),
+        notes=notes,
+        criticism=criticism,
+    )
+    return Decision(x, rec.as_dict(), models)

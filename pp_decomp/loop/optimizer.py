@@ -24,7 +24,7 @@ from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.evaluate import ErrorPolicy
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import fit_afresh, predict
-from pp_decomp.loop.records import checked_observation, step_record, warn_if_repeated
+from pp_decomp.loop.records import StepRecord, checked_observation, warn_if_repeated
 from pp_decomp.loop.resume import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
@@ -206,7 +206,7 @@ class Optimizer(_Views):
             rec = self.pending.take(x)
             if rec is None:
                 warn_if_repeated(self.X, x, replicate)
-                rec = step_record("user", self.gamma)
+                rec = StepRecord("user", gamma_next=self.gamma).as_dict()
             self.state.add(x, y, rec)
         self._save()
 

@@ -41,7 +41,7 @@ from scipy.stats import norm
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.components.posterior.batched import mixture_moments
 from pp_decomp.composition.outcome import inverse, is_identity
-from pp_decomp.loop.records import VIEW_STREAM, step_record
+from pp_decomp.loop.records import VIEW_STREAM, FitNotes
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
@@ -128,7 +128,7 @@ def fit_afresh(setup: RunSetup, state: LoopState, what: str) -> dict:
             f"evaluation(s) (n_init={s.n_init}) and strategy {s.strategy!r}"
         )
     rng = state.rng(state.n, VIEW_STREAM)
-    return updater.update(loop_data(setup, state), state.n + 1, rng, step_record("user", 0.0))
+    return updater.update(loop_data(setup, state), state.n + 1, rng, FitNotes())
 
 
 def _decomposed(

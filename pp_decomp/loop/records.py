@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,17 +17,67 @@ INIT_STREAM, FIT_STREAM, ACQ_STREAM, NOISE_STREAM = 0, 1, 2, 3
 VIEW_STREAM = 4
 
 
-def step_record(phase: str, gamma: float) -> dict:
-    """A step's record before its model and acquisition fill it in."""
-    return {
-        "phase": phase,
-        "beta": np.nan,
-        "acq_value": np.nan,
-        "fit_seconds": 0.0,
-        "ask_seconds": 0.0,
-        "gamma_next": gamma,
-        "refit": {},
-    }
+@dataclass
+class FitNotes:
+    """What an updater notes about one step's fit (the ``notes`` of ``Updater.update``).
+
+    ``refit``: each GP (re)fitted at the step, by name, its :func:`fit_summary`;
+    ``ess``, ``pareto_k``: by GP, the effective sample size and Pareto ``k̂`` of
+    reweighted draws in use (the fast path; ``None`` elsewhere); ``structure``:
+    an additive GP's groups as JSON.
+    """
+
+    refit: dict = field(default_factory=dict)
+    ess: dict | None = None
+    pareto_k: dict | None = None
+    structure: str | None = None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """The record of one step, written once when the step's input is chosen (or told
+    unasked, ``phase="user"``): its ``phase`` (``init``, ``acquisition``, ``user``),
+    ``key`` (its random streams'), ``beta`` and the maximised ``acq_value``, the
+    wall times ``fit_seconds`` (the model update) and ``ask_seconds`` (all of
+    ``ask``), GP-MI's ``gamma_next``, the fit's ``notes`` and each GP's ``criticism``.
+
+    Runs keep it as :meth:`as_dict` (their checkpoints and ``Optimizer.records``).
+
+    >>> StepRecord("user", gamma_next=0.0).as_dict()["phase"]
+    'user'
+    """
+
+    phase: str
+    key: int | None = None
+    beta: float = np.nan
+    acq_value: float = np.nan
+    fit_seconds: float = 0.0
+    ask_seconds: float = 0.0
+    gamma_next: float = 0.0
+    notes: FitNotes = field(default_factory=FitNotes)
+    criticism: dict | None = None
+
+    def as_dict(self) -> dict:
+        """The record as runs store it: these fields by name, the notes' flattened
+        (``refit``; ``structure``, ``ess``, ``pareto_k`` where noted), ``criticism``
+        and ``key`` where there are."""
+        out = {
+            "phase": self.phase,
+            "beta": self.beta,
+            "acq_value": self.acq_value,
+            "fit_seconds": self.fit_seconds,
+            "ask_seconds": self.ask_seconds,
+            "gamma_next": self.gamma_next,
+            "refit": self.notes.refit,
+        }
+        for name in ("structure", "ess", "pareto_k"):
+            if getattr(self.notes, name) is not None:
+                out[name] = getattr(self.notes, name)
+        if self.criticism is not None:
+            out["criticism"] = self.criticism
+        if self.key is not None:
+            out["key"] = self.key
+        return out
 
 
 def fit_summary(gp, seconds: float | None = None) -> dict:

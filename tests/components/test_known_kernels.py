@@ -10,13 +10,14 @@ from pp_decomp import ComponentGP, EntireGP, HyperDraws, KnownKernels, LinearCom
 from pp_decomp.bench import BenchSpec
 from pp_decomp.components.model.priors import Priors
 from pp_decomp.kernels import kernel_matrix
+from pp_decomp.loop.records import FitNotes
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.models import get_problem
 
 
 def _models(opt):
     """The GPs the next ask would use (known kernels: no inference, no randomness)."""
-    return opt.updater.update(loop_data(opt.setup, opt.state), opt.n + 1, None, {"refit": {}})
+    return opt.updater.update(loop_data(opt.setup, opt.state), opt.n + 1, None, FitNotes())
 
 
 @pytest.fixture(scope="module")

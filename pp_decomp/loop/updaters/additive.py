@@ -70,14 +70,14 @@ class AdditiveUpdater(Updater):
             groups, p.dim, priors=priors, bounds=p.domain.bounds, name="additive", **kw
         )
 
-    def update(self, data, t, rng, rec):
+    def update(self, data, t, rng, notes):
         st, y = self.structure, data.targets["additive"]
         if st is not None and data.n - st["learned_at"] < self.settings.model.additive.n_cyc:
             draws = AdditiveDraws(**st["draws"])
             gp = self._gp(st["groups"])  # conditioning on given draws: tying is irrelevant
             gp.condition(data.X, y, draws)
             if self._reweights(draws):
-                gp = self._reweighted(gp, draws, data, y, as_generator(rng), rec)
+                gp = self._reweighted(gp, draws, data, y, as_generator(rng), notes)
             return {"additive": gp}
         rng = as_generator(rng)
         start = time.perf_counter()
@@ -95,8 +95,8 @@ class AdditiveUpdater(Updater):
             "refreshes": refreshes,
         }
         # structure learning included in the fit time
-        rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
-        rec["structure"] = json.dumps([list(g) for g in gp.groups])
+        notes.refit = {"additive": fit_summary(gp, time.perf_counter() - start)}
+        notes.structure = json.dumps([list(g) for g in gp.groups])
         if self._reweights(gp.draws):
             gp.keep_draws(resample(np.zeros(gp.draws.n_draws), rng, ACQUISITION_DRAWS))
         return {"additive": gp}
@@ -110,21 +110,21 @@ class AdditiveUpdater(Updater):
             and draws.n_draws > 1
         )
 
-    def _reweighted(self, gp, draws, data, y, rng, rec) -> AdditiveGP:
+    def _reweighted(self, gp, draws, data, y, rng, notes) -> AdditiveGP:
         """``gp`` on a resample of ``draws`` weighted by the observations since
         their fit, or refit on its groups (:meth:`_refit`) when the weights fail."""
         st, fast = self.structure, self.settings.inference.fast_path
         n0 = st.get("fit_n", st["learned_at"])
         logw = log_likelihood_after(gp.posterior.L_inv, gp.posterior.y, n0)
         S, e, k = len(logw), ess(logw), pareto_k(logw)
-        rec["ess"], rec["pareto_k"] = {"additive": e}, {"additive": k}
+        notes.ess, notes.pareto_k = {"additive": e}, {"additive": k}
         if e < fast.ess_refit * S or k > fast.k_threshold(S):
             start = time.perf_counter()
             status("refitting the additive GP's hyperparameters")
             current = draws.subset(resample(logw, rng))
             gp, st["refreshes"] = self._refit(st["groups"], current, data, y, rng)
             st["draws"], st["fit_n"] = gp.draws.as_dict(), data.n
-            rec["refit"] = {"additive": fit_summary(gp, time.perf_counter() - start)}
+            notes.refit = {"additive": fit_summary(gp, time.perf_counter() - start)}
             logw = np.zeros(gp.draws.n_draws)
         return gp.keep_draws(resample(logw, rng, ACQUISITION_DRAWS))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.component_models import loop_arguments
+from pp_decomp.loop.records import FitNotes
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 
@@ -79,8 +80,9 @@ def warm_start(settings, last) -> dict:
 class Updater(Protocol):
     """What the loop asks of a model updater."""
 
-    def update(self, data: LoopData, t: int, rng: np.random.Generator, rec: dict) -> dict:
-        """The fitted GPs of step ``t`` by name; refit summaries go into ``rec``."""
+    def update(self, data: LoopData, t: int, rng: np.random.Generator, notes: FitNotes) -> dict:
+        """The fitted GPs of step ``t`` by name; what the fit did goes into ``notes``
+        (:class:`~pp_decomp.loop.records.FitNotes`: refit summaries, reweighting)."""
 
     def state(self) -> dict:
         """JSON-serialisable state kept between steps (for checkpoints)."""

@@ -64,7 +64,7 @@ class CorrelatedUpdater(Updater):
             max_draws=s.inference.max_draws,
         )
 
-    def _fit(self, joint, data, rng, rec, init) -> None:
+    def _fit(self, joint, data, rng, notes, init) -> None:
         s = self.settings
         status(f"fitting correlated components ({s.inference.method.upper()})")
         # the sampler calls Python per gradient: two chains, one per core
@@ -77,23 +77,23 @@ class CorrelatedUpdater(Updater):
         fit_kw = {**kw, "init": init, **warm_start(s, init)}
         joint.fit(data.X, data.Y, s.inference.method, seed=rng, **fit_kw)
         for j, name in enumerate(joint.names):
-            rec["refit"][name] = correlated_summary(joint, j)
+            notes.refit[name] = correlated_summary(joint, j)
 
-    def update(self, data, t, rng, rec):
+    def update(self, data, t, rng, notes):
         joint = self._model()
         if self.settings.inference.method == "nuts":
-            joint = self._update_bayes(joint, data, rng, rec)
+            joint = self._update_bayes(joint, data, rng, notes)
         elif (
             self.draws is None
             or (data.n - self.settings.n_init) % self.settings.inference.refit_every == 0
         ):
-            self._fit(joint, data, rng, rec, self.draws)
+            self._fit(joint, data, rng, notes, self.draws)
             self.draws = joint.draws
         else:
             joint.condition(data.X, data.Y, self.draws)
         return {c.name: c for c in joint.components}
 
-    def _update_bayes(self, joint, data, rng, rec) -> CorrelatedComponents:
+    def _update_bayes(self, joint, data, rng, notes) -> CorrelatedComponents:
         """The step's model: the last fit's draws conditioned on the data, resampled
         by their weights, or a new fit. The conditioned posterior's factors give
         the draws' likelihoods, so each draw is factorised once per step."""
@@ -104,7 +104,7 @@ class CorrelatedUpdater(Updater):
             fs, S = self.settings.inference.fast_path, len(logw)
             if ess(logw) >= fs.ess_refit * S and pareto_k(logw) <= fs.k_threshold(S):
                 return joint.subset(resample(logw, rng))
-        self._fit(joint, data, rng, rec, None if f is None else joint.to_draws(f["Z"]))
+        self._fit(joint, data, rng, notes, None if f is None else joint.to_draws(f["Z"]))
         loglik = joint.posterior.log_likelihoods()
         self.fitted = {"Z": joint.log_draws, "scale": joint.scale, "loglik": loglik}
         return joint

@@ -323,7 +323,7 @@ class FastUpdater(Updater):
             self.components[name] = FastComponent(name, self.settings, self.problem)
         return self.components[name]
 
-    def _first_fits(self, data, seeds, rec) -> None:
+    def _first_fits(self, data, seeds, notes) -> None:
         """First fits of the GPs without one, in parallel on the machine's cores
         (each on its own seed, drawn in the components' order: the same fits)."""
         new = [n for n in data.targets if self._component(n).post is None]
@@ -340,49 +340,49 @@ class FastUpdater(Updater):
             fitted = {n: f.result() for n, f in futures.items()}
         for n in new:
             self.components[n].adopt(fitted[n], data.X, data.targets[n])
-            rec["refit"][n] = fit_summary(fitted[n])
+            notes.refit[n] = fit_summary(fitted[n])
             warn_if_bad(fitted[n].diagnostics, fitted[n].name)
 
-    def update(self, data, t, rng, rec):
-        rec["ess"], rec["pareto_k"] = {}, {}
+    def update(self, data, t, rng, notes):
+        notes.ess, notes.pareto_k = {}, {}
         seeds = as_generator(rng)
-        self._first_fits(data, seeds, rec)
+        self._first_fits(data, seeds, notes)
         for name, y in data.targets.items():
             fc = self.components[name]
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
-                self._consume(fc, data.X, y, rec)
+                self._consume(fc, data.X, y, notes)
             fc.update(data.X, y)
-        self._refit_collapsed(data, t, seeds, rec)
+        self._refit_collapsed(data, t, seeds, notes)
         self._launch_due(data, t, seeds)
         views = {}
         for name in data.targets:
             fc = self.components[name]
-            rec["ess"][name] = fc.post.ess
-            rec["pareto_k"][name] = fc.post.pareto_k
+            notes.ess[name] = fc.post.ess
+            notes.pareto_k[name] = fc.post.pareto_k
             views[name] = FastGPView(fc, self.index, rng)
         return views
 
-    def _consume(self, fc: FastComponent, X, y, rec) -> None:
+    def _consume(self, fc: FastComponent, X, y, notes) -> None:
         status(f"waiting for the refit of {fc.gp.name}")
         fitted = fc.job.future.result()
         fc.job = None
         fc.adopt(fitted, X, y)
-        rec["refit"][fc.gp.name] = fit_summary(fitted)
+        notes.refit[fc.gp.name] = fit_summary(fitted)
         warn_if_bad(fitted.diagnostics, fitted.name)
 
-    def _refit_collapsed(self, data, t: int, seeds, rec) -> None:
+    def _refit_collapsed(self, data, t: int, seeds, notes) -> None:
         """Replace collapsed draws before they are used: by the refit in flight,
         else (or if its draws collapse too) by a refit on all ``data`` made now."""
         # adopting a refit appends every observation since its start (FastComponent.adopt)
         collapsed = [fc for fc in self.components.values() if fc.collapsed]
         for fc in collapsed:  # queued before any new refit on the one thread
             if fc.job is not None:
-                self._consume(fc, data.X, data.targets[fc.gp.name], rec)
+                self._consume(fc, data.X, data.targets[fc.gp.name], notes)
         collapsed = [fc for fc in collapsed if fc.collapsed]
         for fc in collapsed:
             fc.launch(data.X, data.targets[fc.gp.name], int_seed(seeds), t, _pool())
         for fc in collapsed:
-            self._consume(fc, data.X, data.targets[fc.gp.name], rec)
+            self._consume(fc, data.X, data.targets[fc.gp.name], notes)
 
     def _launch_due(self, data, t: int, seeds) -> None:
         """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""

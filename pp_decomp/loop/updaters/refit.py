@@ -25,7 +25,7 @@ class RefitUpdater(Updater):
             **gp_arguments(self.settings, self.problem, name, self.settings.inference.max_draws)
         )
 
-    def update(self, data, t, rng, rec):
+    def update(self, data, t, rng, notes):
         s = self.settings
         refit = not self.draws or (data.n - s.n_init) % s.inference.refit_every == 0
         gps = {name: self._gp(name) for name in data.targets}
@@ -42,7 +42,7 @@ class RefitUpdater(Updater):
                     data.X, y, "nuts", seed=rng, **vars(s.inference.nuts), **self._warm(name)
                 )
             self.draws[name] = gps[name].draws
-            rec["refit"][name] = fit_summary(gps[name])
+            notes.refit[name] = fit_summary(gps[name])
         return gps
 
     def _warm(self, name: str) -> dict:
@@ -88,7 +88,7 @@ class KnownKernelsUpdater(Updater):
         )
         return gp.condition(X, y, draws, mean=mean)
 
-    def update(self, data, t, rng, rec):
+    def update(self, data, t, rng, notes):
         known, p = self.known, self.problem
         if self.composed and known.composed is not None:
             return {"composed": self._composed(data)}
