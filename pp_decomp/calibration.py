@@ -10,6 +10,7 @@ from pp_decomp import Optimizer
 from pp_decomp.composition.outcome import inverse
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
@@ -76,6 +77,7 @@ def sample_coverage(samples: np.ndarray, truth: np.ndarray, levels=LEVELS) -> np
 
 def step_coverage(
     setup: RunSetup,
+    state: LoopState,
     models: dict,
     t: int,
     X: np.ndarray,
@@ -84,7 +86,7 @@ def step_coverage(
     seed=0,
 ) -> dict:
     """Coverage of the truth at ``X (m, d)`` by the posterior a run's choice at step
-    ``t`` used (``models``, its GPs by name; ``setup``, the run's): per component
+    ``t`` used (``models``, its GPs by name; ``setup``, ``state``: the run's): per component
     and for the signed objective ``h = sign · g`` (components sampled pointwise,
     jointly across components where they are correlated or under the copula,
     pushed through ``g``), plus the
@@ -107,7 +109,7 @@ def step_coverage(
         for j in range(len(names)):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
     beta = float(s.acquisition.beta(t))
-    bound = ucb_bound(setup, models, t, X, h, beta, rng)
+    bound = ucb_bound(setup, state, models, t, X, h, beta, rng)
     return {
         "component": comp,
         "objective": sample_coverage(h, h_true, levels),
@@ -241,7 +243,9 @@ def _calibration_seed(
         if opt.pending.items[0][1]["phase"] == "acquisition":
             if modelled % every == 0:
                 t = opt.n + 1
-                scored[t] = step_coverage(opt.setup, opt.models, t, X, q, n_samples, seed=rng)
+                scored[t] = step_coverage(
+                    opt.setup, opt.state, opt.models, t, X, q, n_samples, seed=rng
+                )
                 transform = opt.settings.model.outcome_transform
                 scored[t].update(_loo(opt.models, transform, problem.component_names))
             modelled += 1

@@ -160,7 +160,11 @@ def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
     surrogate = decomposed_surrogate(comps, p, copula=opt.settings.model.copula)
     exact = DGPUCB(surrogate, 4.0)(X)
     h = np.zeros((2, 40))
-    got = ucb_bound(opt.setup, opt.models, opt.n + 1, X, h, 4.0, np.random.default_rng(0))
+    got = ucb_bound(
+        opt.setup, opt.state, opt.models, opt.n + 1, X, h, 4.0, np.random.default_rng(0)
+    )
     _, var = surrogate.linear_per_draw(X)
     np.testing.assert_allclose(got, exact, atol=float(0.05 * np.sqrt(var).max()))
-    assert not np.allclose(got, ucb_bound(opt.setup, opt.models, opt.n + 1, X, h, 9.0, 0))
+    assert not np.allclose(
+        got, ucb_bound(opt.setup, opt.state, opt.models, opt.n + 1, X, h, 9.0, 0)
+    )

@@ -112,12 +112,12 @@ def ask_one(setup: RunSetup, state: LoopState, updater: Updater | None) -> Decis
     """One new input, chosen with the pending ones hallucinated (the updater brings
     its models up to date first); nothing of the run is written here."""
     key, start = state.next_key + len(state.pending), time.perf_counter()
-    busy, gamma = state.busy(), state.gamma_asked
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
     if state.design_left or state.n < min(2, state.n_init):
-        x = design_point(state, state.rng(key, INIT_STREAM), busy)
-        rec = StepRecord("init", key, ask_seconds=time.perf_counter() - start, gamma_next=gamma)
+        x = design_point(state, state.rng(key, INIT_STREAM), state.busy())
+        seconds = time.perf_counter() - start
+        rec = StepRecord("init", key, ask_seconds=seconds, gamma_next=state.gamma_asked)
         return Decision(x, rec.as_dict())
     models, notes = {}, FitNotes()
     if updater is not None:
@@ -127,9 +127,9 @@ def ask_one(setup: RunSetup, state: LoopState, updater: Updater | None) -> Decis
     transform = setup.settings.model.outcome_transform
     criticism = criticism_record(models, transform, names, notes.refit)
     t = state.n + len(state.pending) + 1
-    ctx = build_context(setup, state, models, t, state.rng(key, ACQ_STREAM), busy, gamma)
+    ctx = build_context(setup, state, models, t, state.rng(key, ACQ_STREAM))
     x, value = setup.strategy.choose(ctx)
-    x = chosen_or_fallback(setup.problem.domain, x, busy, ctx.rng)
+    x = chosen_or_fallback(setup.problem.domain, x, ctx.excluded, ctx.rng)
     beta = ctx.beta
     if setup.strategy.surrogate == "none":
         beta, fit_seconds = np.nan, 0.0

@@ -6,7 +6,7 @@ import numpy as np
 
 from pp_decomp._quiet import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.acquisition.hallucination import hallucinate
+from pp_decomp.acquisition.hallucination import hallucinate as hallucinate_pending
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.setup import RunSetup
@@ -22,25 +22,28 @@ def build_context(
     models: dict,
     t: int,
     rng: np.random.Generator,
-    excluded: np.ndarray,
-    gamma: float,
+    *,
+    beta: float | None = None,
+    hallucinate: bool = True,
 ) -> Context:
     """The :class:`~pp_decomp.strategies.Context` of step ``t`` from the step's fitted GPs.
 
-    Pending inputs are hallucinated in the surrogates, and the incumbent is the
-    best of the observed and the believed values at them.
+    Pending inputs are hallucinated in the surrogates (unless ``hallucinate=False``:
+    the bound a choice maximised, shown beside its posterior) and excluded, and the
+    incumbent is the best of the observed and the believed values at them; ``beta``
+    defaults to the schedule's ``β_t``.
     """
     s, kind, problem = setup.settings, setup.strategy.surrogate, setup.model_problem
-    P = state.pending.X
+    P = state.pending.X if hallucinate else state.pending.X[:0]
     surrogates = {}
     if kind == "decomposed":
         comps = [models[n] for n in problem.component_names]
         surrogate = decomposed_surrogate(comps, problem, copula=s.model.copula)
-        surrogates["decomposed"] = hallucinate(surrogate, P)
+        surrogates["decomposed"] = hallucinate_pending(surrogate, P)
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     if kind == "composed" or setup.strategy.with_composed:
-        surrogates["composed"] = hallucinate(ComposedSurrogate(models["composed"]), P)
+        surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
     best = -np.inf
     if state.n:
         best = float(np.max(setup.problem.signed_objective(state.Y, state.X)))
@@ -49,16 +52,16 @@ def build_context(
     return Context(
         problem,
         t,
-        float(s.acquisition.beta(t)),
+        float(s.acquisition.beta(t)) if beta is None else float(beta),
         rng,
+        excluded=state.busy(),
+        X=state.X,
+        Y=forward(s.model.outcome_transform, state.Y),
         best=best,
-        gamma=gamma,
+        gamma=state.gamma_asked,
         mc_samples=s.acquisition.mc_samples,
         method=s.acquisition.method,
         levels=s.model.additive.levels,
-        excluded=excluded,
-        X=state.X,
-        Y=forward(s.model.outcome_transform, state.Y),
         **surrogates,
     )
 

@@ -104,7 +104,7 @@ def predict(
     else:
         ds, h = _decomposed(setup, models, X, q, n_samples, rng)
     beta = _last_beta(state, setup.settings)
-    ds["bound"] = ("point", ucb_bound(setup, models, state.n + 1, X, h, beta, rng))
+    ds["bound"] = ("point", ucb_bound(setup, state, models, state.n + 1, X, h, beta, rng))
     ds["X"] = (("point", "input"), X)
     ds = ds.assign_coords(quantile=q, input=list(problem.input_names))
     units = problem.units

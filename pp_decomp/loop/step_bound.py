@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
-from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.copula import residual_correlation
+from pp_decomp.loop.context import build_context
 from pp_decomp.loop.setup import RunSetup
+from pp_decomp.loop.state import LoopState
 from pp_decomp.rng import as_generator
-from pp_decomp.strategies import Context, decomposed_bound
+from pp_decomp.strategies import decomposed_bound
 
 
 def component_samples(
@@ -38,7 +39,14 @@ def component_samples(
 
 
 def ucb_bound(
-    setup: RunSetup, models: dict, t: int, X: np.ndarray, h: np.ndarray, beta: float, rng=None
+    setup: RunSetup,
+    state: LoopState,
+    models: dict,
+    t: int,
+    X: np.ndarray,
+    h: np.ndarray,
+    beta: float,
+    rng=None,
 ) -> np.ndarray:
     """The upper bound of ``h`` at ``X (m, d)`` that the strategy maximises: GP-UCB's
     on one GP of ``h``, or a decomposed UCB strategy's own acquisition (D-GPUCB's,
@@ -47,25 +55,15 @@ def ucb_bound(
     bound and GP-UCB's), each averaged over hyperparameter draws as the strategy
     does. For another strategy: D-GPUCB's bound for a linear ``g``, else the
     Gaussian bound ``mean + √β sd`` of the samples ``h (n, m)``. ``models``: the
-    step's GPs by name; ``t``: its step number."""
-    problem, strategy = setup.model_problem, setup.strategy
-    composed = models.get("composed")
-    if strategy.surrogate == "composed":
-        return UCB(ComposedSurrogate(composed), beta)(X)
-    comps = [models[n] for n in problem.component_names]
-    surrogate = decomposed_surrogate(comps, problem, copula=setup.settings.model.copula)
-    ctx = Context(
-        problem,
-        t,
-        beta,
-        as_generator(rng),
-        decomposed=surrogate,
-        composed=None if composed is None else ComposedSurrogate(composed),
-        mc_samples=setup.settings.acquisition.mc_samples,
-    )
-    bound = decomposed_bound(strategy, ctx)
+    GPs by name of step ``t`` of the run (``setup``, ``state``), whose pending
+    inputs are not hallucinated here."""
+    if setup.strategy.surrogate == "composed":
+        return UCB(ComposedSurrogate(models["composed"]), beta)(X)
+    rng = as_generator(rng)
+    ctx = build_context(setup, state, models, t, rng, beta=beta, hallucinate=False)
+    bound = decomposed_bound(setup.strategy, ctx)
     if bound is not None:
         return bound(X)
-    if problem.linear is not None:
-        return DGPUCB(surrogate, beta)(X)
+    if setup.model_problem.linear is not None:
+        return DGPUCB(ctx.decomposed, beta)(X)
     return h.mean(0) + np.sqrt(beta) * h.std(0)

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pp_decomp.acquisition.surrogate import with_screen
+from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate, with_screen
+from pp_decomp.additive.gp import AdditiveGP
 from pp_decomp.optim import maximize
+from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 
 SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
@@ -22,29 +24,33 @@ SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
 
 @dataclass
 class Context:
-    """Everything a strategy may use at one step (built by the loop).
+    """Everything a strategy may use at one step, built by the loop
+    (:func:`pp_decomp.loop.context.build_context`).
 
-    ``decomposed`` / ``composed`` are the surrogates of the strategy's kind (both
-    for a decomposed strategy ``with_composed``),
-    ``additive`` a fitted additive GP; ``best`` is the incumbent of the signed
-    objective ``h = sign·f`` among the observations, ``gamma`` GP-MI's state.
+    ``problem``: the problem as the GPs see it; ``t``, ``beta``: the step and its
+    ``β_t``; ``rng``: the step's acquisition stream. ``decomposed`` / ``composed``
+    are the surrogates of the strategy's kind (both for a decomposed strategy
+    ``with_composed``), ``additive`` a fitted additive GP; ``best`` is the incumbent
+    of the signed objective ``h = sign·f``, ``gamma`` GP-MI's state; ``excluded``
+    ``(k, d)`` the inputs not to ask (failed, pending); ``X (n, d)``, ``Y (n, J)`` the
+    observations (``Y`` under the outcome transform; peers fit their own models).
     """
 
-    problem: object
+    problem: Problem
     t: int
     beta: float
     rng: np.random.Generator
-    decomposed: object = None
-    composed: object = None
+    excluded: np.ndarray
+    X: np.ndarray
+    Y: np.ndarray
+    decomposed: DecomposedSurrogate | None = None
+    composed: ComposedSurrogate | None = None
+    additive: AdditiveGP | None = None
     best: float = -np.inf
     gamma: float = 0.0
     mc_samples: int = 512
     method: str = "auto"
-    additive: object = None
     levels: int = 25
-    excluded: np.ndarray | None = None  # failed inputs not to ask again: (k, d)
-    X: np.ndarray | None = None  # the observations so far (peers fit their own models)
-    Y: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ def test_calibration_scores_the_components_in_their_own_units():
     opt.run(6)
     opt.ask()
     X = p.domain.sample(64, seed=4)
-    got = step_coverage(opt.setup, opt.models, opt.n + 1, X, n_samples=400, seed=5)
+    got = step_coverage(opt.setup, opt.state, opt.models, opt.n + 1, X, n_samples=400, seed=5)
     rng = np.random.default_rng(5)
     draws = np.stack([opt.models[n].sample(X, 400, seed=rng) for n in p.component_names], axis=-1)
     F = p.components(X)

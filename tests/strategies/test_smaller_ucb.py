@@ -85,11 +85,13 @@ def test_a_min_strategys_step_is_criticised_on_its_components_and_its_own_bound(
     opt.run(6)
     opt.ask()
     X = opt.problem.domain.sample(32, seed=3)
-    cov = step_coverage(opt.setup, opt.models, opt.n + 1, X, n_samples=200, seed=4)
+    cov = step_coverage(opt.setup, opt.state, opt.models, opt.n + 1, X, n_samples=200, seed=4)
     assert np.isfinite(cov["component"]).all() and np.isfinite(cov["objective"]).all()
     beta = float(opt.settings.acquisition.beta(opt.n + 1))
     h = np.full((2, len(X)), 1e6)  # a fallback bound from these samples would be 1e6
-    capped = ucb_bound(opt.setup, opt.models, opt.n + 1, X, h, beta, np.random.default_rng(5))
+    capped = ucb_bound(
+        opt.setup, opt.state, opt.models, opt.n + 1, X, h, beta, np.random.default_rng(5)
+    )
     gp_ucb = UCB(ComposedSurrogate(opt.models["composed"]), beta)(X)
     assert np.all(capped <= gp_ucb + 1e-12) and np.any(capped < gp_ucb - 1e-9)
 
