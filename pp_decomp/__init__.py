@@ -10,7 +10,7 @@ command line's ``--help``) does not pay for PyMC, PyTensor and ArviZ.
 
 from importlib import import_module
 
-from pp_decomp._threads import pin_threads
+from pp_decomp._runtime import pin_threads
 
 pin_threads()
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from pp_decomp._quiet import warn
+from pp_decomp._runtime import warn
 
 
 @dataclass(frozen=True)

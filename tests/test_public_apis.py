@@ -149,7 +149,7 @@ from nutpie import _lib, sample
 from nutpie.compiled_pyfunc import PyFuncModel, from_pyfunc
 from pymc.distributions._x import y
 from scipy.linalg import _private, __version__
-from pp_decomp._quiet import arviz
+from pp_decomp._runtime import arviz
 from . import _local
 import os._thing
 

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/speed/maxsum_time.py [--D 20] [--levels 50] [--repeats 5]
 
-Times :func:`pp_decomp.maxsum.maximize_factors` on ``D`` variables with
+Times :func:`pp_decomp.optim.maxsum.maximize_factors` on ``D`` variables with
 ``levels`` values each and one random pairwise factor per edge of a chain, and,
 end to end, :func:`pp_decomp.additive.g_add_gp_ucb_maximize` on an additive GP
 with the chain's edges as groups (building the factor tables from the group
@@ -30,7 +30,7 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=100, help="observations of the additive GP")
     a = p.parse_args(argv)
     from pp_decomp.additive import AdditiveDraws, AdditiveGP, g_add_gp_ucb_maximize
-    from pp_decomp.maxsum import maximize_factors
+    from pp_decomp.optim.maxsum import maximize_factors
     from pp_decomp.space import Box
 
     rng = np.random.default_rng(0)

@@ -37,7 +37,7 @@ def with_screen(acq):
 
     A maximiser scores many random inputs with ``acq.screen`` to choose where
     its local searches start, which then use ``acq`` itself
-    (:func:`~pp_decomp.optim.maximize_box`).
+    (:func:`~pp_decomp.optim.maximizers.maximize_box`).
     """
     screen = _screen_of(acq)
     if screen is not None:

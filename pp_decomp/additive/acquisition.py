@@ -8,7 +8,7 @@ With group posteriors ``μ_j, σ_j`` of an additive GP and ``β_t``:
 * G-Add-GP-UCB (Rolland et al. 2018, eq. 5-7, Alg. 1-2): the same sum over the
   maximal cliques of a dependency graph, whose groups overlap; on a grid of
   ``L`` levels per variable its exact maximiser is found by max-sum message
-  passing on a junction tree (:func:`pp_decomp.maxsum.maximize_factors`).
+  passing on a junction tree (:func:`pp_decomp.optim.maxsum.maximize_factors`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pp_decomp.additive.structure import DECOMPOSITION_SEARCHES
-from pp_decomp.maxsum import maximize_factors
 from pp_decomp.optim import maximize_box
+from pp_decomp.optim.maxsum import maximize_factors
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box
 from pp_decomp.validate import check_choice, check_nonnegative, check_positive_int
@@ -172,7 +172,7 @@ def g_add_gp_ucb_maximize(model, beta: float, domain, levels: int = 25):
     """Exact maximiser of ``Σ_c μ_c + √β σ_c`` over a grid, by max-sum message passing.
 
     Each group (a maximal clique of the dependency graph) contributes one table
-    over its variables' ``levels`` grid values; :func:`pp_decomp.maxsum.maximize_factors`
+    over its variables' ``levels`` grid values; :func:`pp_decomp.optim.maxsum.maximize_factors`
     triangulates, builds the junction tree, assigns each table to exactly one
     clique (Rolland eq. 7) and passes max-marginals.
 

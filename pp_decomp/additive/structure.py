@@ -27,7 +27,7 @@ import numpy as np
 
 from pp_decomp.components.posterior.batched import JITTER, gaussian_log_likelihood
 from pp_decomp.kernels.families import ExpQuad
-from pp_decomp.maxsum import junction_tree_cliques
+from pp_decomp.optim.maxsum import junction_tree_cliques
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
     as_float_array,

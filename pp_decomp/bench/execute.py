@@ -19,8 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pp_decomp._dask import dask_client
-from pp_decomp._threads import pin_threads, usable_cores
+from pp_decomp._runtime import dask_client, pin_threads, usable_cores
 from pp_decomp.acquisition import BetaKandasamy
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.bench.spec import BenchSpec, Task

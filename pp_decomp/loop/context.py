@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp._quiet import warn
+from pp_decomp._runtime import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.hallucination import hallucinate as hallucinate_pending
 from pp_decomp.acquisition.surrogate import decomposed_surrogate

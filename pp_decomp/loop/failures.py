@@ -6,7 +6,7 @@ in the results (dimension ``failure``) and the checkpoint, and the strategy does
 not ask that input again once it has failed more than ``max_retries`` times:
 on a candidate set it is masked, on a box the acquisition is ``-inf`` within
 0.1% of the domain's extent of it in every coordinate
-(:data:`pp_decomp.optim.BOX_RADIUS`). A run stops with an error after
+(:data:`pp_decomp.optim.maximizers.BOX_RADIUS`). A run stops with an error after
 ``max_failures_in_a_row`` failures in a row (``Optimizer.run``).
 """
 
@@ -41,7 +41,7 @@ class FailureLog:
     def excluded(self, scale: np.ndarray, radius: float = 10 * TOL) -> np.ndarray:
         """Inputs with more than ``max_retries`` failures within ``radius × scale``
         of them (``scale`` (d,) the domain's extent; see
-        :func:`~pp_decomp.optim.exclusion_radius`): (k, d)."""
+        :func:`~pp_decomp.optim.maximizers.exclusion_radius`): (k, d)."""
         if not len(self) or self.max_retries == 0:
             return self.X
         return self.X[within(self.X, self.X, scale, radius).sum(axis=1) > self.max_retries]

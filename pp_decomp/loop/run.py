@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pp_decomp._progress import bar_context, status
+from pp_decomp._runtime import bar_context, status
 from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp._dask import dask_client
+from pp_decomp._runtime import dask_client
 from pp_decomp.loop.ask import in_flight
 from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM

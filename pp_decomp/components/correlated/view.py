@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pp_decomp._quiet import quiet_third_party
+from pp_decomp._runtime import quiet_third_party
 from pp_decomp.components.inference.native import NutsModel
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.components.posterior.batched import mixture_moments

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pp_decomp._quiet import quiet_third_party
+from pp_decomp._runtime import quiet_third_party
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts

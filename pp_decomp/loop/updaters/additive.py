@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from pp_decomp._progress import status
+from pp_decomp._runtime import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.objective import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes

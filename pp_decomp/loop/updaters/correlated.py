@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp._progress import status
+from pp_decomp._runtime import status
 from pp_decomp.components.correlated.model import CorrelatedComponents
 from pp_decomp.components.correlated.posterior import CoregionDraws
 from pp_decomp.components.posterior.incremental import ess, pareto_k, resample

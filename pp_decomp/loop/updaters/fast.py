@@ -53,8 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pp_decomp._progress import status
-from pp_decomp._threads import usable_cores
+from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction

@@ -8,7 +8,7 @@ are computed at the inputs asked for.
 
 On a box, :meth:`FastGPView.thinned` gives the same GP on fewer of the step's
 draws, for an acquisition maximiser's screening of many random inputs
-(:func:`~pp_decomp.optim.maximize_box`).
+(:func:`~pp_decomp.optim.maximizers.maximize_box`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from pp_decomp._progress import status
-from pp_decomp._threads import usable_cores
+from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.inference.compiled import map_searches
 from pp_decomp.composition import EntireGP
@@ -50,7 +49,7 @@ class RefitUpdater(Updater):
 
     def _fit_map(self, gps: dict, data, rng) -> None:
         """Every GP's MAP fit, their searches at once on the cores this process may
-        use (:func:`~pp_decomp._threads.usable_cores`): the starts are drawn from
+        use (:func:`~pp_decomp._runtime.usable_cores`): the starts are drawn from
         ``rng`` in the GPs' order first, so the fits are those of one GP after
         another."""
         status(f"fitting {', '.join(gps)} (MAP)")

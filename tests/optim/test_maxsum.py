@@ -4,7 +4,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from pp_decomp.maxsum import maximize_factors
+from pp_decomp.optim.maxsum import maximize_factors
 
 
 def _brute(factors, cards):

@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 from scipy import optimize
 
-from pp_decomp.lockstep import in_lockstep
+from pp_decomp.optim.lockstep import in_lockstep
 from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.space import Box, CandidateSet
 from pp_decomp.validate import check_choice, check_positive_int
@@ -115,7 +115,7 @@ def maximize_box(
     ``"lbfgs"``: score ``n_raw`` scrambled-Sobol feasible points, start local
     searches from the best ``n_starts`` (L-BFGS-B without constraints, run in
     lockstep so that one call of ``acq`` serves every search's step,
-    :func:`~pp_decomp.lockstep.in_lockstep`; SLSQP with them; forward-difference
+    :func:`~pp_decomp.optim.lockstep.in_lockstep`; SLSQP with them; forward-difference
     gradients from one batched call, :func:`value_and_fd_gradient`) and keep the
     best feasible result.
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
@@ -206,7 +206,7 @@ def value_and_fd_gradient(f: Callable, u: np.ndarray) -> tuple[float, np.ndarray
 
 def _local_searches(acq: Callable, box: Box, starts, maxiter: int) -> list:
     """:func:`_local_search` from each of ``starts``: L-BFGS-B searches
-    :func:`~pp_decomp.lockstep.in_lockstep` (one call of ``acq`` a round serves them
+    :func:`~pp_decomp.optim.lockstep.in_lockstep` (one call of ``acq`` a round serves them
     all); SLSQP's, under linear constraints, one after another."""
     if box.A is not None:  # SLSQP's thread safety before scipy 1.16 is not established
         return [_local_search(acq, box, x0, maxiter) for x0 in starts]
