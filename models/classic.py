@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from pp_decomp.gp_samples import stable_cholesky
+from pp_decomp.components.samples import stable_cholesky
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet

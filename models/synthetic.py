@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.components import KnownKernels
-from pp_decomp.gp_samples import random_kernel_draws, sample_function
+from pp_decomp.components.samples import random_kernel_draws, sample_function
 from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import check_positive, check_positive_int

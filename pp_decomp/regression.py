@@ -19,13 +19,13 @@ import xarray as xr
 
 from pp_decomp import __version__
 from pp_decomp.components import ComponentGP
-from pp_decomp.composition import EntireGP, LinearComposition
-from pp_decomp.gp_samples import (
+from pp_decomp.components.samples import (
     ETA_RANGE,
     LS_RANGE,
     random_kernel_draws,
     sample_function,
 )
+from pp_decomp.composition import EntireGP, LinearComposition
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.validate import check_choice, check_positive, check_positive_int
 

@@ -3,7 +3,7 @@ import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.calibration import ucb_coverage
-from pp_decomp.gp_samples import sample_function
+from pp_decomp.components.samples import sample_function
 
 
 def test_gp_from_its_own_prior_is_calibrated():

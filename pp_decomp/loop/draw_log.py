@@ -42,7 +42,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
-from pp_decomp.posterior_tree import draws_dataset, from_draws
+from pp_decomp.components.posterior.tree import draws_dataset, from_draws
 
 
 class DrawLog:

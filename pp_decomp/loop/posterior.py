@@ -35,6 +35,7 @@ from collections.abc import Callable
 import numpy as np
 import xarray as xr
 
+from pp_decomp.components.posterior.tree import from_draws
 from pp_decomp.loop.draw_log import (
     DrawLog,
     draw_arrays,
@@ -44,7 +45,6 @@ from pp_decomp.loop.draw_log import (
     step_posterior,
 )
 from pp_decomp.loop.records import diagnostics_summary
-from pp_decomp.posterior_tree import from_draws
 
 
 def posterior(

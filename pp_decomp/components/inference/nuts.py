@@ -45,8 +45,8 @@ import numpy as np
 from pp_decomp._runtime import quiet_third_party
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.inference.reweight import reweight_chains
+from pp_decomp.components.posterior.tree import concat_chains, draws_dataset, with_group
 from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
-from pp_decomp.posterior_tree import concat_chains, draws_dataset, with_group
 from pp_decomp.rng import int_seed
 from pp_decomp.validate import check_positive_int
 

@@ -27,9 +27,9 @@ from pp_decomp.components.model.priors import as_priors
 from pp_decomp.components.model.scaling import to_model_scale, unit_scale
 from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.draws import Draws
+from pp_decomp.components.posterior.tree import from_draws
 from pp_decomp.criticism import marginal_loo_data
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
-from pp_decomp.posterior_tree import from_draws
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
@@ -280,7 +280,7 @@ class MarginalGP:
 
     @property
     def idata(self):
-        """The last fit's posterior as ArviZ takes it (:mod:`pp_decomp.posterior_tree`;
+        """The last fit's posterior as ArviZ takes it (:mod:`pp_decomp.components.posterior.tree`;
         MAP: one draw), or None."""
         if self._idata is None and self._map_result is not None:
             self._idata = _map_idata(*self._map_result, self.hyper_names())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp.components import HyperDraws
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import kernel_matrix
 
 # Ranges of the random generating hyperparameters (log-uniform), inputs in [0, 1]^d.
