@@ -39,8 +39,7 @@ import json
 from pathlib import Path
 
 from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import read
-from pp_decomp.loop.resume import stored_problem
+from pp_decomp.loop.checkpoint import read, stored_problem
 from pp_decomp.models import PROBLEMS, get_problem
 from pp_decomp.problem import Problem
 from pp_decomp.report_pictures import (

@@ -33,7 +33,7 @@ def measure(steps: int, inference: str, repeats: int, engines, seed: int = 0) ->
     back, and the file's bytes."""
     import pp_decomp as ppd
     from pp_decomp.loop import checkpoint as ckpt
-    from pp_decomp.loop.resume import loop_state
+    from pp_decomp.loop.checkpoint import loop_state
     from pp_decomp.models import get_problem
 
     warnings.simplefilter("ignore")  # a fit's diagnostics are in the results

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from pp_decomp.components import Priors
 from pp_decomp.loop import Optimizer
-from pp_decomp.loop.checkpoint import previous, read
-from pp_decomp.loop.resume import stored_problem
+from pp_decomp.loop.checkpoint import previous, read, stored_problem
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import get_problem
 from pp_decomp.plots import plot_run

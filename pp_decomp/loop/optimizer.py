@@ -20,12 +20,12 @@ import xarray as xr
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import Decision, decisions
+from pp_decomp.loop.checkpoint import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.evaluate import ErrorPolicy
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import fit_afresh, predict
 from pp_decomp.loop.records import StepRecord, checked_observation, warn_if_repeated
-from pp_decomp.loop.resume import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup, Steps

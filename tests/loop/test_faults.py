@@ -444,7 +444,7 @@ KILLER = textwrap.dedent(
 
     Optimizer.tell = tell
 
-    # inside a checkpoint write (pp_decomp.loop.checkpoint.write), through its `os`:
+    # inside a checkpoint write (pp_decomp.loop.checkpoint.file.write), through its `os`:
     # mid-write:K           tell K's file: half the temporary file written
     # before-rename:K       tell K's file: temporary file complete and fsynced, not renamed
     # before-rename-ask:K   the file of the ask that chose input K, likewise
@@ -476,7 +476,7 @@ KILLER = textwrap.dedent(
             return os.replace(src, dst)
 
 
-    ckpt.write, ckpt.os = write, KillingOS()
+    ckpt.write, ckpt.file.os = write, KillingOS()
 
     # the fast path's background refits (inference="nuts"): the K-th refit this process
     # starts in the background (FastUpdater._launch_due; not a collapsed GP's, which the

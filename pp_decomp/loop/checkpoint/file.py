@@ -27,7 +27,7 @@ Files are safe by construction:
   continue from it. Nothing falls back to it by itself: the damaged file may
   hold evaluations the previous one lacks, so the user decides, and no data
   is ever dropped silently. A new run refuses a path whose ``NAME.prev`` is
-  left without ``NAME`` (see :func:`pp_decomp.loop.resume.attach`).
+  left without ``NAME`` (see :func:`pp_decomp.loop.checkpoint.resume.attach`).
 """
 
 from __future__ import annotations

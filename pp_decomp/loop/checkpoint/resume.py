@@ -1,4 +1,5 @@
-"""Opening a checkpoint for writing, and deciding whether a resume continues the same run."""
+"""A run's side of its checkpoint: opening the file for writing, deciding whether a
+resume continues the same run, and the loop's state stored in it and restored from it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from pathlib import Path
 
 from pp_decomp.kernels import Kernel
-from pp_decomp.loop.checkpoint import (
+from pp_decomp.loop.checkpoint.file import (
     CheckpointError,
     FileLock,
     observations,
