@@ -31,7 +31,7 @@ _EXPORTS = {
     "KernelDraws": "pp_decomp.components.posterior.draws",
     "Prior": "pp_decomp.prior",
     "Priors": "pp_decomp.components",
-    "report": "pp_decomp.run_report",
+    "report": "pp_decomp.apps.run_report",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

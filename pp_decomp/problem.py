@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pp_decomp.components.model.known import KnownKernels
+from pp_decomp.components.gp.known import KnownKernels
 from pp_decomp.composition import LinearComposition
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box, CandidateSet, Domain

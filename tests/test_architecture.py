@@ -220,6 +220,31 @@ def test_no_module_but_the_optimizers_own_touches_its_private_members():
     assert _optimizer_privates("def f(opt):\n    return opt._rng(1, 2)\n") == ["2 opt._rng"]
 
 
+MAX_TOP_LEVEL = 12
+
+
+def test_the_top_level_is_a_map_of_a_dozen_modules_at_most():
+    """The package's top level holds the core's shared pieces; rooms hold the rest."""
+    top = sorted(p.name for p in (ROOT / "pp_decomp").glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MAX_TOP_LEVEL, f"{len(top)} top-level modules: {top}"
+
+
+# the core's one import of an application: Optimizer.report draws the run's pictures
+CORE_USES_OF_APPS = {("pp_decomp.loop.optimizer", "pp_decomp.apps.report_pictures")}
+
+
+def test_the_core_imports_no_application():
+    modules = {_module_name(p) for p in PACKAGE}
+    uses = {
+        (_module_name(path), m)
+        for path in PACKAGE
+        if not _module_name(path).startswith("pp_decomp.apps")
+        for m in _imports(path, modules)[0]
+        if m.startswith("pp_decomp.apps.")
+    }
+    assert uses == CORE_USES_OF_APPS, "the core imports an application (pp_decomp/apps/)"
+
+
 def _takes_the_optimizer(source: str) -> list[str]:
     """Functions with a parameter ``opt``/``optimizer`` or annotated ``Optimizer``, and
     attributes assigned one: a part that receives the whole optimiser."""
@@ -261,14 +286,14 @@ def test_no_function_but_the_optimizers_own_takes_the_whole_optimizer():
 
 
 def test_the_command_lines_help_loads_no_numpy_pymc_or_xarray():
-    """``pp-decomp --help`` builds the parser from pp_decomp.cli.parsers, which import
+    """``pp-decomp --help`` builds the parser from pp_decomp.apps.cli.parsers, which import
     argparse-level code only; each sub-command's module loads when it runs."""
     import subprocess
     import sys
 
     probe = """
 import contextlib, io, sys
-import pp_decomp.cli as cli
+import pp_decomp.apps.cli as cli
 for argv in [["--help"], *([name, "--help"] for name in cli.HANDLERS)]:
     with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
         cli.main(argv)
@@ -285,7 +310,7 @@ print(sorted(m for m in heavy if m in sys.modules))
 
 
 def test_every_command_names_a_function_of_its_module():
-    from pp_decomp.cli import HANDLERS, build_parser
+    from pp_decomp.apps.cli import HANDLERS, build_parser
 
     listed = build_parser().format_help()
     for command, handler in HANDLERS.items():

@@ -14,7 +14,7 @@ import pp_decomp
 def _modules_with_examples() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(pp_decomp.__path__, "pp_decomp."):
-        if info.name.startswith(("pp_decomp.models", "pp_decomp.cli.__main__")):
+        if info.name.startswith(("pp_decomp.models", "pp_decomp.apps.cli.__main__")):
             continue
         tests = doctest.DocTestFinder().find(importlib.import_module(info.name), info.name)
         if any(t.examples for t in tests):

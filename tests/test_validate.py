@@ -162,7 +162,7 @@ def test_settings_that_would_fail_late_are_refused_before_any_evaluation(kw, err
     ],
 )
 def test_cli_refuses_bad_flags_by_name(tmp_path, capsys, args, message):
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     assert main([*args, "--out", str(tmp_path / "missing.nc")]) == 2
     assert message in capsys.readouterr().err
@@ -173,7 +173,7 @@ def test_run_takes_priors_and_refuses_to_resume_with_others(tmp_path, capsys):
 
     import xarray as xr
 
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     out = tmp_path / "run.nc"
     base = ["run", "--problem", "gp-sample-2d", "--init", "3", "--quiet", "--out", str(out)]
@@ -196,7 +196,7 @@ def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsy
 
     import xarray as xr
 
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     out = tmp_path / "run.nc"
     base = ["run", "--problem", "flu", "--init", "4", "--quiet", "--out", str(out)]
@@ -229,7 +229,7 @@ def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsy
 
 
 def test_run_help_names_the_kernel_the_default_settings_use(capsys):
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
     from pp_decomp.loop.settings import ModelSettings, RunSettings
     from pp_decomp.models import get_problem
 

@@ -49,7 +49,7 @@ def main(argv=None):
         random_decomposition,
         swap_climb,
     )
-    from pp_decomp.components.model.scaling import to_model_scale
+    from pp_decomp.components.gp.scaling import to_model_scale
     from pp_decomp.models import get_problem
 
     sizes = [int(v) for v in a.sizes.split(",")]

@@ -33,7 +33,7 @@ def _pymc_gp():
     import nutpie
 
     from pp_decomp.additive.gp import AdditiveGP
-    from pp_decomp.additive.model import build_additive_model
+    from pp_decomp.additive.pymc_model import build_additive_model
     from pp_decomp.additive.sampler import AdditiveModel
     from pp_decomp.components.inference.compiled import compiled
 

@@ -29,7 +29,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=100)
     args = p.parse_args()
     sys.path.insert(0, args.tree)
-    from pp_decomp.perf import loop_run
+    from pp_decomp.apps.perf import loop_run
 
     r = loop_run(args.case, "d-gpucb", "nuts", args.steps)
     line = {"tree": args.tree, "case": args.case, "seconds": round(r["seconds"], 2)}

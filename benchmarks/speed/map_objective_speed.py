@@ -26,8 +26,8 @@ def _compiled(X, y):
     import pytensor
     import pytensor.tensor as pt
 
-    from pp_decomp.components.model.priors import Priors
-    from pp_decomp.components.model.pymc_model import build_model
+    from pp_decomp.components.gp.priors import Priors
+    from pp_decomp.components.gp.pymc_model import build_model
 
     model = build_model("se", X.shape[1], Priors())
     model["X"].set_value(X)
@@ -52,8 +52,8 @@ def _per_call(f, z, calls: int) -> float:
 
 
 def main(argv=None) -> None:
+    from pp_decomp.components.gp.priors import Priors
     from pp_decomp.components.inference.map_objective import GPMapObjective
-    from pp_decomp.components.model.priors import Priors
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", default="20,50,100,500")

@@ -51,8 +51,8 @@ def main() -> None:
     args = parser.parse_args()
     import nutpie
 
-    from pp_decomp.components.model.priors import Priors
-    from pp_decomp.components.model.pymc_model import build_model, compiled_model
+    from pp_decomp.components.gp.priors import Priors
+    from pp_decomp.components.gp.pymc_model import build_model, compiled_model
 
     rng = np.random.default_rng(0)
     for d in [int(v) for v in args.dims.split(",")]:

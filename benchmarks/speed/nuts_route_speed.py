@@ -45,8 +45,8 @@ def _data(n: int, d: int):
 def worker(sizes: list[int], d: int, seed: int, repeat: int) -> None:
     """Fit every size ``repeat`` times after a warm-up; print
     ``{n: [[seconds, ...], mean log eta]}``."""
+    from pp_decomp.components.gp.gp import ComponentGP
     from pp_decomp.components.inference.nuts import NutsSettings
-    from pp_decomp.components.model.gp import ComponentGP
 
     settings = NutsSettings(draws=DRAWS, tune=TUNE, chains=CHAINS)
     problems = {}

@@ -2,7 +2,7 @@
 
 For each seed, a MAP D-GPUCB run of ``--evaluations`` on the problem under the
 defaults before issue 46; then, on its data, each component is fitted (MAP)
-with each candidate model (:func:`pp_decomp.model_choice.choose_model`: Matérn
+with each candidate model (:func:`pp_decomp.apps.model_choice.choose_model`: Matérn
 1/2, 3/2, 5/2, ExpQuad × lognormal or inverse-gamma lengthscale prior), scored
 by its exact leave-one-out elpd (:mod:`pp_decomp.criticism`) and by the
 coverage of the truth by its 95% central intervals at ``--points`` random
@@ -32,8 +32,8 @@ def score_seed(problem_name: str, seed: int, evaluations: int, points: int, log=
     """Per component: {candidate: (elpd_loo, coverage at 0.95)} on one seed's run,
     plus ``"stacked"``: (NaN, the stacked predictive's coverage)."""
     import pp_decomp as ppd
-    from pp_decomp.calibration import sample_coverage
-    from pp_decomp.model_choice import choose_model
+    from pp_decomp.apps.calibration import sample_coverage
+    from pp_decomp.apps.model_choice import choose_model
     from pp_decomp.models import get_problem
 
     problem = get_problem(problem_name, seed=seed)

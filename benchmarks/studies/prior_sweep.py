@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 
 def trial_seed(root: int, k: int) -> int:
-    """The seed of bench trial ``k`` (:class:`pp_decomp.bench.spec.Task`)."""
+    """The seed of bench trial ``k`` (:class:`pp_decomp.apps.bench.spec.Task`)."""
     return int(np.random.SeedSequence([root, k]).generate_state(1)[0])
 
 

@@ -37,7 +37,7 @@ _CHUNK = 128  # new points per joint covariance: bounds the (S, k + chunk, k + c
 
 
 class HallucinatedGP:
-    """A GP model (:class:`~pp_decomp.components.model.protocol.GPModel`) that has also
+    """A GP model (:class:`~pp_decomp.components.gp.protocol.GPModel`) that has also
     observed its own posterior mean at the pending inputs ``P (k, d)``."""
 
     def __init__(self, gp, P: np.ndarray):

@@ -1,7 +1,7 @@
 """The additive GP's log posterior and its gradient, compiled by numba for NUTS.
 
 The same density as :class:`~pp_decomp.additive.gp.MapObjective` (numpy, for
-MAP) and the PyMC model (:func:`~pp_decomp.additive.model.build_additive_model`),
+MAP) and the PyMC model (:func:`~pp_decomp.additive.pymc_model.build_additive_model`),
 as a function of the log-scale parameters ``z``, without the transform's
 Jacobian. With ``K = Σ_j K_j + (σ² + jitter) I``, ``α = K⁻¹ y`` and
 ``B = ααᵀ - K⁻¹``, ``∂ log p(y) / ∂θ = ½ tr(B ∂K/∂θ)``:
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels.families import ExpQuad
 

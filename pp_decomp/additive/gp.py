@@ -1,12 +1,12 @@
 """``AdditiveGP``: a PyMC marginal GP with an additive SE kernel over groups of inputs.
 
 It shares the fitting and prediction skeleton of every GP model
-(:class:`pp_decomp.components.model.base.MarginalGP`): MAP by multi-start L-BFGS-B
+(:class:`pp_decomp.components.gp.base.MarginalGP`): MAP by multi-start L-BFGS-B
 on :class:`MapObjective` (numpy), NUTS by nutpie on the same density compiled
 by numba (:mod:`pp_decomp.additive.density`; one nutpie model per ``(M, D,
 priors, shared)`` with the group mask swapped as data,
 :mod:`pp_decomp.additive.sampler`). The PyMC model
-(:mod:`pp_decomp.additive.model`) defines both and the tests check them against it.
+(:mod:`pp_decomp.additive.pymc_model`) defines both and the tests check them against it.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pp_decomp.additive.objective import (
 )
 from pp_decomp.additive.posterior import AdditivePosterior, group_masks
 from pp_decomp.additive.sampler import AdditiveModel
+from pp_decomp.components.gp.base import MarginalGP
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.inference.compiled import compiled
-from pp_decomp.components.model.base import MarginalGP
-from pp_decomp.components.model.priors import Priors
 from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.validate import check_X
 

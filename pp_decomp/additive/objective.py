@@ -3,7 +3,7 @@
 :class:`MapObjective` is the negative log posterior of an additive SE GP over
 groups of inputs in the log-scale hyperparameters ``z = (log ℓ, log η, log σ)``,
 with its gradient; the NUTS density (:mod:`pp_decomp.additive.density`) and the
-PyMC model (:mod:`pp_decomp.additive.model`) are the same density.
+PyMC model (:mod:`pp_decomp.additive.pymc_model`) are the same density.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pp_decomp.additive.density import (
     prior_constants,
     shared_log_density_rows,
 )
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.inference.compiled import SEARCH_BOX, penalty
-from pp_decomp.components.model.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels.families import ExpQuad
 
@@ -58,7 +58,7 @@ def prior_center(priors: Priors, n_groups: int, n_ls: int, n_eta: int) -> np.nda
 class MapObjective:
     """Negative log posterior of the additive model and its gradient, in numpy.
 
-    The same model as :func:`pp_decomp.additive.model.build_additive_model`, as a
+    The same model as :func:`pp_decomp.additive.pymc_model.build_additive_model`, as a
     function of ``z = (log ℓ (D), log η (M), log σ)`` without the log-transform's
     Jacobian, so its minimum is the posterior mode of the constrained parameters.
     With ``K = Σ_j K_j + (σ² + jitter) I``, ``α = K⁻¹ y`` and ``B = ααᵀ - K⁻¹``:

@@ -22,10 +22,10 @@ import numpy as np
 
 from pp_decomp.additive.density import ard_log_posterior, shared_log_posterior
 from pp_decomp.additive.objective import MapObjective, prior_center
+from pp_decomp.components.gp.priors import Priors
+from pp_decomp.components.gp.pymc_model import JitteredCenter
 from pp_decomp.components.inference.compiled import CompiledModel
 from pp_decomp.components.inference.native import NutsModel
-from pp_decomp.components.model.priors import Priors
-from pp_decomp.components.model.pymc_model import JitteredCenter
 
 
 @numba.njit(nogil=True, cache=True)

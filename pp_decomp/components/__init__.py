@@ -1,6 +1,6 @@
 """Component GPs, by concept:
 
-* :mod:`~pp_decomp.components.model`: the GP classes (``ComponentGP`` and its engines for
+* :mod:`~pp_decomp.components.gp`: the GP classes (``ComponentGP`` and its engines for
   kernel expressions and a user's PyMC model), their PyMC models, priors, densities;
 * :mod:`~pp_decomp.components.inference`: MAP, NUTS (nutpie) and importance sampling of
   the hyperparameters;
@@ -12,10 +12,10 @@ from pp_decomp.components.correlated.model import CorrelatedComponents
 from pp_decomp.components.correlated.posterior import CoregionDraws
 
 # ComponentGP's variants (kernel expressions, a user's PyMC model) register on import
-from pp_decomp.components.model import kernel_gp, pymc_gp  # noqa: F401, E402
-from pp_decomp.components.model.gp import ComponentGP
-from pp_decomp.components.model.known import KnownKernels
-from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.gp import kernel_gp, pymc_gp  # noqa: F401, E402
+from pp_decomp.components.gp.gp import ComponentGP
+from pp_decomp.components.gp.known import KnownKernels
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.posterior.batched import GPPosterior, mixture_moments
 from pp_decomp.components.posterior.draws import HyperDraws
 

@@ -114,7 +114,7 @@ class EntireGP(DrawPosterior):
         """Observation-noise variance ``Σ_j g_j(x)² σ_j²`` per draw at ``Xnew``: (S, m)."""
         return self._noise(self.composition.weights(check_X(Xnew, "Xnew")))
 
-    # the model interface (:class:`pp_decomp.components.model.protocol.GPModel`)
+    # the model interface (:class:`pp_decomp.components.gp.protocol.GPModel`)
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw mean and variance of the composed ``f`` (or ``y``) at ``Xnew``."""
         mean, var = self.per_draw(Xnew)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 
-from pp_decomp.components.model.gp import ComponentGP
-from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.gp.gp import ComponentGP
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import Kernel
 from pp_decomp.prior import Prior

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp.apps.report_pictures import RunView, report_of
 from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import Decision, decisions
@@ -33,7 +34,6 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import Problem
-from pp_decomp.report_pictures import RunView, report_of
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import as_float_array, check_positive_int, check_X
@@ -73,7 +73,7 @@ class _Views:
 
     def report_view(self) -> RunView:
         """What the report's pictures read of this run
-        (:class:`~pp_decomp.report_pictures.RunView`), its observations as they are now."""
+        (:class:`~pp_decomp.apps.report_pictures.RunView`), its observations as they are now."""
         models = lambda: self._current_models("report")  # noqa: E731
         return RunView(
             self.problem, self.settings.strategy, self.strategy.surrogate,
@@ -281,7 +281,7 @@ class Optimizer(_Views):
 
     def report(self, out) -> Path:
         """Write this run's pictures and ``report.md`` into folder ``out`` (as ``pp-decomp
-        report``, :mod:`pp_decomp.report_pictures`) with this optimiser's problem and the
+        report``, :mod:`pp_decomp.apps.report_pictures`) with this optimiser's problem and the
         models of its last choice; nothing is asked or written to the checkpoint. Returns
         report.md's path. Example: ``opt.run(15); opt.report("run-report")``."""
         notes = [] if self.checkpoint is None else [f"Run file: {self.checkpoint}"]

@@ -1,6 +1,6 @@
 """What a run's last choice saw at given inputs: the components' joint posterior
 samples and the upper bound its strategy maximised (used by
-:meth:`~pp_decomp.loop.Optimizer.predict` and :mod:`pp_decomp.calibration`)."""
+:meth:`~pp_decomp.loop.Optimizer.predict` and :mod:`pp_decomp.apps.calibration`)."""
 
 from __future__ import annotations
 

@@ -25,9 +25,9 @@ from pp_decomp.additive import (
     learn_decomposition,
     log_marginal_likelihood,
 )
-from pp_decomp.additive.model import MaskedAdditiveExpQuad
 from pp_decomp.additive.objective import MapObjective
 from pp_decomp.additive.posterior import group_cov, group_masks
+from pp_decomp.additive.pymc_model import MaskedAdditiveExpQuad
 from pp_decomp.additive.structure import swap_climb
 from pp_decomp.components import Priors
 from pp_decomp.models import get_problem
@@ -420,7 +420,7 @@ def test_log_density_is_the_sampler_s_density(rng, shared):
     """``MapObjective.log_density``, the numpy density the importance-sampling
     refreshes weigh by, is PyMC's model log density with the log transforms'
     Jacobian, up to a constant, batched over rows."""
-    from pp_decomp.additive.model import build_additive_model
+    from pp_decomp.additive.pymc_model import build_additive_model
 
     X, y = rng.uniform(size=(20, D)), rng.standard_normal(20)
     W, p = group_masks(GROUPS, D), Priors(ls_family="inverse-gamma", sigma_family="gamma")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
-from pp_decomp.components.model.pymc_model import compiled_model
+from pp_decomp.components.gp.pymc_model import compiled_model
 from pp_decomp.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
 
 

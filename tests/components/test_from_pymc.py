@@ -249,7 +249,7 @@ def test_a_build_that_reads_the_column_count_off_X_is_told_to_take_it():
 
 
 def test_input_dim_goes_only_to_a_build_that_asks_for_it():
-    from pp_decomp.components.model.pymc_gp import call_build
+    from pp_decomp.components.gp.pymc_gp import call_build
 
     def got(*args, **kwargs):
         return args, kwargs

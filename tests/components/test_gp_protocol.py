@@ -1,4 +1,4 @@
-"""One suite run against every GP model class (pp_decomp.components.model.protocol.GPModel):
+"""One suite run against every GP model class (pp_decomp.components.gp.protocol.GPModel):
 ComponentGP, AdditiveGP, EntireGP, the fast path's FastGPView and a batch's
 HallucinatedGP (pending inputs conditioned on)."""
 
@@ -9,8 +9,8 @@ import pytest
 
 from pp_decomp import ComponentGP, EntireGP, HyperDraws, LinearComposition
 from pp_decomp.additive import AdditiveDraws, AdditiveGP
-from pp_decomp.components.model.priors import Priors
-from pp_decomp.components.model.protocol import GPModel
+from pp_decomp.components.gp.priors import Priors
+from pp_decomp.components.gp.protocol import GPModel
 from pp_decomp.loop import FastSettings
 from pp_decomp.loop.settings import InferenceSettings, ModelSettings
 from pp_decomp.loop.updaters.fast import FastComponent, FastGPView, candidate_index

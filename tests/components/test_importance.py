@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from pp_decomp import ComponentGP
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.inference.importance import prior_importance_fit
-from pp_decomp.components.model.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.components.posterior.incremental import log_likelihood
 from pp_decomp.kernels import kernel_matrix

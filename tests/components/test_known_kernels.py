@@ -7,8 +7,8 @@ import pytest
 import xarray as xr
 
 from pp_decomp import ComponentGP, EntireGP, HyperDraws, KnownKernels, LinearComposition, Optimizer
-from pp_decomp.bench import BenchSpec
-from pp_decomp.components.model.priors import Priors
+from pp_decomp.apps.bench import BenchSpec
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.loop.records import FitNotes
 from pp_decomp.loop.updaters import loop_data
@@ -196,7 +196,7 @@ def test_n_init_zero_needs_known_kernels_and_an_incumbent_free_strategy(small_sy
 
 
 def test_cli_runs_the_papers_protocol(tmp_path, capsys):
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     out = tmp_path / "known.nc"
     argv = ["run", "--problem", "synthetic", "--strategy", "d-gpucb", "--inference", "fixed"]

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP
+from pp_decomp.components.gp.density import constants, log_density
+from pp_decomp.components.gp.priors import Priors
+from pp_decomp.components.gp.pymc_model import build_model
 from pp_decomp.components.inference.compiled import map_searches
 from pp_decomp.components.inference.map_objective import GPMapObjective
-from pp_decomp.components.model.density import constants, log_density
-from pp_decomp.components.model.priors import Priors
-from pp_decomp.components.model.pymc_model import build_model
 
 CASES = [
     ("se", Priors()),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pp_decomp.components.gp.priors import Priors
+from pp_decomp.components.gp.pymc_model import build_model, compiled_model
 from pp_decomp.components.inference.native import NutsModel
-from pp_decomp.components.model.priors import Priors
-from pp_decomp.components.model.pymc_model import build_model, compiled_model
 
 
 def _data(n=15, d=2, seed=0):

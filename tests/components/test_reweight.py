@@ -8,9 +8,9 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from pp_decomp import ComponentGP
+from pp_decomp.components.gp.density import constants, log_densities, log_density
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.inference.reweight import reweight_chains
-from pp_decomp.components.model.density import constants, log_densities, log_density
-from pp_decomp.components.model.priors import Priors
 
 A, B = np.array([0.0, 0.0]), np.array([3.0, 1.0])
 

@@ -8,7 +8,7 @@ import pytest
 from pp_decomp import ComponentGP, HyperDraws, Optimizer
 from pp_decomp.acquisition.hallucination import hallucinate
 from pp_decomp.acquisition.surrogate import CopulaSurrogate, decomposed_surrogate
-from pp_decomp.bench import BenchSpec
+from pp_decomp.apps.bench import BenchSpec
 from pp_decomp.composition.copula import residual_correlation
 from pp_decomp.models import get_problem
 

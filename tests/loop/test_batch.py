@@ -190,7 +190,7 @@ def test_workers_killed_mid_evaluation_have_their_evaluations_retried(tmp_path):
 KILL_DRIVER = textwrap.dedent(
     """
     import os, signal, sys
-    import pp_decomp.cli
+    import pp_decomp.apps.cli
     from pp_decomp.loop.optimizer import Optimizer
 
     def tell(self, x, y, _tell=Optimizer.tell):
@@ -200,7 +200,7 @@ KILL_DRIVER = textwrap.dedent(
 
     if __name__ == "__main__":
         Optimizer.tell = tell
-        sys.exit(pp_decomp.cli.main(sys.argv[1:]))
+        sys.exit(pp_decomp.apps.cli.main(sys.argv[1:]))
     """
 )
 
@@ -208,7 +208,7 @@ KILL_DRIVER = textwrap.dedent(
 def test_a_killed_async_driver_resumes_with_no_evaluation_lost(tmp_path):
     args = ["--problem", "synthetic", "--strategy", "d-gpucb", "--iterations", "16"]
     args += ["--init", "4", "--seed", "5", "--inference", "map", "--quiet", "--workers", "3"]
-    cmd = [sys.executable, "-m", "pp_decomp.cli", "run", *args]
+    cmd = [sys.executable, "-m", "pp_decomp.apps.cli", "run", *args]
     out, script = tmp_path / "async.nc", tmp_path / "driver.py"
     script.write_text(KILL_DRIVER)
     proc = subprocess.run(
@@ -282,7 +282,7 @@ def test_an_unreachable_scheduler_is_refused_by_address_before_any_evaluation(
     import dask.distributed
     from dask.utils import parse_timedelta
 
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     timeouts, real = [], dask.distributed.Client
 

@@ -419,7 +419,7 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys, threading, warnings
 
-    import pp_decomp.cli  # pins the BLAS threads before numpy loads, as the command does
+    import pp_decomp.apps.cli  # pins the BLAS threads before numpy loads, as the command does
     from pp_decomp.loop import checkpoint as ckpt
     from pp_decomp.loop.updaters import fast as update_fast
     from pp_decomp.loop.optimizer import Optimizer
@@ -526,7 +526,7 @@ KILLER = textwrap.dedent(
     Optimizer._save = save
 
     if sys.argv[1] == "cli":
-        sys.exit(pp_decomp.cli.main(sys.argv[2:]))
+        sys.exit(pp_decomp.apps.cli.main(sys.argv[2:]))
     from pp_decomp.loop import FastSettings
     from pp_decomp.models import get_problem
 

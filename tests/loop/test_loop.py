@@ -130,7 +130,7 @@ def test_strategy_and_inference_names_are_taken_in_any_case_and_recorded_canonic
 
     import xarray as xr
 
-    from pp_decomp.cli import main
+    from pp_decomp.apps.cli import main
 
     opt = Optimizer(small_synthetic, "D-GPUCB", inference="MAP", n_init=2)
     assert (opt.strategy.name, opt.settings.strategy) == ("d-gpucb", "d-gpucb")
@@ -188,7 +188,7 @@ def test_default_beta_is_the_domains_schedule(small_synthetic, tmp_path):
 KILL_AFTER_8 = textwrap.dedent(
     """
     import os, signal, sys
-    import pp_decomp.cli
+    import pp_decomp.apps.cli
     from pp_decomp.loop.optimizer import Optimizer
 
     def tell(self, x, y, _tell=Optimizer.tell):
@@ -197,7 +197,7 @@ KILL_AFTER_8 = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
 
     Optimizer.tell = tell
-    sys.exit(pp_decomp.cli.main(sys.argv[1:]))
+    sys.exit(pp_decomp.apps.cli.main(sys.argv[1:]))
     """
 )
 
@@ -217,7 +217,7 @@ def test_sigkill_then_resume_loses_nothing(tmp_path):
         "5",
         "--quiet",
     ]
-    cmd = [sys.executable, "-m", "pp_decomp.cli", "run"]
+    cmd = [sys.executable, "-m", "pp_decomp.apps.cli", "run"]
     ref = tmp_path / "ref.nc"
     subprocess.run(cmd + args + ["--out", str(ref)], check=True, capture_output=True)
     out = tmp_path / "killed.nc"

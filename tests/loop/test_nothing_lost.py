@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import pp_decomp as ppd
-from pp_decomp.cli import main
+from pp_decomp.apps.cli import main
 
 RUN = ["run", "--problem", "synthetic", "--iterations", "6", "--init", "4", "--quiet"]
 

@@ -149,7 +149,7 @@ def test_a_users_own_system_and_model_full_bayes_killed_resumed_and_reported(tmp
     assert report.name == "report.md" and "fits of" in report.read_text()
     opt.close()
 
-    cli = [sys.executable, "-m", "pp_decomp.cli", "report", str(path)]
+    cli = [sys.executable, "-m", "pp_decomp.apps.cli", "report", str(path)]
     cli += ["--problem", "my_plant:problem", "--components", "my_plant:components"]
     cli += ["--out", str(tmp_path / "cli-report")]
     out = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True)

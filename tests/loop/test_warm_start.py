@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 
 from pp_decomp import Optimizer
-from pp_decomp.bench import BenchSpec
+from pp_decomp.apps.bench import BenchSpec
 from pp_decomp.components.inference import compiled
 from pp_decomp.models import get_problem
 
@@ -102,7 +102,7 @@ def test_bench_gives_warm_start_to_the_gp_strategies_only():
 
 def test_run_command_stores_warm_start(tmp_path):
     out = tmp_path / "run.nc"
-    cmd = [sys.executable, "-m", "pp_decomp.cli", "run", "--problem", "synthetic"]
+    cmd = [sys.executable, "-m", "pp_decomp.apps.cli", "run", "--problem", "synthetic"]
     cmd += ["--strategy", "gp-ucb", "--iterations", "7", "--warm-start", "--out", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     with xr.open_dataset(out, engine="h5netcdf") as ds:

@@ -78,7 +78,7 @@ def test_a_min_strategys_step_is_criticised_on_its_components_and_its_own_bound(
     """Calibration reads a ``-min`` step as decomposed: every component scored, and the
     bound checked is the smaller one the strategy maximised, not GP-UCB's alone."""
     from pp_decomp.acquisition import UCB, ComposedSurrogate
-    from pp_decomp.calibration import step_coverage
+    from pp_decomp.apps.calibration import step_coverage
     from pp_decomp.loop.step_bound import ucb_bound
 
     opt = Optimizer(_problem(), "d-gpucb-mc-min", seed=2, n_init=3, copula=False)

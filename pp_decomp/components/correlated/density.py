@@ -38,8 +38,8 @@ import math
 import numba
 import numpy as np
 
-from pp_decomp.components.model.density import LOG_2PI, _gamma, _lognormal
-from pp_decomp.components.model.priors import Priors
+from pp_decomp.components.gp.density import LOG_2PI, _gamma, _lognormal
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
 from pp_decomp.kernels import pymc_cov
 from pp_decomp.kernels.builtin import FAMILY

@@ -6,7 +6,7 @@ model holds the data apart, so every GP and every refit with that structure
 shares one nutpie model (for NUTS) and only the data are swapped. Both kinds
 sample a density compiled by numba, not a PyMC model compiled by PyTensor
 (15-40 s per structure): a component GP's
-(:class:`pp_decomp.components.model.pymc_model.ComponentModel`) and the additive GP's
+(:class:`pp_decomp.components.gp.pymc_model.ComponentModel`) and the additive GP's
 (:class:`pp_decomp.additive.sampler.AdditiveModel`). MAP fits use objectives
 without PyTensor (:mod:`pp_decomp.components.inference.map_objective`,
 :class:`pp_decomp.additive.gp.MapObjective`).
@@ -113,7 +113,7 @@ class CompiledModel:
     """One model structure for NUTS: its unconstrained parameters (``value_names``,
     PyMC's ``*_log__`` names, in the order of a flat row) and its nutpie model
     (``nutpie_model``, with ``with_data``), built once per structure by a
-    subclass (:class:`~pp_decomp.components.model.pymc_model.ComponentModel`,
+    subclass (:class:`~pp_decomp.components.gp.pymc_model.ComponentModel`,
     :class:`~pp_decomp.additive.sampler.AdditiveModel`)."""
 
     label = "model"

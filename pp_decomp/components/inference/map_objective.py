@@ -1,8 +1,8 @@
 """The MAP objective of a component GP: the compiled density without the Jacobian.
 
-The negative log posterior of :func:`pp_decomp.components.model.pymc_model.build_model`
+The negative log posterior of :func:`pp_decomp.components.gp.pymc_model.build_model`
 and its gradient as a function of the log-scale hyperparameters, evaluated by
-:func:`pp_decomp.components.model.density.log_density` (numba): no graph to compile
+:func:`pp_decomp.components.gp.density.log_density` (numba): no graph to compile
 before the first fit, and no per-call overhead on the small ``n`` of an
 optimisation loop, where the L-BFGS-B search would otherwise spend its time.
 The tests check this objective against the PyMC model's compiled log density.
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.components.gp.density import constants, log_density
+from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.inference.compiled import SEARCH_BOX, penalty
-from pp_decomp.components.model.density import constants, log_density
-from pp_decomp.components.model.priors import Priors
 from pp_decomp.components.posterior.draws import HyperDraws
 
 
@@ -24,7 +24,7 @@ class GPMapObjective:
     The log priors of :class:`Priors` enter without the log transform's
     Jacobian, so the minimum is the posterior mode of the constrained
     parameters, as for the compiled PyMC objective it replaces. The formulas are
-    in :mod:`pp_decomp.components.model.density`.
+    in :mod:`pp_decomp.components.gp.density`.
 
     Parameters
     ----------

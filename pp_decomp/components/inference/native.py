@@ -1,5 +1,5 @@
 """nutpie's models of the numba densities: a component GP's
-(:func:`~pp_decomp.components.model.density.log_density`) and, by the same
+(:func:`~pp_decomp.components.gp.density.log_density`) and, by the same
 :class:`NutsModel`, the additive GP's (:mod:`pp_decomp.additive.sampler`).
 
 A :class:`NutsModel` holds what :func:`nutpie.compiled_pyfunc.from_pyfunc`
@@ -27,7 +27,7 @@ from functools import partial
 import numba
 import numpy as np
 
-from pp_decomp.components.model.density import log_density
+from pp_decomp.components.gp.density import log_density
 
 
 def _no_check(data: dict) -> None:
@@ -187,7 +187,7 @@ def density_model(names: list[str], sizes: list[int], prm: np.ndarray, initial_p
     ----------
     names : the log-scale parameters in order, e.g. ``["ls", "eta", "sigma"]``
     sizes : their sizes, e.g. ``[d, 1, 1]``
-    prm : (13,) the density's constants (:func:`~pp_decomp.components.model.density.constants`)
+    prm : (13,) the density's constants (:func:`~pp_decomp.components.gp.density.constants`)
     initial_point : ``seed -> (k,)`` a chain's starting point in the log space
 
     Stored: ``ls_log__ (d,)``, ``eta_log__``, ... and ``ls (d,)``, ``eta``, ...

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
-from pp_decomp.components.model.priors import as_priors
+from pp_decomp.components.gp.priors import as_priors
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.loop.settings.checks import check_copula, check_correlated, known_kernels_for
 

@@ -45,8 +45,8 @@ from pp_decomp._runtime import status
 from pp_decomp.additive import AdditiveDraws, AdditiveGP, gibbs_structure, learn_decomposition
 from pp_decomp.additive.objective import ADDITIVE_PRIORS
 from pp_decomp.additive.structure import default_amplitudes
+from pp_decomp.components.gp.scaling import to_model_scale
 from pp_decomp.components.inference.refresh import refresh_fit
-from pp_decomp.components.model.scaling import to_model_scale
 from pp_decomp.components.posterior.batched import log_likelihood_after
 from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import fit_summary

@@ -69,7 +69,7 @@ class FastPosterior(DrawPosterior):
 
 class FastGPView:
     """A fast-path GP at one step, in the component's units
-    (:class:`~pp_decomp.components.model.protocol.GPModel`)."""
+    (:class:`~pp_decomp.components.gp.protocol.GPModel`)."""
 
     def __init__(self, comp, index, rng: np.random.Generator):
         self.comp, self.name = comp, comp.gp.name

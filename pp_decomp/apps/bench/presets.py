@@ -1,0 +1,69 @@
+"""The papers' benchmarks by name: plain data, importable without numpy, so that
+the command line's parser lists them (:func:`pp_decomp.apps.bench.spec.preset` builds
+a :class:`~pp_decomp.apps.bench.spec.BenchSpec` of one)."""
+
+PRESETS = {
+    "wang2019": dict(
+        problems=["synthetic", "flu", "perceived-temperature"],
+        strategies=[
+            "d-gpucb",
+            "d-gpucb-lipschitz",
+            "d-gpucb-mc",
+            "gp-ucb",
+            "ei",
+            "pi",
+            "gp-mi",
+            "random",
+        ],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+    "contal2014": dict(
+        problems=[
+            "gaussian-mixture",
+            "himmelblau",
+            "branin",
+            "goldstein-price",
+            "gp-sample-2d",
+            "gp-sample-4d",
+        ],
+        strategies=["gp-mi", "gp-ucb", "ei"],
+        trials=30,
+        iterations=100,
+        n_init=5,
+    ),
+    "kandasamy2015": dict(
+        problems=["kandasamy-24-6-4"],
+        strategies=["add-gp-ucb-oracle", "add-gp-ucb", "gp-ucb", "random"],
+        trials=10,
+        iterations=200,
+        n_init=10,
+        beta_schedule="kandasamy",
+        # the paper's search over decompositions: the best of random partitions
+        additive={"n_cyc": 25, "max_group_size": 6, "decomposition_search": "random"},
+        compared=["add-gp-ucb", "add-gp-ucb-oracle"],
+    ),
+    "rolland2018": dict(
+        problems=["rolland-star", "rolland-grid"],
+        strategies=["g-add-gp-ucb", "g-add-gp-ucb-disjoint", "g-add-gp-ucb-oracle", "random"],
+        trials=10,
+        iterations=300,
+        n_init=10,
+        additive={"n_cyc": 30, "gibbs_evals": 200},
+        baseline="g-add-gp-ucb-disjoint",
+        compared=["g-add-gp-ucb", "g-add-gp-ucb-oracle"],
+    ),
+    # decision quality side by side with BoTorch's MAP composite loop (compare extra)
+    "peers": dict(
+        problems=["synthetic", "flu"],
+        strategies=["d-gpucb", "d-gpucb-mc", "botorch-composite"],
+        trials=10,
+        iterations=100,
+        n_init=5,
+        baseline="botorch-composite",
+        compared=["d-gpucb", "d-gpucb-mc"],
+    ),
+}
+QUICK = {"trials": 2, "iterations": 20}
+PRESET_NAMES = tuple(PRESETS)

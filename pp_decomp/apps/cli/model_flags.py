@@ -1,0 +1,69 @@
+"""The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
+``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula`` and
+``--warm-start``. Arguments only: the parser loads no numpy (``--help`` stays quick);
+:func:`pp_decomp.apps.cli.run.prior_fields` reads ``--prior``."""
+
+from __future__ import annotations
+
+from argparse import BooleanOptionalAction
+
+from pp_decomp.choices import DEFAULT_KERNEL, KERNEL_ALIASES, KERNELS, OUTCOME_TRANSFORMS
+
+
+def add_kernel_flag(parser) -> None:
+    """``--kernel``, one of the kernels or their aliases (default: the Optimizer's,
+    named from the constant the run settings default to, so the help cannot drift)."""
+    parser.add_argument(
+        "--kernel",
+        default=None,
+        type=str.lower,
+        choices=[*KERNELS, *KERNEL_ALIASES],
+        metavar="{" + ",".join(KERNELS) + "}",
+        help=f"the GPs' kernel (default {DEFAULT_KERNEL})",
+    )
+
+
+def add_outcome_transform_flag(parser) -> None:
+    """``--outcome-transform``, what the component GPs regress (default: y itself)."""
+    parser.add_argument(
+        "--outcome-transform",
+        default=None,
+        choices=list(OUTCOME_TRANSFORMS),
+        help="the component GPs regress log y_j and g sees exp (positive components "
+        "spanning orders of magnitude; decomposed strategies; default none)",
+    )
+
+
+def add_copula_flag(parser) -> None:
+    """``--copula`` / ``--no-copula``: the independent component GPs' errors
+    correlated by a Gaussian copula (default: wherever it applies)."""
+    parser.add_argument(
+        "--copula",
+        action=BooleanOptionalAction,
+        default=None,
+        help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
+        "to their whitened residuals (default: on for the joint bounds of decomposed "
+        "strategies with fitted kernels and at least 2 components)",
+    )
+
+
+def add_warm_start_flag(parser) -> None:
+    """``--warm-start``: MAP refits from the last fit's mode, one start."""
+    parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        default=None,
+        help="start each MAP refit at the last fit's mode, one L-BFGS-B search instead "
+        "of three afresh (about 5x faster fits; component and composed GPs)",
+    )
+
+
+def add_prior_flag(parser) -> None:
+    """``--prior NAME=VALUE``, repeatable."""
+    parser.add_argument(
+        "--prior",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Priors field other than its default, e.g. ls_family=inverse-gamma (repeatable)",
+    )
