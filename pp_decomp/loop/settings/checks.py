@@ -4,6 +4,7 @@ by name before any work."""
 
 from __future__ import annotations
 
+from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
 from pp_decomp.composition.outcome import is_identity
@@ -31,7 +32,7 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
             f"correlated=True needs at least 2 components; problem {problem.name!r} has "
             f"{problem.n_components}"
         )
-    if inference not in ("map", "nuts"):
+    if inference not in FITTED_INFERENCE:
         raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
     if kernel not in CORRELATED_KERNELS:
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
