@@ -95,6 +95,7 @@ def _capped(name: str, bound, joint: bool = False) -> Strategy:
         build=lambda c: acq.SmallerUCB(bound(c), c.composed, c.beta),
         needs=Needs(joint=joint),
         with_composed=True,
+        bound=True,
     )
 
 
@@ -113,6 +114,7 @@ STRATEGIES: dict[str, Strategy] = {
             "D-GPUCB, linear g (Wang Alg. 3)",
             build=lambda c: acq.DGPUCB(c.decomposed, c.beta),
             needs=Needs(linear_g=True),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-lipschitz",
@@ -122,6 +124,7 @@ STRATEGIES: dict[str, Strategy] = {
                 c.decomposed, c.beta, c.problem.lipschitz, _lipschitz_range(c)
             ),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-local",
@@ -129,6 +132,7 @@ STRATEGIES: dict[str, Strategy] = {
             "generalized D-GPUCB, local Lipschitz bound over the credible box around μ(x)",
             build=lambda c: acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-box",
@@ -136,12 +140,14 @@ STRATEGIES: dict[str, Strategy] = {
             "generalized D-GPUCB, largest g over the credible box around μ(x)",
             build=lambda c: acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-mc",
             "decomposed",
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",
             build=lambda c: acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng),
+            bound=True,
         ),
         _capped(
             "d-gpucb-mc",

@@ -115,22 +115,9 @@ def check_strategy(strategy, problem, **settings) -> Strategy:
     return s
 
 
-# the decomposed strategies whose acquisition is an upper confidence bound of h
-DECOMPOSED_BOUNDS = (
-    "d-gpucb",
-    "d-gpucb-lipschitz",
-    "d-gpucb-local",
-    "d-gpucb-box",
-    "d-gpucb-mc",
-    "d-gpucb-mc-min",
-    "d-gpucb-local-min",
-    "d-gpucb-box-min",
-)
-
-
 def decomposed_bound(strategy, ctx):
     """The upper bound of ``h`` that a decomposed UCB strategy maximises, built on
     ``ctx`` (its ``decomposed`` surrogate, ``beta``, ``rng``); ``None`` for a
     strategy that maximises something else (EI, PI, Thompson, ...)."""
     s = get_strategy(strategy)
-    return s.build(ctx) if s.name in DECOMPOSED_BOUNDS else None
+    return s.build(ctx) if s.bound else None
