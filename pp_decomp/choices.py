@@ -14,6 +14,10 @@ KERNELS = ("se", "matern52", "matern32", "rq")
 KERNEL_ALIASES = {"expquad": "se", "matern": "matern52", "ratquad": "rq"}
 # the GPs' kernel unless given: docs/design.md, "Calibrated defaults"
 DEFAULT_KERNEL = "matern32"
-# how a run's hyperparameters are had: a posterior mode, NUTS, or known kernels
-INFERENCE_METHODS = ("map", "nuts", "fixed")
+# hyperparameters learned from the data: a posterior mode, or full Bayes by NUTS
+FITTED_INFERENCE = ("map", "nuts")
+# how a run's hyperparameters are had: learned, or known kernels
+INFERENCE_METHODS = (*FITTED_INFERENCE, "fixed")
+# how the regression study has them: the generating kernels, or learned
+STUDY_INFERENCE = ("true", *FITTED_INFERENCE)
 OUTCOME_TRANSFORMS = ("none", "log")

@@ -154,15 +154,48 @@ class CandidateSet:
             raise ValueError(f"x={x} is not one of the candidates")
         return i
 
-    def sample(self, n: int, seed: SeedLike = None) -> np.ndarray:
-        """``n`` distinct candidates drawn uniformly (all of them if ``n >= size``)."""
+    def sample(self, n: int, seed: SeedLike = None, keep=None) -> np.ndarray:
+        """``n`` distinct candidates drawn uniformly, ``(min(n, m), d)``, among the ``m``
+        that ``keep`` marks (a ``(size,)`` bool; default all), in random order.
+
+        Example
+        -------
+        >>> s = CandidateSet([[0.0], [1.0], [2.0]])
+        >>> s.sample(1, seed=0, keep=[False, True, False]).tolist()
+        [[1.0]]
+        """
         n = check_positive_int(n, "n")
         rng = as_generator(seed)
-        idx = rng.choice(self.size, size=min(n, self.size), replace=False)
-        return self.X[idx]
+        X = self.X if keep is None else self.X[np.asarray(keep, dtype=bool)]
+        if not len(X):
+            raise ValueError("keep marks no candidate to draw from")
+        idx = rng.choice(len(X), size=min(n, len(X)), replace=False)
+        return X[idx]
 
     def __repr__(self) -> str:
         return f"CandidateSet(N={self.size}, d={self.dim})"
 
 
 Domain = Box | CandidateSet
+
+
+def domain_points(
+    domain: Domain, most: int, seed: SeedLike = None, box_points: int = 1024
+) -> np.ndarray:
+    """Points standing for all of ``domain`` where a function is evaluated at once,
+    ``(m, d)``: a candidate set's candidates, all of them in order (drawing nothing)
+    when there are at most ``most``, else ``most`` drawn by :meth:`CandidateSet.sample`;
+    a box's ``box_points`` (default 1024) from :meth:`Box.sample`.
+
+    Example
+    -------
+    >>> domain_points(CandidateSet([[0.0], [1.0]]), most=5).tolist()
+    [[0.0], [1.0]]
+    >>> domain_points(Box([0.0], [1.0]), most=5, seed=0).shape
+    (1024, 1)
+    """
+    if isinstance(domain, CandidateSet) and domain.size <= most:
+        return domain.X
+    if isinstance(domain, CandidateSet):
+        return domain.sample(most, seed=seed)
+    return domain.sample(box_points, seed=seed)

@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp import __version__
+from pp_decomp.choices import STUDY_INFERENCE
 from pp_decomp.components import ComponentGP
 from pp_decomp.components.samples import (
     ETA_RANGE,
@@ -28,8 +29,6 @@ from pp_decomp.components.samples import (
 from pp_decomp.composition import EntireGP, LinearComposition
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.validate import check_choice, check_positive, check_positive_int
-
-STUDY_INFERENCE = ("true", "map", "nuts")
 
 
 def _trial(kernel, J, T, d, n_test, noise_sd, inference, rng, fit_kwargs):

@@ -27,12 +27,11 @@ import xarray as xr
 
 from pp_decomp import __version__
 from pp_decomp.apps.regression import relative_improvement, scores
+from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import ComponentGP
 from pp_decomp.kernels import DEFAULT_KERNEL
 from pp_decomp.problem import Problem
 from pp_decomp.validate import check_choice, check_positive_int
-
-PROBLEM_INFERENCE = ("map", "nuts")
 
 
 def _checked_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
@@ -118,7 +117,7 @@ def problem_regression_study(
     sizes = _checked_sizes(sizes)
     trials = check_positive_int(trials, "trials")
     seed = check_positive_int(seed, "seed", minimum=0)
-    inference = check_choice(inference, "inference", PROBLEM_INFERENCE)
+    inference = check_choice(inference, "inference", FITTED_INFERENCE)
     n_test = check_positive_int(n_test, "n_test")
     rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(seed).spawn(trials)]
     if progress:

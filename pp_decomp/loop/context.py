@@ -83,10 +83,11 @@ def chosen_or_fallback(domain, x, excluded, rng) -> np.ndarray:
     if not is_excluded(x[None], excluded, domain.widths, exclusion_radius(domain))[0]:
         return x
     if isinstance(domain, CandidateSet):
-        free = domain.X[~is_excluded(domain.X, excluded, domain.widths)]
-        if not len(free):
+        free = ~is_excluded(domain.X, excluded, domain.widths)
+        if not free.any():
             raise RuntimeError("every candidate has failed: nothing is left to ask")
-        choice = free[rng.integers(len(free))]
+        # one index drawn so consumes rng as rng.integers(len(free)): runs keep their choices
+        choice = domain.sample(1, seed=rng, keep=free)[0]
     else:
         choice = domain.sample(1, seed=rng)[0]
     warn(

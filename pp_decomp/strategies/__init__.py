@@ -3,6 +3,7 @@
 from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 from pp_decomp.strategies.catalog import STRATEGIES
 from pp_decomp.strategies.compat import (
+    UnsupportedSetting,
     canonical_strategy,
     check_strategy,
     decomposed_bound,
@@ -17,6 +18,7 @@ __all__ = [
     "Context",
     "Needs",
     "Strategy",
+    "UnsupportedSetting",
     "canonical_strategy",
     "check_strategy",
     "decomposed_bound",

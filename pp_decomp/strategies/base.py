@@ -110,7 +110,15 @@ class Strategy:
     ``after_choice(ctx, x)``, if given, returns the strategy's state after
     choosing ``x`` (GP-MI's ``γ̂``). ``with_composed``: a decomposed strategy that
     also fits one GP of the composed output, given as ``ctx.composed``
-    (:class:`~pp_decomp.acquisition.SmallerUCB`).
+    (:class:`~pp_decomp.acquisition.SmallerUCB`). ``bound``: a decomposed strategy
+    whose acquisition is an upper confidence bound of ``h`` (default ``False``), the
+    bound :func:`~pp_decomp.strategies.decomposed_bound` gives the step.
+
+    Example
+    -------
+    >>> from pp_decomp.strategies import STRATEGIES
+    >>> STRATEGIES["d-gpucb-mc"].bound, STRATEGIES["d-ei"].bound
+    (True, False)
     """
 
     name: str
@@ -122,6 +130,7 @@ class Strategy:
     additive: AdditiveSpec | None = None
     after_choice: Callable | None = None
     with_composed: bool = False
+    bound: bool = False
 
     def choose(self, ctx: Context) -> tuple[np.ndarray, float]:
         """The next input and its acquisition value."""

@@ -8,30 +8,12 @@ from pp_decomp import acquisition as acq
 from pp_decomp.additive import add_gp_ucb_maximize, g_add_gp_ucb_maximize
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.peers.botorch import composite_ucb, gp_ucb
-from pp_decomp.space import CandidateSet
+from pp_decomp.space import CandidateSet, domain_points
 from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
 
 THOMPSON_MAX_POINTS = 2000  # joint sampling is O(N³): larger sets are subsampled
 LIPSCHITZ_RANGE_POINTS = 1024  # points of the domain over which B_j is bounded numerically
 PI_MARGIN = 0.01  # ξ of PI (MPI), in the objective's units as in Contal et al.
-
-
-def _domain_points(ctx: Context, n_max: int) -> np.ndarray:
-    """All candidates (a random subset beyond ``n_max``), or ``1024`` Sobol points of a box."""
-    dom = ctx.problem.domain
-    if isinstance(dom, CandidateSet):
-        if dom.size <= n_max:
-            return dom.X
-        return dom.X[ctx.rng.choice(dom.size, n_max, replace=False)]
-    return dom.sample(1024, seed=ctx.rng)
-
-
-def _lipschitz_range(ctx: Context) -> np.ndarray:
-    dom = ctx.problem.domain
-    if isinstance(dom, CandidateSet):
-        idx = ctx.rng.choice(dom.size, size=min(dom.size, LIPSCHITZ_RANGE_POINTS), replace=False)
-        return dom.X[idx]
-    return dom.sample(LIPSCHITZ_RANGE_POINTS, seed=ctx.rng)
 
 
 def _spread(ctx: Context) -> float:
@@ -41,7 +23,7 @@ def _spread(ctx: Context) -> float:
 
 
 def _thompson(ctx: Context):
-    X = _domain_points(ctx, THOMPSON_MAX_POINTS)
+    X = domain_points(ctx.problem.domain, THOMPSON_MAX_POINTS, ctx.rng)
     if ctx.decomposed is not None:
         h = ctx.decomposed.h(ctx.decomposed.joint_sample(X, ctx.rng), X)
     else:
@@ -55,11 +37,10 @@ def _thompson(ctx: Context):
 def _random(ctx: Context):
     dom = ctx.problem.domain
     if isinstance(dom, CandidateSet):
-        free = dom.X[~is_excluded(dom.X, ctx.excluded, dom.widths)]
-        if len(free):
-            # the draw CandidateSet.sample makes, so an unexcluded set gives the same choice
-            i = ctx.rng.choice(len(free), size=1, replace=False)[0]
-            return free[i].copy(), float("nan")
+        free = ~is_excluded(dom.X, ctx.excluded, dom.widths)
+        if free.any():
+            # the draw of an unexcluded set, so excluding nothing keeps the choice
+            return dom.sample(1, seed=ctx.rng, keep=free)[0], float("nan")
     return dom.sample(1, seed=ctx.rng)[0], float("nan")
 
 
@@ -95,6 +76,7 @@ def _capped(name: str, bound, joint: bool = False) -> Strategy:
         build=lambda c: acq.SmallerUCB(bound(c), c.composed, c.beta),
         needs=Needs(joint=joint),
         with_composed=True,
+        bound=True,
     )
 
 
@@ -113,15 +95,20 @@ STRATEGIES: dict[str, Strategy] = {
             "D-GPUCB, linear g (Wang Alg. 3)",
             build=lambda c: acq.DGPUCB(c.decomposed, c.beta),
             needs=Needs(linear_g=True),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-lipschitz",
             "decomposed",
             "generalized D-GPUCB, Lipschitz bound (Wang Alg. 4)",
             build=lambda c: acq.LipschitzUCB(
-                c.decomposed, c.beta, c.problem.lipschitz, _lipschitz_range(c)
+                c.decomposed,
+                c.beta,
+                c.problem.lipschitz,
+                c.problem.domain.sample(LIPSCHITZ_RANGE_POINTS, seed=c.rng),
             ),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-local",
@@ -129,6 +116,7 @@ STRATEGIES: dict[str, Strategy] = {
             "generalized D-GPUCB, local Lipschitz bound over the credible box around μ(x)",
             build=lambda c: acq.LocalLipschitzUCB(c.decomposed, c.beta, c.rng),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-box",
@@ -136,12 +124,14 @@ STRATEGIES: dict[str, Strategy] = {
             "generalized D-GPUCB, largest g over the credible box around μ(x)",
             build=lambda c: acq.CredibleBoxUCB(c.decomposed, c.beta, c.rng),
             needs=Needs(joint=False),
+            bound=True,
         ),
         Strategy(
             "d-gpucb-mc",
             "decomposed",
             "generalized D-GPUCB, Monte Carlo quantile of g over posterior draws",
             build=lambda c: acq.MonteCarloUCB(c.decomposed, c.beta, c.mc_samples, c.rng),
+            bound=True,
         ),
         _capped(
             "d-gpucb-mc",

@@ -9,6 +9,22 @@ from pp_decomp.strategies.catalog import STRATEGIES
 from pp_decomp.validate import canonical_choice
 
 
+class UnsupportedSetting(ValueError):
+    """A setting that a strategy, or a problem, cannot run with, refused by name: the
+    settings are sound, the pair is not (a benchmark skips the pair; any other error
+    is a wrong setting).
+
+    Example
+    -------
+    >>> from pp_decomp.models import get_problem
+    >>> try:
+    ...     check_strategy("d-gpucb", get_problem("environmental"))
+    ... except UnsupportedSetting as e:
+    ...     print(isinstance(e, ValueError), "linear decomposition" in str(e))
+    True True
+    """
+
+
 def get_strategy(name: str) -> Strategy:
     """The strategy called ``name`` in any case (``"D-GPUCB"`` is ``d-gpucb``), or a
     ValueError listing the choices."""
@@ -107,25 +123,15 @@ def _fixed_unsupported(s: Strategy, problem, known_kernels) -> str | None:
 
 
 def check_strategy(strategy, problem, **settings) -> Strategy:
-    """The strategy, or a ValueError naming it, the problem and why it cannot run there."""
+    """The strategy, or an :class:`UnsupportedSetting` naming it, the problem and why
+    it cannot run there."""
     s = get_strategy(strategy)
     why = unsupported(s, problem, **settings)
     if why is not None:
-        raise ValueError(f"strategy {s.name!r} cannot run on problem {problem.name!r}: {why}")
+        raise UnsupportedSetting(
+            f"strategy {s.name!r} cannot run on problem {problem.name!r}: {why}"
+        )
     return s
-
-
-# the decomposed strategies whose acquisition is an upper confidence bound of h
-DECOMPOSED_BOUNDS = (
-    "d-gpucb",
-    "d-gpucb-lipschitz",
-    "d-gpucb-local",
-    "d-gpucb-box",
-    "d-gpucb-mc",
-    "d-gpucb-mc-min",
-    "d-gpucb-local-min",
-    "d-gpucb-box-min",
-)
 
 
 def decomposed_bound(strategy, ctx):
@@ -133,4 +139,4 @@ def decomposed_bound(strategy, ctx):
     ``ctx`` (its ``decomposed`` surrogate, ``beta``, ``rng``); ``None`` for a
     strategy that maximises something else (EI, PI, Thompson, ...)."""
     s = get_strategy(strategy)
-    return s.build(ctx) if s.name in DECOMPOSED_BOUNDS else None
+    return s.build(ctx) if s.bound else None

@@ -435,7 +435,7 @@ def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
         BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula=True, correlated=True)
     with pytest.raises(TypeError, match="copula must be True, False or None"):
         BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula="false")
-    with pytest.raises(ValueError, match="needs inference 'map' or 'nuts'; got 'fixed'"):
+    with pytest.raises(ValueError, match="outcome_transform='log' needs inference 'map' or 'nuts'"):
         BenchSpec(
             problems=["flu"], strategies=["d-gpucb-mc"], inference="fixed", outcome_transform="log"
         )

@@ -20,8 +20,6 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp._runtime import dask_client, pin_threads, usable_cores
-from pp_decomp.acquisition import BetaKandasamy
-from pp_decomp.additive import AdditiveSettings
 from pp_decomp.apps.bench.spec import BenchSpec, Task
 from pp_decomp.apps.bench.summary import write_report
 from pp_decomp.components import Priors
@@ -30,7 +28,6 @@ from pp_decomp.loop import Optimizer
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.models import get_problem
 from pp_decomp.results import package_versions
-from pp_decomp.strategies import get_strategy
 
 
 def run_task(task: Task, out) -> str:
@@ -43,25 +40,7 @@ def run_task(task: Task, out) -> str:
     partial = final.with_suffix(".partial.nc")
 
     problem = get_problem(task.problem, seed=task.seed)
-    beta = None
-    if task.beta_schedule == "kandasamy" and get_strategy(task.strategy).surrogate != "additive":
-        beta = BetaKandasamy(problem.dim)  # the papers' GP-UCB baseline: 0.2 D log 2t
-    opt = Optimizer.open(
-        partial,
-        problem,
-        strategy=task.strategy,
-        n_init=task.n_init,
-        inference=task.inference,
-        seed=task.seed,
-        beta=beta,
-        additive_settings=AdditiveSettings(**dict(task.additive)),
-        correlated=task.correlated,
-        kernel=task.kernel,
-        priors=Priors(**dict(task.priors)),
-        outcome_transform=task.outcome_transform,
-        copula=task.copula,
-        warm_start=task.warm_start,
-    )
+    opt = Optimizer.open(partial, problem, **task.optimizer_kwargs(problem))
     opt.run(task.iterations)
     os.replace(partial, final)
     ckpt.previous(partial).unlink(missing_ok=True)  # a finished run needs no earlier file

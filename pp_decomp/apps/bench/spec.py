@@ -8,20 +8,20 @@ order tasks run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from pp_decomp.acquisition import BetaKandasamy
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.apps.bench.presets import PRESETS, QUICK
 from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import Priors
-from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import canonical_kernel
-from pp_decomp.loop.settings import copula_applies
+from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import check_problem_name, get_problem
-from pp_decomp.strategies import canonical_strategy, get_strategy, unsupported
+from pp_decomp.strategies import UnsupportedSetting, canonical_strategy, get_strategy
 from pp_decomp.validate import canonical_choice, check_choice, check_positive_int
 
 
@@ -48,6 +48,30 @@ class Task:
     @property
     def seed(self) -> int:
         return int(np.random.SeedSequence([self.root_seed, self.trial]).generate_state(1)[0])
+
+    def optimizer_kwargs(self, problem) -> dict:
+        """The keyword arguments of this task's :class:`~pp_decomp.Optimizer` on
+        ``problem`` (this trial's instance): the strategy and its settings."""
+        beta = None
+        if (
+            self.beta_schedule == "kandasamy"
+            and get_strategy(self.strategy).surrogate != "additive"
+        ):
+            beta = BetaKandasamy(problem.dim)  # the papers' GP-UCB baseline: 0.2 D log 2t
+        return dict(
+            strategy=self.strategy,
+            n_init=self.n_init,
+            inference=self.inference,
+            seed=self.seed,
+            beta=beta,
+            additive_settings=AdditiveSettings(**dict(self.additive)),
+            correlated=self.correlated,
+            kernel=self.kernel,
+            priors=Priors(**dict(self.priors)),
+            outcome_transform=self.outcome_transform,
+            copula=self.copula,
+            warm_start=self.warm_start,
+        )
 
     def path(self, out: Path) -> Path:
         """Where this task's run file lives under the benchmark folder ``out``."""
@@ -97,94 +121,52 @@ class BenchSpec:
             self.compared = [canonical_strategy(s, "compared") for s in self.compared]
         self.inference = canonical_choice(self.inference, "inference", INFERENCE_METHODS)
         check_positive_int(self.trials, "trials")
-        check_positive_int(self.n_init, "init", minimum=0 if self.inference == "fixed" else 2)
-        check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
-        if self.correlated and self.inference == "fixed":
-            raise ValueError("correlated=True needs inference 'map' or 'nuts'; got 'fixed'")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
-
         if self.kernel is not None:
             self.kernel = canonical_kernel(self.kernel)
-        Priors(**self.priors)  # validates the fields before any run
-
-        check_outcome_transform(self.outcome_transform)
-        if self.outcome_transform != "none" and self.inference == "fixed":
-            raise ValueError(
-                f"outcome_transform={self.outcome_transform!r} needs inference 'map' or "
-                "'nuts'; got 'fixed'"
-            )
-        if self.copula is not None and not isinstance(self.copula, bool):
-            raise TypeError(f"copula must be True, False or None; got {self.copula!r}")
-        if self.copula and self.correlated:
-            raise ValueError(
-                "copula=True correlates independent component GPs; correlated=True models "
-                "the correlation in one GP already: choose one"
-            )
-        if not isinstance(self.warm_start, bool):
-            raise TypeError(f"warm_start must be True or False; got {self.warm_start!r}")
-        if self.warm_start and self.inference != "map":
-            raise ValueError(f"warm_start=True needs inference 'map'; got {self.inference!r}")
-
-        AdditiveSettings(**self.additive)  # validates the fields before any run
+        # each pair's settings are checked where a run checks them, before any run
+        instances = {p: get_problem(p, seed=0) for p in self.problems}
+        pairs = [self._pair(p, instances[p], s) for p in self.problems for s in self.strategies]
+        self._tasks = [pair for pair in pairs if isinstance(pair, Task)]
+        self.skipped = [pair for pair in pairs if not isinstance(pair, Task)]
+        check_positive_int(self.iterations, "iterations", minimum=self.n_init + 1)
 
     def tasks(self) -> list[Task]:
-        """Every applicable task; a strategy that cannot run on a problem with these
-        settings is skipped with the reason (:func:`pp_decomp.strategies.unsupported`)."""
-        out, self.skipped = [], []
-        additive = tuple(sorted(self.additive.items()))
-        priors = tuple(sorted(self.priors.items()))
-        for p in self.problems:
-            problem = get_problem(p, seed=0)
-            for s in self.strategies:
-                surrogate = get_strategy(s).surrogate
-                decomposed = surrogate == "decomposed"
-                why = unsupported(s, problem, inference=self.inference, n_init=self.n_init)
-                if why is None and decomposed:
-                    why = self._decomposed_unsupported(s, problem)
-                if why is not None:
-                    self.skipped.append((p, s, why))
-                    continue
-                out += [
-                    Task(
-                        p,
-                        s,
-                        k,
-                        self.iterations,
-                        self.n_init,
-                        self.inference,
-                        self.root_seed,
-                        self.beta_schedule,
-                        additive,
-                        self.correlated and decomposed,
-                        self.kernel,
-                        priors,
-                        self.outcome_transform if decomposed else "none",
-                        self._copula(s, problem) if decomposed else False,
-                        self.warm_start and surrogate in ("decomposed", "composed"),
-                    )
-                    for k in range(self.trials)
-                ]
-        return out
+        """Every applicable task; a pair whose settings a run refuses as an
+        :class:`~pp_decomp.strategies.UnsupportedSetting` is skipped with the reason
+        (``skipped``, filled when the spec is made: ``(problem, strategy, why)``)."""
+        return [replace(t, trial=k) for t in self._tasks for k in range(self.trials)]
 
-    def _copula(self, strategy: str, problem) -> bool:
-        """The copula setting a decomposed strategy's runs get."""
-        if self.copula is not None:
-            return self.copula
-        return copula_applies(get_strategy(strategy), problem, self.correlated, self.inference)
-
-    def _decomposed_unsupported(self, strategy: str, problem) -> str | None:
-        """Why the correlated or transformed components cannot run, or ``None``."""
-        if (self.correlated or self.copula) and problem.n_components < 2:
-            what = "the copula needs" if self.copula else "correlated components need"
-            return f"{what} at least 2 components"
-        if self.copula and not get_strategy(strategy).needs.joint:
-            return "its bound uses each component's marginal only: the copula changes nothing"
-        if self.outcome_transform != "none" and get_strategy(strategy).needs.linear_g:
-            return (
-                f"its analytic bound needs a linear g, and under outcome_transform="
-                f"{self.outcome_transform!r} g is composed with the inverse transform"
-            )
-        return None
+    def _pair(self, p: str, problem, s: str) -> Task | tuple[str, str, str]:
+        """Trial 0 of strategy ``s`` on problem ``p`` (``problem``, its instance of
+        seed 0), its settings validated by
+        :meth:`~pp_decomp.loop.settings.RunSettings.build`; or ``(p, s, why)`` when
+        the pair cannot run with them."""
+        surrogate = get_strategy(s).surrogate
+        decomposed = surrogate == "decomposed"
+        task = Task(
+            p,
+            s,
+            0,
+            self.iterations,
+            self.n_init,
+            self.inference,
+            self.root_seed,
+            self.beta_schedule,
+            tuple(sorted(self.additive.items())),
+            self.correlated and decomposed,
+            self.kernel,
+            tuple(sorted(self.priors.items())),
+            self.outcome_transform if decomposed else "none",
+            # None until the settings say whether the copula applies
+            self.copula if decomposed else False,
+            self.warm_start and surrogate in ("decomposed", "composed"),
+        )
+        try:
+            settings = RunSettings.build(problem, **task.optimizer_kwargs(problem))
+        except UnsupportedSetting as why:
+            return p, s, str(why)
+        return replace(task, copula=settings.model.copula)
 
 
 def preset(name: str, quick: bool = False, **overrides) -> BenchSpec:

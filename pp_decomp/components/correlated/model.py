@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components.correlated.density import (
     CORRELATED_KERNELS,
     CoregionDensity,
@@ -251,7 +252,7 @@ class CorrelatedComponents:
         ``"nuts"``: nutpie on the Kronecker-factored density (``chains`` ×
         ``draws`` after ``tune``), warm-started at ``init``.
         """
-        check_choice(inference, "inference", ("map", "nuts"))
+        check_choice(inference, "inference", FITTED_INFERENCE)
         if init is not None and not isinstance(init, CoregionDraws):
             raise TypeError(f"init must be a CoregionDraws or None; got {type(init).__name__}")
         restarts = check_positive_int(restarts, "restarts")

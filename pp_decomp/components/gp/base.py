@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components.gp.priors import as_priors
 from pp_decomp.components.gp.scaling import to_model_scale, unit_scale
 from pp_decomp.components.inference.compiled import MapSearch
@@ -32,8 +33,6 @@ from pp_decomp.criticism import marginal_loo_data
 from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
-
-INFERENCE = ("map", "nuts")
 
 
 def _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix):
@@ -133,7 +132,7 @@ class MarginalGP:
             Warn when the NUTS fit still fails its checks after the repairs
             (off where the caller reports it, e.g. a background refit).
         """
-        check_choice(inference, "inference", INFERENCE)
+        check_choice(inference, "inference", FITTED_INFERENCE)
         nuts = _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix)
         if inference == "map":
             start = time.perf_counter()

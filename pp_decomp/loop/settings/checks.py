@@ -1,12 +1,16 @@
 """Checks across settings: which combinations of strategy, problem, inference, kernel,
 correlated components, copula, outcome transform and warm start a run accepts, each refused
-by name before any work."""
+by name before any work. A setting the strategy or the problem cannot take is an
+:class:`~pp_decomp.strategies.UnsupportedSetting`; settings that contradict each other
+are a plain ValueError."""
 
 from __future__ import annotations
 
+from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
 from pp_decomp.composition.outcome import is_identity
+from pp_decomp.strategies import UnsupportedSetting
 
 
 def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
@@ -17,21 +21,21 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
             "correlated=True (leave fast unset)"
         )
     if strategy.surrogate != "decomposed":
-        raise ValueError(
+        raise UnsupportedSetting(
             f"correlated=True correlates the component GPs of a decomposed strategy; "
             f"strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
     if strategy.with_composed:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"correlated=True models the components only; strategy {strategy.name!r} "
             "also fits one GP of g, which the correlated model does not update"
         )
     if problem.n_components < 2:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"correlated=True needs at least 2 components; problem {problem.name!r} has "
             f"{problem.n_components}"
         )
-    if inference not in ("map", "nuts"):
+    if inference not in FITTED_INFERENCE:
         raise ValueError(f"correlated=True needs inference 'map' or 'nuts'; got {inference!r}")
     if kernel not in CORRELATED_KERNELS:
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
@@ -61,17 +65,17 @@ def check_copula(copula, strategy, problem, correlated: bool, inference: str) ->
     if not copula:
         return False
     if strategy.surrogate != "decomposed":
-        raise ValueError(
+        raise UnsupportedSetting(
             f"copula=True correlates the component GPs of a decomposed strategy; "
             f"strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
     if not strategy.needs.joint:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"copula=True correlates the components' samples and linear variance; "
             f"strategy {strategy.name!r} bounds each component's marginal only"
         )
     if problem.n_components < 2:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"copula=True needs at least 2 components; problem {problem.name!r} has "
             f"{problem.n_components}"
         )
@@ -88,12 +92,12 @@ def check_transform(transform: str, strategy, inference: str) -> None:
     if is_identity(transform):
         return
     if strategy.surrogate != "decomposed":
-        raise ValueError(
+        raise UnsupportedSetting(
             f"outcome_transform={transform!r} transforms the component GPs of a decomposed "
             f"strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
     if strategy.needs.linear_g:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"{strategy.name}'s analytic bound needs a linear g; with outcome_transform="
             f"{transform!r} the GPs model {transform} y_j and g is composed with the inverse, "
             "which is not linear: use d-gpucb-mc-min (the default), d-gpucb-mc or d-gpucb-lipschitz"
@@ -116,7 +120,7 @@ def known_kernels_for(problem, inference: str, known) -> KnownKernels | None:
         return None
     known = problem.known_kernels if known is None else known
     if known is None:
-        raise ValueError(
+        raise UnsupportedSetting(
             f"inference='fixed' needs known_kernels=, and problem {problem.name!r} "
             "has no known_kernels"
         )
@@ -137,7 +141,7 @@ def check_warm_start(warm_start, strategy, inference: str) -> bool:
             f"inference='map', got {inference!r}"
         )
     if strategy.surrogate == "additive":
-        raise ValueError(
+        raise UnsupportedSetting(
             f"warm_start=True applies to the component and composed GPs' refits; strategy "
             f"{strategy.name!r} learns an additive structure, which it refits its own way"
         )

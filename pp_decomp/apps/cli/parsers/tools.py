@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pp_decomp.choices import STUDY_INFERENCE
+
 
 def add_parsers(sub) -> None:
     """The listing, demo, regression-study and performance sub-commands."""
@@ -24,7 +26,7 @@ def add_parsers(sub) -> None:
     r.add_argument(
         "--inference",
         default=None,
-        choices=["true", "map", "nuts"],
+        choices=STUDY_INFERENCE,
         help="'true': generating kernels (paper; the default); map/nuts: learned "
         "hyperparameters (map is the default with --problem)",
     )
