@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 
+import pp_decomp
 from pp_decomp.components import Priors
 from pp_decomp.components.gp.pymc_model import compiled_model
 from pp_decomp.kernels import DEFAULT_KERNEL
@@ -64,7 +65,7 @@ def machine_info() -> dict:
 
 def code_info() -> dict:
     """``{"path": pp_decomp's folder, "commit": its checkout's HEAD or None}``."""
-    here = os.path.dirname(os.path.abspath(__file__))  # pp_decomp/
+    here = os.path.dirname(os.path.abspath(pp_decomp.__file__))
     try:
         out = subprocess.run(
             ["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
