@@ -8,6 +8,7 @@ import numpy as np
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
+from pp_decomp.composition.core import integrated_ucb, ucb_level, ucb_radius
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_nonnegative
 
@@ -36,11 +37,6 @@ class DGPUCB:
 
     def __call__(self, X) -> np.ndarray:
         return integrated_ucb(*self.model.linear_per_draw(X), self.beta)
-
-
-def integrated_ucb(mean_s: np.ndarray, var_s: np.ndarray, beta: float) -> np.ndarray:
-    """``(1/S) Σ_s (μ_s + sqrt(β) σ_s)`` over per-draw means and variances ``(S, m)``: ``(m,)``."""
-    return (mean_s + np.sqrt(beta * np.maximum(var_s, 0.0))).mean(axis=0)
 
 
 def numeric_lipschitz(
@@ -154,7 +150,7 @@ class LocalLipschitzUCB:
 
     def __call__(self, X) -> np.ndarray:
         mu, var = self.model.moments(X)
-        r = np.sqrt(self.beta * var)
+        r = ucb_radius(var, self.beta)
         return self.model.h(mu, X) + np.einsum("mj,mj->m", self.lipschitz(mu, r, X), r)
 
 
@@ -187,7 +183,7 @@ class CredibleBoxUCB:
 
     def __call__(self, X) -> np.ndarray:
         mu, var = self.model.moments(X)
-        F = mu[None] + self.offsets[:, None, :] * np.sqrt(self.beta * var)[None]  # (P, m, J)
+        F = mu[None] + self.offsets[:, None, :] * ucb_radius(var, self.beta)[None]  # (P, m, J)
         return np.nanmax(self.model.h(F, X), axis=0)
 
 
@@ -266,7 +262,7 @@ class MonteCarloUCB:
         rng = as_generator(seed)
         J = len(model.components)
         self.model, self.beta = model, check_nonnegative(beta, "beta")
-        self.q = float(norm.cdf(np.sqrt(self.beta)))
+        self.q = ucb_level(self.beta)
         self.draw_idx = rng.integers(0, 2**31 - 1, size=(n_samples, J))
         self.z = rng.standard_normal((n_samples, J))
         # the joint draws and their samples are fixed for the step: set once, not per call

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pp_decomp.additive.structure import DECOMPOSITION_SEARCHES
+from pp_decomp.composition.core import ucb
 from pp_decomp.optim import maximize_box
 from pp_decomp.optim.maxsum import maximize_factors
 from pp_decomp.rng import SeedLike, as_generator
@@ -159,7 +160,7 @@ def add_gp_ucb_maximize(model, beta: float, domain, seed: SeedLike = None, metho
 
         def phi(Z, j=j, dims=dims):
             mean, var = model.predict_groups(_embed(Z, dims, D, x), groups=[j])
-            return mean[0] + np.sqrt(beta * var[0])
+            return ucb(mean[0], beta, var=var[0])
 
         sub = Box(box.lower[dims], box.upper[dims])
         z, v = maximize_box(phi, sub, seed=rng, method=method, n_raw=512, n_starts=4)
@@ -196,7 +197,7 @@ def g_add_gp_ucb_maximize(model, beta: float, domain, levels: int = 25):
         vals = np.empty(len(Z))
         for s in range(0, len(Z), 4096):
             mean, var = model.predict_groups(_embed(Z[s : s + 4096], g, D, fill), groups=[j])
-            vals[s : s + 4096] = mean[0] + np.sqrt(beta * var[0])
+            vals[s : s + 4096] = ucb(mean[0], beta, var=var[0])
         factors[tuple(g)] = vals.reshape((L,) * len(g))
     idx, value = maximize_factors(factors, [L] * D)
     return np.array([grids[d][i] for d, i in enumerate(idx)]), float(value)

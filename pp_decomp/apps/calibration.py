@@ -7,6 +7,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from pp_decomp import Optimizer
+from pp_decomp.composition.core import ucb_level
 from pp_decomp.composition.outcome import inverse
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
@@ -114,7 +115,7 @@ def step_coverage(
         "component": comp,
         "objective": sample_coverage(h, h_true, levels),
         "ucb_used": float(np.mean(h_true <= bound)),
-        "ucb_used_nominal": float(norm.cdf(np.sqrt(beta))),
+        "ucb_used_nominal": ucb_level(beta),
     }
 
 

@@ -17,7 +17,9 @@ copula keeps that structure and each component's own ``K_j``:
   under an inverse-Wishart prior centred on independence (``ν = J + 2``,
   ``Ψ = I``), which keeps ``C`` positive definite and near ``I`` on few data;
 * posterior samples ``f_j(x) = μ_j(x) + σ_j(x) (L_C z)_j``, ``z ~ N(0, I_J)``, and
-  for a linear ``g`` the variance ``Σ_jk w_j w_k C_jk σ_j σ_k``.
+  for a linear ``g`` the variance ``Σ_jk w_j w_k C_jk σ_j σ_k``: both computed in
+  :mod:`pp_decomp.composition.core` (:func:`~pp_decomp.composition.core.coupled_normals`,
+  :func:`~pp_decomp.composition.core.linear_moments`).
 """
 
 from __future__ import annotations

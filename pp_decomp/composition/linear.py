@@ -9,6 +9,7 @@ import xarray as xr
 
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.components.posterior.batched import mixture_moments
+from pp_decomp.composition.core import linear_moments
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_finite, check_positive_int, check_X
 
@@ -144,7 +145,8 @@ class LinearComposition:
 
         Independent components: ``b + Σ_j g_j μ_j`` and ``Σ_j g_j² σ_j²``; the views of
         one :class:`~pp_decomp.CorrelatedComponents`: per joint hyperparameter
-        draw ``b + gᵀ μ_s`` and ``gᵀ Σ_s g``, mixed over the draws.
+        draw ``b + gᵀ μ_s`` and ``gᵀ Σ_s g``, mixed over the draws
+        (:func:`~pp_decomp.composition.core.linear_moments`).
 
         Returns
         -------
@@ -160,13 +162,11 @@ class LinearComposition:
             moments = [c.predict(Xnew) for c in components]
             mu = np.stack([m for m, _ in moments], axis=1)
             var = np.stack([v for _, v in moments], axis=1)
-            mean, variance = np.einsum("mj,mj->m", G, mu), np.einsum("mj,mj->m", G**2, var)
+            mean, variance = linear_moments(mu, var, G)
         else:  # correlated components: per joint draw gᵀ μ_s and gᵀ Σ_s g, mixed
             mean_s, cov_s = joint.moments_per_draw(Xnew)
             mu, var = mixture_moments(mean_s, np.diagonal(cov_s, axis1=-2, axis2=-1))
-            mean, variance = mixture_moments(
-                np.einsum("smj,mj->sm", mean_s, G), np.einsum("smjk,mj,mk->sm", cov_s, G, G)
-            )
+            mean, variance = mixture_moments(*linear_moments(mean_s, cov_s, G))
         mean = mean + self.offset_at(Xnew)
         names = [getattr(c, "name", f"f{j}") for j, c in enumerate(components)]
         dims = ("point", "component")

@@ -9,6 +9,7 @@ import numpy as np
 from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.copula import residual_correlation
+from pp_decomp.composition.core import coupled_normals, draw_samples, ucb
 from pp_decomp.loop.context import build_context
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
@@ -27,13 +28,12 @@ def component_samples(
         return joint.sample(X, n_samples, rng)
     if copula:  # one joint draw per sample, normals correlated by C
         chol = np.linalg.cholesky(residual_correlation(models))
-        draw = rng.integers(0, 2**31 - 1, n_samples)
-        z = rng.standard_normal((n_samples, len(X), len(models))) @ chol.T
-        out = np.empty(z.shape)
-        for j, m in enumerate(models):
-            mean_s, var_s = m.predict_per_draw(X)
-            s = draw % mean_s.shape[0]
-            out[..., j] = mean_s[s] + np.sqrt(var_s[s]) * z[..., j]
+        J = len(models)
+        draw = np.broadcast_to(rng.integers(0, 2**31 - 1, (n_samples, 1)), (n_samples, J))
+        z = coupled_normals(rng.standard_normal((n_samples, len(X), J)), chol)
+        out = np.empty(z.shape)  # (n, m, J), as the callers index it
+        per_draw = [m.predict_per_draw(X) for m in models]
+        draw_samples(per_draw, draw, z, out=out.transpose(2, 0, 1))
         return out
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
 
@@ -66,4 +66,4 @@ def ucb_bound(
         return bound(X)
     if setup.model_problem.linear is not None:
         return DGPUCB(ctx.decomposed, beta)(X)
-    return h.mean(0) + np.sqrt(beta) * h.std(0)
+    return ucb(h.mean(0), beta, sd=h.std(0))
