@@ -92,7 +92,8 @@ ATTRS = {
         "refit converged",
         "",
         "whether the draws the refit's predictions use (fit_draws) met the thresholds of "
-        "pp_decomp.diagnostics.CONVERGENCE: chains r-hat ≤ 1.01, bulk and tail ESS ≥ 400, "
+        "pp_decomp.components.diagnostics.CONVERGENCE: chains r-hat ≤ 1.01, bulk and tail "
+        "ESS ≥ 400, "
         "no divergence; weighted draws Pareto k ≤ 0.7 and importance ESS ≥ 400 (prior "
         "importance: ≥ the draws kept); MAP fits count as converged; False where none ran",
     ),
@@ -134,7 +135,7 @@ ATTRS = {
         "PSIS-LOO elpd",
         "log density",
         "Σ_i log p(y_i | y_-i) of the GP's own observations under the posterior the "
-        "step used, in the component's units (pp_decomp.criticism)",
+        "step used, in the component's units (pp_decomp.components.criticism)",
     ),
     "loo_k_max": (
         "largest PSIS-LOO Pareto k",

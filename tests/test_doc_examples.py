@@ -3,7 +3,7 @@
 The blocks of one file are executed in order in one namespace, in a temporary
 working directory of their own (doctest style: a later block may use the names
 an earlier block of the same file defined). Any warning raised while a block
-runs fails it: a :class:`~pp_decomp.diagnostics.DiagnosticsWarning` means the
+runs fails it: a :class:`~pp_decomp.components.diagnostics.DiagnosticsWarning` means the
 example's fit did not converge, a third-party warning means the example leaks
 noise to its readers. A block that is not meant to run (a shell command, an
 excerpt) must be fenced as ```bash, ```console or ```text, not ```python.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pp_decomp.diagnostics import DiagnosticsWarning
+from pp_decomp.components.diagnostics import DiagnosticsWarning
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

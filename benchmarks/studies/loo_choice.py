@@ -4,7 +4,7 @@ For each seed, a MAP D-GPUCB run of ``--evaluations`` on the problem under the
 defaults before issue 46; then, on its data, each component is fitted (MAP)
 with each candidate model (:func:`pp_decomp.apps.model_choice.choose_model`: Matérn
 1/2, 3/2, 5/2, ExpQuad × lognormal or inverse-gamma lengthscale prior), scored
-by its exact leave-one-out elpd (:mod:`pp_decomp.criticism`) and by the
+by its exact leave-one-out elpd (:mod:`pp_decomp.components.criticism`) and by the
 coverage of the truth by its 95% central intervals at ``--points`` random
 inputs of the domain, and the candidates stacked. Prints one line per seed and
 component and, at the end, each candidate's mean coverage, its mean LOO rank,

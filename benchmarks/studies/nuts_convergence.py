@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 def main() -> None:
     from pp_decomp import ComponentGP
-    from pp_decomp.diagnostics import CONVERGENCE
+    from pp_decomp.components.diagnostics import CONVERGENCE
     from pp_decomp.models import get_problem
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -154,7 +154,7 @@ def calibration_run(
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made), ``level``,
     ``component``, ``bound`` (``central`` interval or ``upper`` bound): ``objective_coverage``,
     ``component_coverage``, ``ucb_used`` (coverage by :func:`ucb_bound`), ``ucb_used_nominal``
-    (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.criticism`).
+    (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.components.criticism`).
     """
     iterations = check_positive_int(iterations, "iterations")
     every = check_positive_int(every, "every")

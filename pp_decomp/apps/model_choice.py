@@ -1,7 +1,7 @@
 """A component's model compared by PSIS-LOO among candidates, and stacked.
 
 Each candidate GP is fitted to the same data ``(X, y)``; its exact Gaussian
-PSIS-LOO (:mod:`pp_decomp.criticism`) gives the pointwise
+PSIS-LOO (:mod:`pp_decomp.components.criticism`) gives the pointwise
 ``elpd_{m,i} = log p_m(y_i | y_{-i})``. Candidates are ranked by
 ``elpd_loo_m = Σ_i elpd_{m,i}``, with the standard error of each one's
 difference from the best, ``√n · sd_i(elpd_{m,i} - elpd_{best,i})``; the
@@ -38,7 +38,7 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
 from pp_decomp.components import ComponentGP
-from pp_decomp.criticism import Criticism, criticise
+from pp_decomp.components.criticism import Criticism, criticise
 from pp_decomp.kernels import ExpQuad, Kernel, Matern12, Matern32, Matern52
 from pp_decomp.prior import Prior
 from pp_decomp.rng import SeedLike, as_generator
@@ -87,7 +87,7 @@ class ModelChoice:
     """Candidates fitted to the same data, compared by PSIS-LOO, and stacked.
 
     ``names (M,)``; ``models``: the fitted GPs; ``criticism``: each one's
-    :class:`~pp_decomp.criticism.Criticism`; ``weights (M,)``: the stacking
+    :class:`~pp_decomp.components.criticism.Criticism`; ``weights (M,)``: the stacking
     weights; :attr:`best`: the candidate with the largest ``elpd_loo``.
     :meth:`sample` and :meth:`predict` give the stacked predictive.
     """

@@ -18,7 +18,7 @@ interpolating the step time linearly in ``T``.
 
 Reported per run: wall time, final cumulative regret, ask latency (p50 / p95 /
 max over the acquisition steps), and for NUTS the refits' convergence: the share
-meeting :data:`pp_decomp.diagnostics.CONVERGENCE` on the first run and after
+meeting :data:`pp_decomp.components.diagnostics.CONVERGENCE` on the first run and after
 repair, and the fits made by importance sampling from the prior instead
 (:mod:`pp_decomp.components.inference.importance`, each passing its own checks). Ratios
 are taken within the one process run, and everything goes to a JSON file.

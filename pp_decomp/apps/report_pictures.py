@@ -46,7 +46,7 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.apps.plots import _pyplot, plot_run
-from pp_decomp.diagnostics import CONVERGENCE
+from pp_decomp.components.diagnostics import CONVERGENCE
 from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
 

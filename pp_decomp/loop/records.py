@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pp_decomp.components.criticism import criticise_data, loo_data_of
 from pp_decomp.composition.outcome import forward
-from pp_decomp.criticism import criticise_data, loo_data_of
 from pp_decomp.validate import as_float_array, check_X, check_Y
 
 # the spawn-key streams of one step's random numbers
@@ -120,10 +120,10 @@ def posterior_summary(draws) -> dict:
 
 
 def diagnostics_summary(d, seconds: float | None = None) -> dict:
-    """A refit's :class:`~pp_decomp.diagnostics.FitDiagnostics` as record fields,
+    """A refit's :class:`~pp_decomp.components.diagnostics.FitDiagnostics` as record fields,
     each about the draws the fit's predictions use (``fit_draws``): weighted draws
     have no r-hat (NaN; their chains' is in the fit's ``idata``), and ``converged``
-    is :meth:`~pp_decomp.diagnostics.FitDiagnostics.problems` finding none."""
+    is :meth:`~pp_decomp.components.diagnostics.FitDiagnostics.problems` finding none."""
     return {
         "rhat_max": np.nan if d.weighted else d.rhat_max,
         "ess_bulk_min": d.ess_bulk_min,
@@ -140,7 +140,7 @@ def diagnostics_summary(d, seconds: float | None = None) -> dict:
 
 
 def criticism_record(models: dict, transform, names, refit=None) -> dict:
-    """Each GP's :func:`~pp_decomp.criticism.criticise` summary by name, in the
+    """Each GP's :func:`~pp_decomp.components.criticism.criticise` summary by name, in the
     system's units (``transform``: the loop's outcome transform over the
     components ``names``); GPs that keep no factors are left out.
 

@@ -10,7 +10,7 @@ from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.copula import residual_correlation
 from pp_decomp.composition.core import coupled_normals, draw_samples, ucb
-from pp_decomp.loop.context import build_context
+from pp_decomp.loop.ask import build_context
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.rng import as_generator

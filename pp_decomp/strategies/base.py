@@ -25,7 +25,7 @@ SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
 @dataclass
 class Context:
     """Everything a strategy may use at one step, built by the loop
-    (:func:`pp_decomp.loop.context.build_context`).
+    (:func:`pp_decomp.loop.ask.build_context`).
 
     ``problem``: the problem as the GPs see it; ``t``, ``beta``: the step and its
     ``β_t``; ``rng``: the step's acquisition stream. ``decomposed`` / ``composed``

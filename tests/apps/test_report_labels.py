@@ -13,7 +13,7 @@ import xarray as xr  # noqa: E402
 
 from pp_decomp import Box, Optimizer, Problem  # noqa: E402
 from pp_decomp.apps.report_pictures import _ess_thresholds, fit_kinds, paired_difference  # noqa: E402
-from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics  # noqa: E402
+from pp_decomp.components.diagnostics import CONVERGENCE, FitDiagnostics  # noqa: E402
 
 
 @pytest.mark.parametrize(

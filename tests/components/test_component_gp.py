@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP, HyperDraws
+from pp_decomp.components.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
 from pp_decomp.components.gp.pymc_model import compiled_model
-from pp_decomp.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
 
 
 def _data(rng, n=25, d=2, noise=0.05):

@@ -223,7 +223,7 @@ class _Gaussian:
 
 def test_chains_that_fail_their_checks_are_weighed_or_marked_not_converged():
     from pp_decomp.components.correlated.view import weigh_failed_chains
-    from pp_decomp.diagnostics import FitDiagnostics
+    from pp_decomp.components.diagnostics import FitDiagnostics
 
     rng = np.random.default_rng(0)
     failed = FitDiagnostics("nuts", 800, rhat_max=1.4, ess_bulk_min=30.0, ess_tail_min=30.0)

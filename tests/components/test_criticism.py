@@ -8,8 +8,8 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import pp_decomp as ppd
+from pp_decomp.components.criticism import criticise, loo_gaussian, pit_distance
 from pp_decomp.components.posterior.batched import cholesky_inverse
-from pp_decomp.criticism import criticise, loo_gaussian, pit_distance
 from pp_decomp.kernels import kernel_matrix
 
 

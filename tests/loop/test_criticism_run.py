@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pp_decomp import Optimizer
-from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics
+from pp_decomp.components.diagnostics import CONVERGENCE, FitDiagnostics
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.models import get_problem
 from pp_decomp.results import CRITICISM, criticism_summary

@@ -182,7 +182,8 @@ def _report(problem, strategy: str, ds, out) -> None:
         )
     criticism = criticism_summary(ds)
     if criticism:
-        msg += "\neach GP's criticism at the last step (pp_decomp.criticism):\n" + criticism
+        head = "each GP's criticism at the last step (pp_decomp.components.criticism)"
+        msg += f"\n{head}:\n{criticism}"
     print(msg + f"\nresults: {out}")
 
 

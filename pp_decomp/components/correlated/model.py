@@ -24,12 +24,12 @@ from pp_decomp.components.correlated.density import (
 )
 from pp_decomp.components.correlated.posterior import CoregionDraws, CoregionPosterior
 from pp_decomp.components.correlated.view import CorrelatedComponent, coregion_nuts
+from pp_decomp.components.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.components.gp.priors import Priors, as_priors
 from pp_decomp.components.gp.scaling import unit_scale
 from pp_decomp.components.inference.compiled import SEARCH_BOX, map_search, penalty
 from pp_decomp.components.posterior.batched import JITTER, mixture_moments
 from pp_decomp.components.posterior.draws import evenly_spaced
-from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (

@@ -16,10 +16,10 @@ from dataclasses import replace
 import numpy as np
 
 from pp_decomp._runtime import quiet_third_party
+from pp_decomp.components.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.components.inference.native import NutsModel
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.components.posterior.batched import mixture_moments
-from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_positive_int
 
@@ -105,7 +105,7 @@ def coregion_nuts(density, z0: np.ndarray, draws: int, tune: int, chains: int, s
 
     Returns the posterior tree (variable ``z``, the flat log-space point), the
     draws to use as rows ``(chains · draws, k)`` (:func:`weigh_failed_chains`)
-    and their :class:`~pp_decomp.diagnostics.FitDiagnostics`.
+    and their :class:`~pp_decomp.components.diagnostics.FitDiagnostics`.
     """
     import nutpie
 
@@ -158,7 +158,7 @@ def _safe_value(density, z: np.ndarray) -> float:
 
 def weigh_failed_chains(density, chains_z: np.ndarray, diag, seed: int):
     """The draws to use and their diagnostics: the chains' own where they pass
-    :data:`~pp_decomp.diagnostics.CONVERGENCE`, else the chains weighed by
+    :data:`~pp_decomp.components.diagnostics.CONVERGENCE`, else the chains weighed by
     importance sampling (:mod:`~pp_decomp.components.inference.reweight`, as a component
     GP's failed fit is) where those weights pass their checks, else the chains
     as they are, the fit marked not converged."""

@@ -16,6 +16,8 @@ import time
 import numpy as np
 
 from pp_decomp.choices import FITTED_INFERENCE
+from pp_decomp.components.criticism import marginal_loo_data
+from pp_decomp.components.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.components.gp.priors import as_priors
 from pp_decomp.components.gp.scaling import to_model_scale, unit_scale
 from pp_decomp.components.inference.compiled import MapSearch
@@ -29,8 +31,6 @@ from pp_decomp.components.inference.nuts import (
 from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.components.posterior.tree import from_draws
-from pp_decomp.criticism import marginal_loo_data
-from pp_decomp.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
 
@@ -226,8 +226,8 @@ class MarginalGP:
         return self._posterior
 
     def loo_data(self):
-        """The training data's factors for :func:`~pp_decomp.criticism.criticise`
-        (:func:`~pp_decomp.criticism.marginal_loo_data`), or ``None``."""
+        """The training data's factors for :func:`~pp_decomp.components.criticism.criticise`
+        (:func:`~pp_decomp.components.criticism.marginal_loo_data`), or ``None``."""
         return marginal_loo_data(self)
 
     def _Xnew(self, Xnew):

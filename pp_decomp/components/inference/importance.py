@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 
+from pp_decomp.components.diagnostics import FitDiagnostics
 from pp_decomp.components.posterior.incremental import ess, log_likelihood, pareto_k, resample
-from pp_decomp.diagnostics import FitDiagnostics
 
 CHUNK_BYTES = 64 * 2**20  # one chunk's (draws, n, n) covariances
 PILOT = 2048  # draws whose weights decide whether to compute the rest

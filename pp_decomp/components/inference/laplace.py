@@ -15,7 +15,7 @@ resampled.
 
 The result is used only where it passes the checks any importance fit must:
 the weights' Pareto ``k̂`` at most 0.7 and their ESS at least the ESS a NUTS
-fit must reach (:data:`~pp_decomp.diagnostics.CONVERGENCE`); otherwise the
+fit must reach (:data:`~pp_decomp.components.diagnostics.CONVERGENCE`); otherwise the
 caller runs NUTS from the mode. The Hessian is taken by central differences of
 the log posterior, ``2k(k + 1) + 1`` values in one batch for ``k``
 hyperparameters; a direction of non-negative curvature (a flat or saddle

@@ -1,9 +1,9 @@
 """NUTS refits that converge by default: checked, and repaired before their draws are used.
 
-Every fit is checked against :class:`~pp_decomp.diagnostics.Convergence` (the thresholds of Vehtari
-et al. 2021, "Rank-normalization, folding, and localization: an improved R̂",
-Bayesian Analysis 16(2)): rank-normalised split ``R̂ ≤ 1.01``, bulk and tail
-ESS of at least 400, no divergent transition.
+Every fit is checked against :class:`~pp_decomp.components.diagnostics.Convergence`
+(the thresholds of Vehtari et al. 2021, "Rank-normalization, folding, and
+localization: an improved R̂", Bayesian Analysis 16(2)): rank-normalised split
+``R̂ ≤ 1.01``, bulk and tail ESS of at least 400, no divergent transition.
 
 A refit is warm-started: each chain starts at a draw of the previous posterior
 (:class:`StartAtDraws`; nutpie's own ``init_mean`` does nothing for PyMC
@@ -43,10 +43,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pp_decomp._runtime import quiet_third_party
+from pp_decomp.components.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.components.posterior.tree import concat_chains, draws_dataset, with_group
-from pp_decomp.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.rng import int_seed
 from pp_decomp.validate import check_positive_int
 
@@ -233,7 +233,7 @@ def fit_until_converged(gp, Xs, ys, settings: NutsSettings, rng, init=None):
     posterior; without it, at the prior's centre, jittered); so does each repair
     (at most ``settings.repairs``, planned by :func:`repair_plan`): a failed
     run's draws may hold a chain stuck where it should not be. Returns the
-    posterior tree in use and its :class:`~pp_decomp.diagnostics.FitDiagnostics`
+    posterior tree in use and its :class:`~pp_decomp.components.diagnostics.FitDiagnostics`
     (``attempts``, ``first_ok``, ``converged`` filled in).
     """
     names, cm, density = gp.hyper_names(), gp._compiled(), sampler_density(gp)

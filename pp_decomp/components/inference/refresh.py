@@ -19,7 +19,7 @@ resampling, Rubin 1988), with no NUTS run.
 It is used only where it is reliable, by the checks a NUTS fit whose chains are
 weighed must pass (:mod:`pp_decomp.components.inference.reweight`): the Pareto ``k̂`` of
 the weights at most 0.7 and their ESS at least the ESS a NUTS fit must reach
-(:data:`~pp_decomp.diagnostics.CONVERGENCE`). Where the first ``M`` draws
+(:data:`~pp_decomp.components.diagnostics.CONVERGENCE`). Where the first ``M`` draws
 fall short but their ESS is at least 20 (they have found where the posterior
 is), the proposal is built again around a resample of them and ``M`` new draws
 are weighed (one adaptation, as in population Monte Carlo, Cappé et al.
@@ -38,9 +38,9 @@ import time
 
 import numpy as np
 
+from pp_decomp.components.diagnostics import CONVERGENCE, FitDiagnostics
 from pp_decomp.components.inference.reweight import N_PROPOSAL, importance_weights, reliable
 from pp_decomp.components.posterior.incremental import resample
-from pp_decomp.diagnostics import CONVERGENCE, FitDiagnostics
 from pp_decomp.validate import check_positive_int
 
 DF = 4.0

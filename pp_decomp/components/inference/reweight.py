@@ -19,7 +19,7 @@ sample (sampling importance resampling, Rubin 1988).
 The estimate is used only where it is reliable: the Pareto ``k̂`` of the
 weights at most 0.7 (Vehtari et al. 2024, "Pareto smoothed importance
 sampling", JMLR 25) and their ESS at least the ESS a NUTS fit must reach
-(:data:`~pp_decomp.diagnostics.CONVERGENCE`). On the example above, 4096
+(:data:`~pp_decomp.components.diagnostics.CONVERGENCE`). On the example above, 4096
 draws gave an ESS of 1686 and ``k̂ = 0.26`` in 0.18 s, where a NUTS repair
 costs 1-3 s. A mode no chain visited stays unknown, as it would to NUTS.
 """
@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from pp_decomp.components.diagnostics import CONVERGENCE
 from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
-from pp_decomp.diagnostics import CONVERGENCE
 
 N_PROPOSAL = 4096
 DF = 4.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pp_decomp.components.diagnostics import CONVERGENCE
 from pp_decomp.components.posterior.incremental import factors_within
-from pp_decomp.diagnostics import CONVERGENCE
 from pp_decomp.validate import check_positive_int
 
 MIN_KEPT = 32  # PSIS fits k̂ to the largest min(S/5, 3√S) of S weights: 5 at least

@@ -55,13 +55,13 @@ import numpy as np
 
 from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
+from pp_decomp.components.diagnostics import warn_if_bad
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.components.posterior.incremental import IncrementalPosterior
-from pp_decomp.diagnostics import warn_if_bad
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import Updater, gp_arguments
 from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index

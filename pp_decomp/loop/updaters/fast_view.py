@@ -17,9 +17,9 @@ import copy
 
 import numpy as np
 
+from pp_decomp.components.criticism import LooData
 from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.incremental import IncrementalPosterior, factors_within
-from pp_decomp.criticism import LooData
 from pp_decomp.rng import as_generator
 
 # a screen's factors read by one evaluation, per GP: 16 draws up to 512 points,
@@ -100,7 +100,8 @@ class FastGPView:
 
     def loo_data(self):
         """The step's factors, standardised data and draw weights
-        (:class:`~pp_decomp.criticism.LooData`), for :func:`~pp_decomp.criticism.criticise`."""
+        (:class:`~pp_decomp.components.criticism.LooData`), for
+        :func:`~pp_decomp.components.criticism.criticise`."""
         post = self.comp.post
         y = self.y_mean + self.y_std * post.y
         return LooData(post.L_inv, post.y, post.logw, -np.log(self.y_std), y)

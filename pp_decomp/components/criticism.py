@@ -19,7 +19,7 @@ Pareto ``k̂`` per observation says where that move is unreliable. A plug-in fit
 Example
 -------
 >>> import numpy as np, pp_decomp as ppd
->>> from pp_decomp.criticism import criticise
+>>> from pp_decomp.components.criticism import criticise
 >>> X = np.linspace(0, 1, 12)[:, None]
 >>> gp = ppd.ComponentGP("matern52").fit(X, np.sin(6 * X[:, 0]), "map", seed=0)
 >>> c = criticise(gp)
