@@ -166,7 +166,7 @@ class Optimizer(_Views):
         self.state = LoopState(
             problem.domain, problem.n_components, s.seed, s.n_init, s.max_retries
         )
-        self.updater = make_updater(s, self.strategy, seen, updater)
+        self.updater = make_updater(s, self.setup.strategy, seen, updater)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
         self.checkpoint, self._file = checkpoint, None
@@ -183,12 +183,12 @@ class Optimizer(_Views):
         inputs and ``ask(q)`` after a result arrived adds one new input. On a
         candidate set, asking for more new inputs than free candidates is refused.
         """
-        k, before = check_positive_int(1 if q is None else q, "q"), len(self.pending)
+        k, before = check_positive_int(1 if q is None else q, "q"), len(self.state.pending)
         for decision in decisions(self.setup, self.state, self.updater, k):
             self._take(decision)
-        if len(self.pending) > before:
+        if len(self.state.pending) > before:
             self._save()
-        return self.pending.X[0].copy() if q is None else self.pending.X[:k].copy()
+        return self.state.pending.X[0].copy() if q is None else self.state.pending.X[:k].copy()
 
     def _take(self, d: Decision) -> None:
         """Make a chosen input pending; the GPs it was chosen with become current."""
@@ -201,12 +201,14 @@ class Optimizer(_Views):
         """Record the components ``y (J,)`` observed at ``x (d,)``, or ``y (n, J)`` at ``x (n,
         d)`` (data you bring: all checked before any is recorded); checkpoint. An input told
         before warns unless ``replicate=True``; a failure is told by :meth:`tell_failure`."""
-        X, Y = checked_observation(self.problem, x, y, self.settings.model.outcome_transform)
+        X, Y = checked_observation(
+            self.setup.problem, x, y, self.setup.settings.model.outcome_transform
+        )
         for x, y in zip(X, Y, strict=True):
-            rec = self.pending.take(x)
+            rec = self.state.pending.take(x)
             if rec is None:
-                warn_if_repeated(self.X, x, replicate)
-                rec = StepRecord("user", gamma_next=self.gamma).as_dict()
+                warn_if_repeated(self.state.X, x, replicate)
+                rec = StepRecord("user", gamma_next=self.state.gamma).as_dict()
             self.state.add(x, y, rec)
         self._save()
 
@@ -216,10 +218,10 @@ class Optimizer(_Views):
         The failure is part of the results and the checkpoint, and ``x`` is not
         asked again once it has failed more than ``max_retries`` times.
         """
-        x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=self.problem.dim)
-        rec = self.pending.take(x[0])
+        x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=self.setup.problem.dim)
+        rec = self.state.pending.take(x[0])
         phase = "init" if rec is not None and rec["phase"] == "init" else "acquisition"
-        self.failures.record(x[0], reason, self.n, phase)
+        self.state.failures.record(x[0], reason, self.state.n, phase)
         self._save()
 
     def run(
@@ -258,7 +260,7 @@ class Optimizer(_Views):
         """Each GP's hyperparameter posterior as an ArviZ DataTree (``name``: one GP's;
         ``iteration``: at that step, from the draw log) (:mod:`pp_decomp.loop.posterior`)."""
         models = lambda: self._current_models("posterior")  # noqa: E731
-        return posterior(models, self.draw_log, self.records, name, iteration)
+        return posterior(models, self.draw_log, self.state.records, name, iteration)
 
     def _current_models(self, what: str) -> dict:
         """The last choice's GPs, else (a resumed run) fitted afresh (``fit_afresh``)."""
@@ -268,15 +270,15 @@ class Optimizer(_Views):
 
     def results(self) -> xr.Dataset:
         """The run so far as an xarray Dataset (see :func:`pp_decomp.results.build_dataset`)."""
-        settings = {"problem": self.problem.name, **self.settings.to_dict()}
-        settings["maximize"] = self.problem.maximize
-        settings["problem_fingerprint"] = self.problem.fingerprint()
-        ds = build_dataset(self.problem, self.X, self.Y, self.records, settings)
-        return ds.merge(self.failures.to_dataset(), combine_attrs="override")
+        p, st = self.setup.problem, self.state
+        settings = {"problem": p.name, **self.setup.settings.to_dict()}
+        settings["maximize"], settings["problem_fingerprint"] = p.maximize, p.fingerprint()
+        ds = build_dataset(p, st.X, st.Y, st.records, settings)
+        return ds.merge(st.failures.to_dataset(), combine_attrs="override")
 
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""
-        draws = self.draw_log.to_dataset(self.records)
+        draws = self.draw_log.to_dataset(self.state.records)
         ckpt.write(path, self.results(), loop_state(self.state, self.updater), draws)
 
     def report(self, out) -> Path:
