@@ -208,14 +208,19 @@ def _optimizer_privates(source: str) -> list[str]:
     return found
 
 
-def test_no_module_but_the_optimizers_own_touches_its_private_members():
+def _outside_the_optimizer(finder) -> list[str]:
+    """``finder``'s hits in every package module but loop/optimizer.py, as ``path:hit``."""
     own = ROOT / "pp_decomp" / "loop" / "optimizer.py"
-    found = [
+    return [
         f"{path.relative_to(ROOT)}:{hit}"
         for path in PACKAGE
         if path != own
-        for hit in _optimizer_privates(path.read_text())
+        for hit in finder(path.read_text())
     ]
+
+
+def test_no_module_but_the_optimizers_own_touches_its_private_members():
+    found = _outside_the_optimizer(_optimizer_privates)
     assert found == [], "the step's parts read the loop state (opt.state), not opt._..."
     assert _optimizer_privates("def f(opt):\n    return opt._rng(1, 2)\n") == ["2 opt._rng"]
 
@@ -267,13 +272,7 @@ def _takes_the_optimizer(source: str) -> list[str]:
 def test_no_function_but_the_optimizers_own_takes_the_whole_optimizer():
     """The step's parts receive what they read (RunSetup, LoopState, the updater, the
     GPs, bound steps), never the optimiser: only loop/optimizer.py holds one."""
-    own = ROOT / "pp_decomp" / "loop" / "optimizer.py"
-    found = [
-        f"{path.relative_to(ROOT)}:{hit}"
-        for path in PACKAGE
-        if path != own
-        for hit in _takes_the_optimizer(path.read_text())
-    ]
+    found = _outside_the_optimizer(_takes_the_optimizer)
     assert found == [], "pass the parts (setup, state, updater, models, steps), not the optimiser"
     probe = "def f(opt, x):\n    pass\ndef g(run: Optimizer):\n    pass\nclass A:\n"
     probe += "    def __init__(self, optimizer):\n        self.o = optimizer\n"
