@@ -6,8 +6,14 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.stats import qmc
 
-from pp_decomp.rng import SeedLike, as_generator, int_seed
-from pp_decomp.validate import check_finite, check_positive_int, check_X
+from pp_decomp.validate import (
+    SeedLike,
+    as_generator,
+    check_finite,
+    check_positive_int,
+    check_X,
+    int_seed,
+)
 
 
 class Box:

@@ -26,7 +26,7 @@ MODULES = _modules_with_examples()
 
 
 def test_the_examples_are_found():
-    assert {"pp_decomp.loop.draw_log", "pp_decomp.loop.settings.fast", "pp_decomp.kernels"} <= set(
+    assert {"pp_decomp.loop.records", "pp_decomp.loop.settings.fast", "pp_decomp.kernels"} <= set(
         MODULES
     )
 

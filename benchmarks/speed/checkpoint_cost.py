@@ -6,7 +6,7 @@ Usage: python benchmarks/speed/checkpoint_cost.py [--steps 100] [--inference nut
 Runs D-GPUCB on Wang's synthetic problem (J = 10) for ``--steps`` evaluations,
 then builds the checkpoint file's bytes (:func:`pp_decomp.loop.checkpoint.to_bytes`,
 what every ``ask`` and ``tell`` writes) with each of xarray's ``--engines``, with
-and without the draw log (:mod:`pp_decomp.loop.draw_log`), all alternately,
+and without the draw log (:mod:`pp_decomp.loop.records`), all alternately,
 ``--repeats`` times each; reads each file back (its three groups, as a resume
 does) with the engine that wrote it. Prints the median seconds and the size.
 """

@@ -29,7 +29,7 @@ from scipy.special import erfcx, log_expit, log_ndtr, logsumexp
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.ucb import mc_block_rows
 from pp_decomp.components.posterior.batched import mixture_moments
-from pp_decomp.rng import as_generator
+from pp_decomp.validate import as_generator
 
 _C1 = 0.5 * np.log(2 * np.pi)
 _C2 = 0.5 * np.log(np.pi / 2)

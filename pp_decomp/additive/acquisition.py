@@ -22,9 +22,14 @@ from pp_decomp.additive.structure import DECOMPOSITION_SEARCHES
 from pp_decomp.composition.core import ucb
 from pp_decomp.optim import maximize_box
 from pp_decomp.optim.maxsum import maximize_factors
-from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.space import Box
-from pp_decomp.validate import check_choice, check_nonnegative, check_positive_int
+from pp_decomp.validate import (
+    SeedLike,
+    as_generator,
+    check_choice,
+    check_nonnegative,
+    check_positive_int,
+)
 
 _MAX_TABLE = 2_000_000  # grid points of one clique's table
 

@@ -28,9 +28,10 @@ import numpy as np
 from pp_decomp.components.posterior.batched import JITTER, gaussian_log_likelihood
 from pp_decomp.kernels.families import ExpQuad
 from pp_decomp.optim.maxsum import junction_tree_cliques
-from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
+    SeedLike,
     as_float_array,
+    as_generator,
     check_choice,
     check_finite,
     check_positive,

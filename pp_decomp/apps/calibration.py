@@ -8,11 +8,11 @@ from scipy.stats import norm
 
 from pp_decomp import Optimizer
 from pp_decomp.composition.core import ucb_level
-from pp_decomp.composition.outcome import inverse
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
+from pp_decomp.problem import inverse
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
 

@@ -41,8 +41,7 @@ from pp_decomp.components import ComponentGP
 from pp_decomp.components.criticism import Criticism, criticise
 from pp_decomp.kernels import ExpQuad, Kernel, Matern12, Matern32, Matern52
 from pp_decomp.prior import Prior
-from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_X, check_y
+from pp_decomp.validate import SeedLike, as_generator, check_X, check_y
 
 FAMILIES = {"Matern12": Matern12, "Matern32": Matern32, "Matern52": Matern52, "ExpQuad": ExpQuad}
 

@@ -8,9 +8,8 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, factorise, mixture_moments
-from pp_decomp.composition.linear import LinearComposition
-from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_X, check_Y
+from pp_decomp.composition.core import LinearComposition
+from pp_decomp.validate import SeedLike, as_generator, check_X, check_Y
 
 
 class EntireGP(DrawPosterior):

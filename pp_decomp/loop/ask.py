@@ -4,7 +4,7 @@ a strategy sees), guarded against re-asking failed or pending inputs.
 
 Asked inputs stay pending until told (in any order). A new input is chosen
 with every pending input hallucinated
-(:mod:`pp_decomp.acquisition.hallucination`) and excluded, so a batch holds
+(:mod:`pp_decomp.acquisition.surrogate`) and excluded, so a batch holds
 distinct inputs that do not duplicate each other's information. New inputs
 are numbered by every input asked before them (told, failed or pending), so
 their random numbers never repeat and a run resumed from its checkpoint,
@@ -21,9 +21,8 @@ import numpy as np
 
 from pp_decomp._runtime import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.acquisition.hallucination import hallucinate as hallucinate_pending
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
-from pp_decomp.composition.outcome import forward
+from pp_decomp.acquisition.surrogate import hallucinate as hallucinate_pending
 from pp_decomp.loop.records import (
     ACQ_STREAM,
     FIT_STREAM,
@@ -36,6 +35,7 @@ from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater, loop_data
 from pp_decomp.optim import exclusion_radius, is_excluded
+from pp_decomp.problem import forward
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import Context
 

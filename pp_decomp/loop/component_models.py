@@ -7,7 +7,7 @@ priors, noise prior and transform; the input dimension, bounds and name come
 from the problem), a kernel expression, or a shorthand string. A component's
 ``transform="log"`` becomes its outcome transform: the loop regresses
 ``log y_j`` and composes ``g`` with ``exp`` for that component
-(:mod:`pp_decomp.composition.outcome`).
+(:mod:`pp_decomp.problem`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 
 from pp_decomp.components.gp.gp import ComponentGP
 from pp_decomp.components.gp.priors import Priors
-from pp_decomp.composition.outcome import check_outcome_transform
 from pp_decomp.kernels import Kernel
 from pp_decomp.prior import Prior
+from pp_decomp.problem import check_outcome_transform
 
 
 def component_models(problem, value) -> tuple:

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.setup import Steps
 from pp_decomp.loop.state import LoopState
+from pp_decomp.problem import forward
 from pp_decomp.validate import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "record", "retry")

@@ -7,7 +7,7 @@ exactly the choices the uninterrupted run makes. The loop itself is thin:
 settings are validated by :class:`~pp_decomp.loop.settings.RunSettings`, models
 follow the data through an updater (:mod:`pp_decomp.loop.updaters`), strategies
 choose (:mod:`pp_decomp.strategies`), failed evaluations are kept by
-:mod:`pp_decomp.loop.failures` and files are written by :mod:`pp_decomp.loop.checkpoint`.
+:mod:`pp_decomp.loop.state` and files are written by :mod:`pp_decomp.loop.checkpoint`.
 """
 
 from __future__ import annotations
@@ -18,22 +18,20 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.apps.report_pictures import RunView, report_of
-from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import Decision, decisions
 from pp_decomp.loop.checkpoint import attach, check_resume, loop_state, named_as_stored, restore
-from pp_decomp.loop.draw_log import DrawLog
 from pp_decomp.loop.evaluate import ErrorPolicy
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import fit_afresh, predict
-from pp_decomp.loop.records import StepRecord, checked_observation, warn_if_repeated
+from pp_decomp.loop.records import DrawLog, StepRecord, checked_observation, warn_if_repeated
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
-from pp_decomp.problem import Problem
+from pp_decomp.problem import Problem, model_problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import as_float_array, check_positive_int, check_X
@@ -143,7 +141,7 @@ class Optimizer(_Views):
         default the one the settings choose (:mod:`pp_decomp.loop.updaters.factory`).
         Pass the same one again to :meth:`resume`.
     outcome_transform : {"none", "log"}
-        The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.composition.outcome`).
+        The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.problem`).
     """
 
     def __init__(

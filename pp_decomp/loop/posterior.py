@@ -36,15 +36,15 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp.components.posterior.tree import from_draws
-from pp_decomp.loop.draw_log import (
+from pp_decomp.loop.records import (
     DrawLog,
+    diagnostics_summary,
     draw_arrays,
     draws_in_use,
     fitted_draws,
     normalised_log_weights,
     step_posterior,
 )
-from pp_decomp.loop.records import diagnostics_summary
 
 
 def posterior(
@@ -59,7 +59,7 @@ def posterior(
 
     ``iteration``: the draws step ``iteration`` of the results chose with, from the
     run's ``draw_log`` with its step ``records``
-    (:func:`~pp_decomp.loop.draw_log.step_posterior`), without fitting."""
+    (:func:`~pp_decomp.loop.records.step_posterior`), without fitting."""
     if iteration is not None:
         stored = draw_log.to_dataset(records)
         if stored is None:

@@ -40,7 +40,6 @@ from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.components.posterior.batched import mixture_moments
-from pp_decomp.composition.outcome import inverse, is_identity
 from pp_decomp.loop.records import VIEW_STREAM, FitNotes
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup
@@ -48,8 +47,8 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
-from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_positive_int, check_X
+from pp_decomp.problem import inverse, is_identity
+from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
 
 
 def mixture_quantiles(mean_s: np.ndarray, sd_s: np.ndarray, q) -> np.ndarray:

@@ -20,7 +20,7 @@ from pp_decomp.strategies import Strategy
 @dataclass(frozen=True)
 class RunSetup:
     """A run's problem, its ``model_problem`` (the components under the outcome
-    transform, :func:`~pp_decomp.composition.outcome.model_problem`), its
+    transform, :func:`~pp_decomp.problem.model_problem`), its
     validated ``settings`` and its ``strategy``; fixed for the run's life.
 
     Examples

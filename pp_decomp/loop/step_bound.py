@@ -8,13 +8,12 @@ import numpy as np
 
 from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
 from pp_decomp.components.correlated.view import shared_joint
-from pp_decomp.composition.copula import residual_correlation
-from pp_decomp.composition.core import coupled_normals, draw_samples, ucb
+from pp_decomp.composition.core import coupled_normals, draw_samples, residual_correlation, ucb
 from pp_decomp.loop.ask import build_context
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
-from pp_decomp.rng import as_generator
 from pp_decomp.strategies import decomposed_bound
+from pp_decomp.validate import as_generator
 
 
 def component_samples(
@@ -22,7 +21,7 @@ def component_samples(
 ) -> np.ndarray:
     """Pointwise posterior samples of every component at ``X``: (n_samples, m, J);
     correlated across components when they are views of one correlated model, or
-    by the copula (:mod:`pp_decomp.composition.copula`)."""
+    by the copula (:mod:`pp_decomp.composition.core`)."""
     joint = shared_joint(models)
     if joint is not None:
         return joint.sample(X, n_samples, rng)

@@ -9,9 +9,8 @@ import numpy as np
 from scipy import optimize
 
 from pp_decomp.optim.lockstep import in_lockstep
-from pp_decomp.rng import SeedLike, as_generator, int_seed
 from pp_decomp.space import Box, CandidateSet
-from pp_decomp.validate import check_choice, check_positive_int
+from pp_decomp.validate import SeedLike, as_generator, check_choice, check_positive_int, int_seed
 
 CHUNK = 2048
 METHODS = ("auto", "lbfgs", "direct")

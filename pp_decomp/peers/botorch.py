@@ -24,8 +24,8 @@ import warnings
 import numpy as np
 
 from pp_decomp.optim import is_excluded, maximize, project_feasible
-from pp_decomp.rng import int_seed
 from pp_decomp.space import CandidateSet
+from pp_decomp.validate import int_seed
 
 MC_SAMPLES = 512  # quasi-MC base samples of the composite qUCB
 RAW_SAMPLES, RESTARTS = 512, 8  # optimize_acqf on a box

@@ -1,7 +1,6 @@
 """Named strategies: the surrogate each uses, how it chooses, and what it needs."""
 
-from pp_decomp.strategies.base import AdditiveSpec, Context, Needs, Strategy
-from pp_decomp.strategies.catalog import STRATEGIES
+from pp_decomp.strategies.catalog import STRATEGIES, AdditiveSpec, Context, Needs, Strategy
 from pp_decomp.strategies.compat import (
     UnsupportedSetting,
     canonical_strategy,

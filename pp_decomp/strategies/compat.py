@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pp_decomp.peers import botorch_available
 from pp_decomp.space import Box
-from pp_decomp.strategies.base import Strategy
-from pp_decomp.strategies.catalog import STRATEGIES
+from pp_decomp.strategies.catalog import STRATEGIES, Strategy
 from pp_decomp.validate import canonical_choice
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from pp_decomp import Box, CandidateSet, ComponentGP, HyperDraws, Problem
 from pp_decomp import acquisition as acq
-from pp_decomp.acquisition.beta import BetaContinuous, BetaDiscrete, BetaKandasamy, BetaRolland
+from pp_decomp.acquisition.ucb import BetaContinuous, BetaDiscrete, BetaKandasamy, BetaRolland
 from pp_decomp.optim import maximize_box, maximize_candidates
 
 

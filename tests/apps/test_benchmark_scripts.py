@@ -520,6 +520,9 @@ def test_ask_walk(script):
     listed = re.findall(r"^  (\S+\.py)$", out, re.M)
     assert listed[0] == "loop/optimizer.py" and len(listed) == outside <= crossed
     assert "loop/checkpoint/file.py" in listed and back == 0  # the parts never climb back up
+    plain = script("reports/ask_walk.py", "--n-told 6")
+    _, outside = match(r"modules crossed: {n} \(without the GP internals: {n}\)", plain)
+    assert outside <= 15  # issue 65's line: a reader follows one ask() through at most 15
 
 
 def test_paired_compare(script, bench):

@@ -53,7 +53,7 @@ def fast_view():
 
 
 def hallucinated():
-    from pp_decomp.acquisition.hallucination import HallucinatedGP
+    from pp_decomp.acquisition.surrogate import HallucinatedGP
 
     return HallucinatedGP(component(), XC[:3])
 

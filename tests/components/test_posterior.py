@@ -105,7 +105,7 @@ def test_pred_noise_adds_noise_variance(rng):
 
 
 def test_joint_noisy_samples_count_the_jitter_once(rng):
-    from pp_decomp.acquisition.hallucination import HallucinatedGP
+    from pp_decomp.acquisition.surrogate import HallucinatedGP
 
     # σ² equal to the jitter, at the observed inputs: the latent variance is of the
     # same order, so a jitter counted twice shows as a third more variance

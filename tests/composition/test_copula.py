@@ -1,4 +1,4 @@
-"""The Gaussian copula over independent component GPs (:mod:`pp_decomp.composition.copula`)."""
+"""The Gaussian copula over independent component GPs (:mod:`pp_decomp.composition.core`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from pp_decomp import ComponentGP, HyperDraws, Optimizer
-from pp_decomp.acquisition.hallucination import hallucinate
-from pp_decomp.acquisition.surrogate import CopulaSurrogate, decomposed_surrogate
+from pp_decomp.acquisition.surrogate import CopulaSurrogate, decomposed_surrogate, hallucinate
 from pp_decomp.apps.bench import BenchSpec
-from pp_decomp.composition.copula import residual_correlation
+from pp_decomp.composition.core import residual_correlation
 from pp_decomp.models import get_problem
 
 DRAWS = HyperDraws(ls=[[0.3]], eta=[1.0], sigma=[0.05])

@@ -15,7 +15,7 @@ import pytest
 import xarray as xr
 
 from pp_decomp import ComponentGP, Optimizer
-from pp_decomp.acquisition.hallucination import HallucinatedGP
+from pp_decomp.acquisition.surrogate import HallucinatedGP
 from pp_decomp.components.posterior.batched import GPPosterior
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.models import get_problem

@@ -8,7 +8,7 @@ import xarray as xr
 
 import pp_decomp as ppd
 from pp_decomp.loop.checkpoint import read_draws
-from pp_decomp.loop.draw_log import step_posterior
+from pp_decomp.loop.records import step_posterior
 from pp_decomp.models import get_problem
 
 

@@ -647,7 +647,7 @@ def test_kills_with_a_background_refit_in_flight_resume_to_the_same_run(tmp_path
 
 
 def test_retries_count_the_failures_within_the_neighbourhood_an_input_excludes():
-    from pp_decomp.loop.failures import FailureLog
+    from pp_decomp.loop.state import FailureLog
     from pp_decomp.optim import BOX_RADIUS
 
     log = FailureLog(2, max_retries=1)

@@ -7,7 +7,7 @@ import pytest
 
 from pp_decomp import Optimizer, Problem
 from pp_decomp.apps.calibration import LEVELS, sample_coverage, step_coverage
-from pp_decomp.composition.outcome import forward, inverse, model_problem
+from pp_decomp.problem import forward, inverse, model_problem
 from pp_decomp.space import Box
 
 

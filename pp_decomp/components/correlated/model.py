@@ -31,8 +31,9 @@ from pp_decomp.components.inference.compiled import SEARCH_BOX, map_search, pena
 from pp_decomp.components.posterior.batched import JITTER, mixture_moments
 from pp_decomp.components.posterior.draws import evenly_spaced
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
-from pp_decomp.rng import SeedLike, as_generator
 from pp_decomp.validate import (
+    SeedLike,
+    as_generator,
     check_bounds,
     check_choice,
     check_finite,

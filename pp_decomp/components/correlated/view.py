@@ -20,8 +20,7 @@ from pp_decomp.components.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.components.inference.native import NutsModel
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.components.posterior.batched import mixture_moments
-from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_positive_int
+from pp_decomp.validate import SeedLike, as_generator, check_positive_int
 
 
 def shared_joint(components):

@@ -31,8 +31,15 @@ from pp_decomp.components.inference.nuts import (
 from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.components.posterior.tree import from_draws
-from pp_decomp.rng import SeedLike, as_generator
-from pp_decomp.validate import check_bounds, check_choice, check_positive_int, check_X, check_y
+from pp_decomp.validate import (
+    SeedLike,
+    as_generator,
+    check_bounds,
+    check_choice,
+    check_positive_int,
+    check_X,
+    check_y,
+)
 
 
 def _nuts_settings(draws, tune, chains, target_accept, repairs, low_rank_mass_matrix):

@@ -37,7 +37,7 @@ from pp_decomp.components.inference.compiled import CompiledModel, compiled, pen
 from pp_decomp.components.inference.nuts import sample_kwargs
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
-from pp_decomp.rng import int_seed
+from pp_decomp.validate import int_seed
 
 # the names of the data containers build is given
 DATA_X, DATA_Y = "pp_decomp_X", "pp_decomp_y"

@@ -47,8 +47,7 @@ from pp_decomp.components.diagnostics import CONVERGENCE, summarize_nuts
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.inference.reweight import reweight_chains
 from pp_decomp.components.posterior.tree import concat_chains, draws_dataset, with_group
-from pp_decomp.rng import int_seed
-from pp_decomp.validate import check_positive_int
+from pp_decomp.validate import check_positive_int, int_seed
 
 # NUTS trees at most 2**8 leapfrog steps per draw (nutpie's default is 2**10): these
 # posteriors have 3-7 parameters, healthy trees stay below depth 5, and a chain at

@@ -88,7 +88,7 @@ def to_bytes(
     results: xr.Dataset, state: dict, draws: xr.Dataset | None = None, engine: str = ENGINE
 ) -> bytes:
     """The checkpoint file's bytes: ``results`` as the root group, ``state`` in
-    ``checkpoint``, and the ``draws`` (:mod:`pp_decomp.loop.draw_log`) in ``draws``;
+    ``checkpoint``, and the ``draws`` (:mod:`pp_decomp.loop.records`) in ``draws``;
     written by xarray's ``engine`` (any that writes groups into memory)."""
     state_json = json.dumps(state)
     X = np.asarray(results["x"].values, dtype=float)
@@ -278,7 +278,7 @@ def _previous_hint(path: Path) -> str:
 
 
 def read_draws(path, hint: bool = True) -> xr.Dataset | None:
-    """The draw log stored at ``path`` (:mod:`pp_decomp.loop.draw_log`); ``None`` for
+    """The draw log stored at ``path`` (:mod:`pp_decomp.loop.records`); ``None`` for
     a file written without one. ``hint``: an error names the previous generation."""
     path = Path(path)
     try:

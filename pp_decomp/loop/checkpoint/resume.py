@@ -15,8 +15,7 @@ from pp_decomp.loop.checkpoint.file import (
     previous,
     remove_stale_temporaries,
 )
-from pp_decomp.loop.draw_log import DrawLog
-from pp_decomp.loop.records import jsonable
+from pp_decomp.loop.records import DrawLog, jsonable
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState

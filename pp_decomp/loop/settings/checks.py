@@ -9,7 +9,7 @@ from __future__ import annotations
 from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
-from pp_decomp.composition.outcome import is_identity
+from pp_decomp.problem import is_identity
 from pp_decomp.strategies import UnsupportedSetting
 
 
@@ -57,7 +57,7 @@ def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:
 def check_copula(copula, strategy, problem, correlated: bool, inference: str) -> bool:
     """``copula``: ``None`` is :func:`copula_applies`; ``True`` is refused by name
     where there are no independent component GPs to correlate
-    (:mod:`pp_decomp.composition.copula`)."""
+    (:mod:`pp_decomp.composition.core`)."""
     if copula is None:
         return copula_applies(strategy, problem, correlated, inference)
     if not isinstance(copula, bool):

@@ -19,7 +19,6 @@ from pp_decomp.acquisition import beta_from_description
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import KnownKernels, Priors
-from pp_decomp.composition.outcome import model_problem
 from pp_decomp.loop.component_models import (
     check_components,
     component_models,
@@ -31,6 +30,7 @@ from pp_decomp.loop.settings.checks import check_transform, known_kernels_for
 from pp_decomp.loop.settings.fast import FastSettings
 from pp_decomp.loop.settings.inference import FAST_OWNED, InferenceSettings
 from pp_decomp.loop.settings.model import ModelSettings
+from pp_decomp.problem import model_problem
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
 from pp_decomp.validate import canonical_choice, check_positive_int

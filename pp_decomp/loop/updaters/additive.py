@@ -52,7 +52,7 @@ from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
 from pp_decomp.loop.updaters.base import Updater
-from pp_decomp.rng import as_generator
+from pp_decomp.validate import as_generator
 
 ACQUISITION_DRAWS = 32  # hyperparameter draws the acquisition integrates over under NUTS
 

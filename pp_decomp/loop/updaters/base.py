@@ -7,11 +7,11 @@ from typing import Protocol
 
 import numpy as np
 
-from pp_decomp.composition.outcome import forward
 from pp_decomp.loop.component_models import loop_arguments
 from pp_decomp.loop.records import FitNotes
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
+from pp_decomp.problem import forward
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,8 @@ from pp_decomp.components.posterior.incremental import IncrementalPosterior
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import Updater, gp_arguments
 from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index
-from pp_decomp.rng import as_generator, int_seed
 from pp_decomp.space import CandidateSet
+from pp_decomp.validate import as_generator, int_seed
 
 PRIOR_FIRST = 30  # up to this many points a first fit tries the prior before the mode
 

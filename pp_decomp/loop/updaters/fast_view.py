@@ -20,7 +20,7 @@ import numpy as np
 from pp_decomp.components.criticism import LooData
 from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
 from pp_decomp.components.posterior.incremental import IncrementalPosterior, factors_within
-from pp_decomp.rng import as_generator
+from pp_decomp.validate import as_generator
 
 # a screen's factors read by one evaluation, per GP: 16 draws up to 512 points,
 # then fewer (8 at 724, 4 from 1000 on): reading the (n, n) factors is its cost
