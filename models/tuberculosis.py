@@ -205,19 +205,10 @@ class TBModel:
 
     def _weights_batch(self, V: np.ndarray) -> np.ndarray:
         m, n, T = V.shape[0], self.n, self.p.years
-        mu, a, d, age = self.mu, self.alpha, self.d, self.age
+        times_P = self._times_P
 
-        def times_P(Z):  # (m, 3, n) @ P: within each compartment, Pa[i+1, i] = age[i]
-            out = Z * (1 - age)
-            out[..., :-1] += Z[..., 1:] * age[:-1]
-            return out
-
-        def times_M(R):  # (m, 3, n) @ P A(v)
-            S, E, act = np.moveaxis(times_P(R), 1, 0)
-            return np.stack(
-                [S * (1 - mu), E * (1 - mu) * (1 - a) + act * a, (1 - d) * (S * V + act * (1 - V))],
-                axis=1,
-            )
+        def times_M(R):
+            return self._times_M(R, V)
 
         ones_I = np.zeros((m, 3, n))
         ones_I[:, 2] = 1.0
@@ -232,6 +223,79 @@ class TBModel:
         blocks = [times_P(r[T - t]) for t in range(1, T)]
         W = np.stack([R[:, 1] - R[:, 0] for R in blocks], axis=1)  # (m, T-1, n)
         return np.concatenate([w0[:, None], W.reshape(m, -1)], axis=1)
+
+    def _times_P(self, Z: np.ndarray) -> np.ndarray:
+        """``Z P`` for rows ``Z (m, 3, n)``: within each compartment ``Pa[i+1, i] = age[i]``."""
+        age = self.age
+        out = Z * (1 - age)
+        out[..., :-1] += Z[..., 1:] * age[:-1]
+        return out
+
+    def _times_M(self, R: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """``R P A(v)`` for rows ``R (m, 3, n)``, one policy per row of ``V (m, n)``."""
+        mu, a, d = self.mu, self.alpha, self.d
+        S, E, act = np.moveaxis(self._times_P(R), 1, 0)
+        return np.stack(
+            [S * (1 - mu), E * (1 - mu) * (1 - a) + act * a, (1 - d) * (S * V + act * (1 - V))],
+            axis=1,
+        )
+
+    def _M_times(self, V: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """``M(v) y = P A(v) y`` for columns ``Y (m, 3, n)``, one policy per row of ``V``."""
+        S, E, act = np.moveaxis(Y, 1, 0)
+        mu, a, d = self.mu, self.alpha, self.d
+        Z = np.stack(
+            [
+                (1 - mu) * S + (1 - d) * V * act,
+                (1 - mu) * (1 - a) * E,
+                a * E + (1 - d) * (1 - V) * act,
+            ],
+            axis=1,
+        )
+        out = Z * (1 - self.age)  # P z: (Pa z)_i = (1 - age_i) z_i + age_{i-1} z_{i-1}
+        out[..., 1:] += Z[..., :-1] * self.age[:-1]
+        return out
+
+    def yearly_weights_grad(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients of :meth:`yearly_weights`' ``s (m, T - 2)`` and ``w_0 (m,)`` with
+        respect to the policy ``V (m, n)``: (m, T - 2, n), (m, n).
+
+        Every weight is a functional ``r_k · y`` of the recursion
+        ``r_{j+1} = 1_I + r_j M(v)`` (``s_t``: ``k = T - t``, ``y = P B 1 / n``;
+        ``w_0``: ``r_T · x_1 + Σ_{k<T} r_k · P c``). Since ``v_i`` enters ``r_j M``
+        only at the active entry of age ``i``, with slope ``(1 - d) D_ji``,
+        ``D_j = (r_j P)_S - (r_j P)_I``,
+        ``∂(r_k · y)/∂v_i = (1 - d) Σ_{j<k} D_ji (M^{k-1-j} y)_{I,i}``: the rows
+        ``r_j`` and the columns ``M^l y``, two passes of the recursion in all
+        (where differences would take ``n + 1``).
+        """
+        V = np.atleast_2d(np.asarray(V, dtype=float))
+        m, n, T = V.shape[0], self.n, self.p.years
+        ones_I = np.zeros((m, 3, n))
+        ones_I[:, 2] = 1.0
+        R = np.zeros((m, 3, n))
+        D = np.empty((T, m, n))  # D_j for j = 0..T-1
+        for j in range(T):
+            RP = self._times_P(R)
+            D[j] = RP[:, 0] - RP[:, 2]
+            R = ones_I + self._times_M(R, V)
+
+        # the columns M^l y for y = P B 1 / n, x_1 and P c, advanced together
+        Pc = self.P @ self.c + self.c_after
+        cols = np.stack([(self.P @ self.B @ np.ones(n)) / n, self.x1, Pc]).reshape(3, 1, 3, n)
+        Y = np.broadcast_to(cols, (3, m, 3, n)).reshape(3 * m, 3, n)
+        V3 = np.tile(V, (3, 1))
+        C = np.empty((T, 3, m, n))  # (M^l y)_I for l = 0..T-1
+        for k in range(T):
+            C[k] = Y[:, 2].reshape(3, m, n)
+            Y = self._M_times(V3, Y)
+
+        def grad(k: int, y: int) -> np.ndarray:  # ∂(r_k · y)/∂v
+            return (1 - self.d) * np.einsum("jmn,jmn->mn", D[:k], C[k - 1 :: -1, y][:k])
+
+        ds = np.stack([grad(T - t, 0) for t in range(1, T - 1)], axis=1)
+        dw0 = grad(T, 1) + sum(grad(k, 2) for k in range(1, T))
+        return ds, dw0
 
     def yearly(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """The exact yearly fragmentation at ``v (n,)``: components ``f (T - 2,)``, weights
@@ -358,6 +422,9 @@ def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Probl
     def initial(V):
         return model.yearly_weights(V)[2]
 
+    def weights_grad(V):
+        return model.yearly_weights_grad(V)
+
     box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
     best = optimum_110(params, model, box)
     return Problem(
@@ -366,6 +433,7 @@ def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Probl
         n_components=T - 2,
         weights=weights,
         offset=initial,
+        weights_grad=weights_grad,
         maximize=False,
         optimum=best["value"],
         name="tuberculosis-110",

@@ -95,6 +95,10 @@ class Problem:
     offset : callable ``X (n, d) -> (n,)``, optional
         The known term ``b(x)`` of a linear decomposition (with ``weights``): a part of
         ``f`` known exactly, which no GP then has to learn. Default none.
+    weights_grad : callable ``X (n, d) -> (∂g/∂x (n, J, d), ∂b/∂x (n, d))``, optional
+        The gradients of callable ``weights`` and ``offset`` (zeros for a missing
+        offset), for the acquisitions' analytic gradients; without it they are
+        taken by forward differences on the weights alone.
     """
 
     domain: Domain
@@ -114,6 +118,7 @@ class Problem:
     input_names: Sequence[str] | None = None
     units: dict | None = None
     offset: Callable | None = None
+    weights_grad: Callable | None = None
 
     def __post_init__(self):
         if not isinstance(self.domain, Box | CandidateSet):
@@ -129,7 +134,11 @@ class Problem:
         if self.offset is not None and self.weights is None:
             raise ValueError("offset is the known term of a linear decomposition: give weights too")
         if self.weights is not None:
-            self.linear = LinearComposition(self.weights, n_components=J, offset=self.offset)
+            self.linear = LinearComposition(
+                self.weights, n_components=J, offset=self.offset, grad=self.weights_grad
+            )
+        elif self.weights_grad is not None:
+            raise ValueError("weights_grad is the gradient of callable weights: give weights too")
         if self.g is None:
             if self.linear is None:
                 raise ValueError("give g (the composition) or weights (a linear decomposition)")
@@ -421,6 +430,6 @@ def model_problem(problem: Problem, name: str) -> Problem:
     g, out = problem.g, copy.copy(problem)
     out.g = lambda F, X: g(inverse(name, F), X)
     out.components = out.weights = out.linear = out.lipschitz = out.known_kernels = None
-    out.offset = None
+    out.offset = out.weights_grad = None
     out.metadata = dict(problem.metadata)
     return out

@@ -41,6 +41,7 @@ from pp_decomp.composition.core import (
     coupled_normals,
     draw_samples,
     linear_moments,
+    linear_moments_grad,
     residual_correlation,
 )
 from pp_decomp.validate import as_generator, check_positive_int
@@ -148,6 +149,34 @@ class DecomposedSurrogate:
         b = self.sign * self.linear.offset_at(X)
         return linear_moments(mean, var, G, b, self.correlation)
 
+    def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`linear_per_draw` and the gradients of the mean and variance with respect
+        to ``X (m, d)``: (S, m), (S, m), (S, m, d), (S, m, d)
+        (:func:`~pp_decomp.composition.core.linear_moments_grad`). Raises
+        ``NotImplementedError`` where a component has no input gradient."""
+        parts = []
+        for c in self.components:
+            grad = getattr(c, "predict_per_draw_grad", None)
+            if grad is None:
+                raise NotImplementedError(f"{type(c).__name__} has no input gradient")
+            parts.append(grad(X))
+        S = max(p[0].shape[0] for p in parts)
+
+        def stack(k: int) -> np.ndarray:  # draw s of every component, cycled to S
+            return np.stack([np.resize(p[k], (S, *p[k].shape[1:])) for p in parts], 2)
+
+        (w, dw), (b, db) = self.linear.weights_and_grad(X)
+        s = self.sign
+        return linear_moments_grad(
+            stack(0),
+            stack(1),
+            stack(2),
+            stack(3),
+            (s * w, s * dw),
+            (s * b, s * db),
+            self.correlation,
+        )
+
     def h(self, F, X) -> np.ndarray:
         """Signed composition ``sign · g(F; X)`` for ``F (..., m, J)``, ``X (m, d)``."""
         return self.sign * self.problem.compose(F, X)
@@ -219,6 +248,9 @@ class CorrelatedSurrogate(DecomposedSurrogate):
     def per_draw(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
         mean, cov = self.joint.moments_per_draw(X)
         return [(mean[..., j], cov[..., j, j]) for j in range(mean.shape[-1])]
+
+    def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
+        raise NotImplementedError("correlated components have no input gradient")
 
     def linear_per_draw(self, X) -> tuple[np.ndarray, np.ndarray]:
         mean, cov = self.joint.moments_per_draw(X)  # (S, m, J), (S, m, J, J)

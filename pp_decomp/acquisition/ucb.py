@@ -12,7 +12,12 @@ import numpy as np
 from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
-from pp_decomp.composition.core import integrated_ucb, ucb_level, ucb_radius
+from pp_decomp.composition.core import (
+    integrated_ucb,
+    integrated_ucb_grad,
+    ucb_level,
+    ucb_radius,
+)
 from pp_decomp.validate import SeedLike, as_generator, check_nonnegative
 
 
@@ -153,6 +158,12 @@ class DGPUCB:
 
     def __call__(self, X) -> np.ndarray:
         return integrated_ucb(*self.model.linear_per_draw(X), self.beta)
+
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` (m,) and ``∂a/∂x`` (m, d)
+        (:func:`~pp_decomp.composition.core.integrated_ucb_grad`); ``NotImplementedError``
+        where a component has no input gradient."""
+        return integrated_ucb_grad(*self.model.linear_per_draw_grad(X), self.beta)
 
 
 def numeric_lipschitz(

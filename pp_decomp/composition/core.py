@@ -52,6 +52,7 @@ from scipy.stats import norm
 
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.components.posterior.batched import mixture_moments
+from pp_decomp.optim.maximizers import FD_STEP
 from pp_decomp.validate import SeedLike, as_generator, check_finite, check_positive_int, check_X
 
 
@@ -113,6 +114,48 @@ def linear_moments(
     if offset is not None:
         out_mean = out_mean + offset
     return out_mean, out_var
+
+
+def linear_moments_grad(
+    mean: np.ndarray,
+    var: np.ndarray,
+    dmean: np.ndarray,
+    dvar: np.ndarray,
+    weights: tuple[np.ndarray, np.ndarray],
+    offset: tuple[np.ndarray, np.ndarray],
+    corr: np.ndarray | None = None,
+) -> tuple[np.ndarray, ...]:
+    """:func:`linear_moments` of independent or copula-coupled components and their
+    gradients with respect to the input, by the product rule:
+
+    * ``∂μ = Σ_j (w_j ∂μ_j + μ_j ∂w_j) + ∂b``;
+    * ``∂σ² = Σ_j (w_j² ∂σ_j² + 2 w_j σ_j² ∂w_j)`` for independent components, and
+      ``2 Σ_jk C_jk s_j ∂s_k`` with ``s_j = w_j σ_j`` under a copula.
+
+    Parameters
+    ----------
+    mean, var : (S, m, J) arrays, per-draw component moments
+    dmean, dvar : (S, m, J, d) arrays, their gradients
+    weights : ``(w (m, J), ∂w (m, J, d))``
+    offset : ``(b (m,), ∂b (m, d))``
+    corr : (J, J) array, optional, the copula's ``C``
+
+    Returns
+    -------
+    mean, var : (S, m); dmean, dvar : (S, m, d)
+    """
+    w, dw = weights
+    out_mean, out_var = linear_moments(mean, var, w, offset[0], corr)
+    dm = np.einsum("smjd,mj->smd", dmean, w) + np.einsum("smj,mjd->smd", mean, dw) + offset[1]
+    if corr is None:
+        dv = np.einsum("smjd,mj->smd", dvar, w**2) + 2 * np.einsum("smj,mjd->smd", var * w, dw)
+    else:
+        sd = np.sqrt(np.maximum(var, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dsd = np.where(sd[..., None] > 0, dvar / (2 * sd[..., None]), 0.0)
+        ds = dw * sd[..., None] + w[..., None] * dsd  # (S, m, J, d)
+        dv = 2 * np.einsum("smj,jk,smkd->smd", w * sd, np.asarray(corr, dtype=float), ds)
+    return out_mean, out_var, dm, dv
 
 
 def coupled_normals(z: np.ndarray, chol: np.ndarray) -> np.ndarray:
@@ -227,6 +270,29 @@ def integrated_ucb(mean_s: np.ndarray, var_s: np.ndarray, beta: float) -> np.nda
     return ucb(mean_s, beta, var=var_s).mean(axis=0)
 
 
+def integrated_ucb_grad(
+    mean_s: np.ndarray, var_s: np.ndarray, dmean_s: np.ndarray, dvar_s: np.ndarray, beta: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`integrated_ucb` ``(m,)`` and its gradient ``(m, d)`` from per-draw moments
+    ``(S, m)`` and their gradients ``(S, m, d)``:
+    ``(1/S) Σ_s (∂μ_s + √β ∂σ_s² / (2 σ_s))``, zero where ``σ_s = 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v, g = integrated_ucb_grad(
+    ...     np.array([[0.0]]), np.array([[4.0]]), np.array([[[1.0]]]), np.array([[[2.0]]]), 1.0
+    ... )
+    >>> v, g
+    (array([2.]), array([[1.5]]))
+    """
+    sd = np.sqrt(np.maximum(var_s, 0.0))[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dsd = np.where(sd > 0, dvar_s / (2 * sd), 0.0)
+    grad = (dmean_s + np.sqrt(beta) * dsd).mean(axis=0)
+    return integrated_ucb(mean_s, var_s, beta), grad
+
+
 def ucb_level(beta: float) -> float:
     """``Φ(√β)``: the probability a Gaussian lies below its bound ``μ + √β σ``.
 
@@ -301,6 +367,9 @@ class LinearComposition:
     offset : callable, optional
         The known term ``b``: ``X (m, d) -> (m,)``; default none (``b ≡ 0``). A part of
         ``f`` known exactly belongs here, not in a component: a GP would have to learn it.
+    grad : callable, optional
+        ``X (m, d) -> (∂g/∂x (m, J, d), ∂b/∂x (m, d))``, the gradients of callable
+        weights and offset (:meth:`weights_and_grad`); default forward differences.
 
     Examples
     --------
@@ -315,10 +384,13 @@ class LinearComposition:
         weights: np.ndarray | Callable,
         n_components: int | None = None,
         offset: Callable | None = None,
+        grad: Callable | None = None,
     ):
         if offset is not None and not callable(offset):
             raise TypeError(f"offset must be a callable X (m, d) -> (m,); got {offset!r}")
-        self.offset = offset
+        if grad is not None and not callable(grad):
+            raise TypeError(f"grad must be a callable X (m, d) -> (dg, db); got {grad!r}")
+        self.offset, self.grad = offset, grad
         if callable(weights):
             if n_components is None:
                 raise ValueError("n_components is required when weights is a callable")
@@ -350,13 +422,19 @@ class LinearComposition:
     def scaled(self, c: float) -> LinearComposition:
         """The composition ``c · f`` (weights ``c · g_j``, known term ``c · b``)."""
         c = float(check_finite(np.asarray(c, dtype=float), "c"))
-        b = self.offset
+        b, grad = self.offset, self.grad
         offset = None if b is None else (lambda X: c * np.asarray(b(X), dtype=float))
         if self._const is not None:
             return LinearComposition(c * self._const, offset=offset)
         fn = self._fn
+        scaled_grad = (
+            None if grad is None else (lambda X: tuple(c * np.asarray(a) for a in grad(X)))
+        )
         return LinearComposition(
-            lambda X: c * np.asarray(fn(X), dtype=float), self.n_components, offset=offset
+            lambda X: c * np.asarray(fn(X), dtype=float),
+            self.n_components,
+            offset=offset,
+            grad=scaled_grad,
         )
 
     def offset_at(self, X) -> np.ndarray:
@@ -385,6 +463,45 @@ class LinearComposition:
                 f"weights(X) must return shape ({X.shape[0]}, {self.n_components}); got {G.shape}"
             )
         return check_finite(G, "weights(X)")
+
+    def weights_and_grad(self, X) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """``(g(X) (m, J), ∂g/∂x (m, J, d))`` and ``(b(X) (m,), ∂b/∂x (m, d))``.
+
+        Constant weights have zero gradient; ``grad`` gives those of weights and a
+        known term given as functions. Without it they are differentiated by forward
+        differences on them alone (the GPs' gradients are analytic): one call of
+        each on the ``m (d + 1)`` inputs
+        ``x`` and ``x + h_a e_a``, ``h_a = sqrt(eps) max(1, |x_a|)`` (every step taken
+        backwards where a forward one leaves the weights' domain: a non-finite value).
+        """
+        X = check_X(X, "X", min_rows=0)
+        m, d = X.shape
+        if self._fn is None and self.offset is None:
+            w = self.weights(X)
+            return (w, np.zeros((m, self.n_components, d))), (np.zeros(m), np.zeros((m, d)))
+        if self.grad is not None:
+            dw, db = (np.asarray(a, dtype=float) for a in self.grad(X))
+            J = self.n_components
+            if dw.shape != (m, J, d) or db.shape != (m, d):
+                raise ValueError(
+                    f"weights_grad(X) must return shapes ({m}, {J}, {d}) and ({m}, {d}); "
+                    f"got {dw.shape} and {db.shape}"
+                )
+            return (self.weights(X), dw), (self.offset_at(X), db)
+        h = FD_STEP * np.maximum(1.0, np.abs(X))  # (m, d)
+        H = h[:, :, None] * np.eye(d)  # (m, d, d): row a of block i is h_ia e_a
+
+        def values(sign: float) -> np.ndarray:  # (m (d + 1), J + 1)
+            P = np.vstack([X, (X[:, None, :] + sign * H).reshape(m * d, d)])
+            return np.column_stack([self.weights(P), self.offset_at(P)])
+
+        try:
+            V, sign = values(1.0), 1.0
+        except ValueError:  # not finite a step ahead: the edge of the weights' domain
+            V, sign = values(-1.0), -1.0
+        base, ahead = V[:m], V[m:].reshape(m, d, -1)
+        grad = np.moveaxis((ahead - base[:, None, :]) / (sign * h[:, :, None]), 1, 2)
+        return (base[:, :-1], grad[:, :-1]), (base[:, -1], grad[:, -1])
 
     def weights_nd(self, X) -> np.ndarray:
         """``g_j(x)`` for ``X (..., d)`` with any leading axes: (..., J)."""

@@ -99,6 +99,15 @@ class _Excluding:
         vals[is_excluded(X, self.exclude, self.scale, self.radius)] = -np.inf
         return vals
 
+    def value_and_grad(self, X):
+        if not hasattr(self.acq, "value_and_grad"):
+            raise NotImplementedError(f"{type(self.acq).__name__} has no value_and_grad")
+        vals, grads = self.acq.value_and_grad(X)
+        vals, grads = np.array(vals, dtype=float), np.array(grads, dtype=float)
+        out = is_excluded(np.asarray(X, dtype=float), self.exclude, self.scale, self.radius)
+        vals[out], grads[out] = -np.inf, 0.0
+        return vals, grads
+
 
 def maximize_box(
     acq: Callable,
@@ -145,7 +154,8 @@ def maximize_box(
             best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
     ends = [best_x]
-    for x, v in _local_searches(screen, box, starts, maxiter):
+    grad = has_gradient(screen, starts[:1])
+    for x, v in _local_searches(screen, box, starts, maxiter, grad):
         if v > -np.inf:  # feasible
             ends.append(x)
         if v > best_v:
@@ -156,7 +166,7 @@ def maximize_box(
     full = _finite(acq(candidates))
     j = int(np.argmax(full))
     best_x, best_v = candidates[j].copy(), float(full[j])
-    x, v = _local_search(acq, box, best_x, maxiter)
+    x, v = _local_search(_packed(acq) if grad else acq, box, best_x, maxiter, grad)
     return (x, v) if v > best_v else (best_x, best_v)
 
 
@@ -203,28 +213,57 @@ def value_and_fd_gradient(f: Callable, u: np.ndarray) -> tuple[float, np.ndarray
     return float(values[0]), np.where(np.isfinite(grad), grad, 0.0)
 
 
-def _local_searches(acq: Callable, box: Box, starts, maxiter: int) -> list:
-    """:func:`_local_search` from each of ``starts``: L-BFGS-B searches
+def has_gradient(acq: Callable, X: np.ndarray) -> bool:
+    """Whether ``acq.value_and_grad`` answers at ``X (m, d)``: an acquisition may have the
+    method and still raise ``NotImplementedError`` where one of its models has no
+    input gradient (then the maximiser takes :func:`value_and_fd_gradient`)."""
+    try:
+        acq.value_and_grad(X)
+    except (AttributeError, NotImplementedError):
+        return False
+    return True
+
+
+def _packed(acq: Callable) -> Callable:
+    """``X (m, d) -> (m, 1 + d)``: ``acq``'s values and gradients side by side, so that
+    one batched call (:func:`~pp_decomp.optim.lockstep.in_lockstep`) serves both."""
+
+    def packed(X):
+        vals, grads = acq.value_and_grad(X)
+        return np.column_stack([vals, grads])
+
+    return packed
+
+
+def _local_searches(acq: Callable, box: Box, starts, maxiter: int, grad: bool = False) -> list:
+    """:func:`_local_search` from each of ``starts``, L-BFGS-B's and SLSQP's alike,
     :func:`~pp_decomp.optim.lockstep.in_lockstep` (one call of ``acq`` a round serves them
-    all); SLSQP's, under linear constraints, one after another."""
-    if box.A is not None:  # SLSQP's thread safety before scipy 1.16 is not established
-        return [_local_search(acq, box, x0, maxiter) for x0 in starts]
+    all; SLSQP is thread-safe from scipy 1.16). With ``grad``, on ``acq.value_and_grad``."""
+    f = _packed(acq) if grad else acq
     return in_lockstep(
-        acq, [partial(_local_search, box=box, x0=x0, maxiter=maxiter) for x0 in starts]
+        f, [partial(_local_search, box=box, x0=x0, maxiter=maxiter, grad=grad) for x0 in starts]
     )
 
 
-def _local_search(acq: Callable, box: Box, x0, maxiter: int) -> tuple[np.ndarray, float]:
+def _local_search(
+    acq: Callable, box: Box, x0, maxiter: int, grad: bool = False
+) -> tuple[np.ndarray, float]:
     """L-BFGS-B (SLSQP under linear constraints) from ``x0`` in the unit cube, where
-    steps are well conditioned, on :func:`value_and_fd_gradient`; ``-inf`` when the
-    result is not feasible."""
+    steps are well conditioned; ``-inf`` when the result is not feasible. With
+    ``grad``, ``acq`` is :func:`_packed` (values and analytic gradients), else
+    gradients are :func:`value_and_fd_gradient`."""
     lo, scale = box.lower, box.upper - box.lower
 
     def neg(U):
         return -np.asarray(acq(lo + U * scale), dtype=float)
 
     def fun(u):
-        return value_and_fd_gradient(neg, u)
+        if not grad:
+            return value_and_fd_gradient(neg, u)
+        out = np.asarray(acq((lo + u * scale)[None, :]), dtype=float)[0]
+        if not np.isfinite(out[0]):  # an excluded input: no slope
+            return np.inf, np.zeros_like(u)
+        return -out[0], -np.where(np.isfinite(out[1:]), out[1:], 0.0) * scale
 
     u0, bounds = (x0 - lo) / scale, [(0.0, 1.0)] * box.dim
     if box.A is not None:

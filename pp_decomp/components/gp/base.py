@@ -19,7 +19,7 @@ from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components.criticism import marginal_loo_data
 from pp_decomp.components.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.components.gp.priors import as_priors
-from pp_decomp.components.gp.scaling import to_model_scale, unit_scale
+from pp_decomp.components.gp.scaling import gradients_in_units, to_model_scale, unit_scale
 from pp_decomp.components.inference.compiled import MapSearch
 from pp_decomp.components.inference.nuts import (
     REWEIGHTED,
@@ -251,6 +251,12 @@ class MarginalGP:
         if pred_noise:  # the likelihood's noise, jitter included
             var = var + self.posterior.noise_var[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def predict_per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
+        """:meth:`predict_per_draw` (latent ``f``) and its gradients in ``Xnew (m, d)``:
+        (S, m), (S, m), (S, m, d), (S, m, d) (:mod:`~pp_decomp.components.posterior.gradient`)."""
+        moments = self.posterior.per_draw_grad(self._Xnew(Xnew))
+        return gradients_in_units(moments, self.y_mean, self.y_std, self.bounds)
 
     def joint_predict_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw joint means (S', m) and covariances (S', m, m) of ``f`` at ``Xnew``,

@@ -13,6 +13,17 @@ def unit_scale(X: np.ndarray, bounds: np.ndarray | None) -> np.ndarray:
     return (X - bounds[0]) / (bounds[1] - bounds[0])
 
 
+def gradients_in_units(moments, y_mean: float, y_std: float, bounds) -> tuple[np.ndarray, ...]:
+    """Per-draw means, variances and their input gradients ``(S, m), (S, m), (S, m, d),
+    (S, m, d)`` on a GP's model scale, in the data's units: ``ȳ + s_y μ``, ``s_y² σ²``
+    and the gradients times ``s_y`` (``s_y²``) and ``∂ unit_scale(x) / ∂x``
+    (``1 / (upper - lower)``, or 1 without ``bounds``)."""
+    mean, var, dmean, dvar = moments
+    slope = 1.0 if bounds is None else 1.0 / (np.asarray(bounds[1]) - np.asarray(bounds[0]))
+    s = y_std
+    return y_mean + s * mean, s**2 * var, s * slope * dmean, s**2 * slope * dvar
+
+
 def output_standardization(y: np.ndarray) -> tuple[float, float]:
     """Mean and scale that standardise ``y``; scale 1 when ``y`` is constant."""
     mean, sd = float(np.mean(y)), float(np.std(y))

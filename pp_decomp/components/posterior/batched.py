@@ -26,6 +26,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from pp_decomp.components.posterior.draws import HyperDraws
+from pp_decomp.components.posterior.gradient import NoInputGradient, moments_and_grad
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.validate import check_positive_int
 
@@ -176,6 +177,11 @@ class DrawPosterior:
         """Per-draw joint means (S', m) and covariances (S', m, m) at ``Xnew``."""
         raise NotImplementedError
 
+    def per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
+        """:meth:`per_draw` and the gradients of both in ``Xnew``; ``NoInputGradient``
+        where a posterior has none (:mod:`~pp_decomp.components.posterior.gradient`)."""
+        raise NoInputGradient(f"{type(self).__name__} has no input gradient")
+
     def sample_jitter(self, cov: np.ndarray) -> np.ndarray | float:
         """What is added to the diagonal of a joint covariance before its Cholesky."""
         return JITTER
@@ -297,6 +303,23 @@ class GPPosterior(DrawPosterior):
             var[:, sl] = self.prior_var(Xnew[sl]) - np.einsum("snm,snm->sm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
+
+    def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:
+        (S, m), (S, m), (S, m, d), (S, m, d)
+        (:func:`~pp_decomp.components.posterior.gradient.moments_and_grad`; raises
+        ``NoInputGradient`` for a kernel expression)."""
+        Xnew = np.asarray(Xnew, dtype=float)
+        return moments_and_grad(
+            self.kernel,
+            self.X,
+            Xnew,
+            self.draws,
+            self.L_inv,
+            self.alpha,
+            self.prior_var(Xnew),
+            self.mean_var,
+        )
 
     def joint_per_draw(self, Xnew: np.ndarray, idx: np.ndarray | None = None):
         """Per-draw joint posterior mean (S', m) and covariance (S', m, m) at ``Xnew``."""

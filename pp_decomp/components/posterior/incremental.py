@@ -27,6 +27,7 @@ from pp_decomp.components.posterior.batched import (
     gaussian_log_likelihood,
 )
 from pp_decomp.components.posterior.draws import HyperDraws
+from pp_decomp.components.posterior.gradient import moments_and_grad
 
 
 class IncrementalPosterior:
@@ -180,6 +181,19 @@ class IncrementalPosterior:
         mean = np.einsum("snm,sn->sm", V, self.z[keep])
         var = np.maximum(self._prior_var_at(Xs, d) - np.einsum("snm,snm->sm", V, V), 0.0)
         return (mean, var) if back is None else (mean[back], var[back])
+
+    def at_grad(self, Xs: np.ndarray, idx) -> tuple[np.ndarray, ...]:
+        """:meth:`at` for draws ``idx`` and the gradients with respect to ``Xs (m, d)``:
+        (S', m), (S', m), (S', m, d), (S', m, d)
+        (:func:`~pp_decomp.components.posterior.gradient.moments_and_grad`)."""
+        Xs = np.asarray(Xs, dtype=float)
+        keep, back = np.unique(np.asarray(idx), return_inverse=True)
+        d, L_inv = self.draws.subset(keep), self.L_inv[keep]
+        alpha = np.einsum("sji,sj->si", L_inv, self.z[keep])  # K⁻¹ y = L⁻ᵀ z
+        out = moments_and_grad(
+            self.kernel, self.X, Xs, d, L_inv, alpha, self._prior_var_at(Xs, d), self.mean_var
+        )
+        return tuple(a[back] for a in out)
 
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""

@@ -18,7 +18,9 @@ import copy
 import numpy as np
 
 from pp_decomp.components.criticism import LooData
+from pp_decomp.components.gp.scaling import gradients_in_units
 from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.gradient import NoInputGradient
 from pp_decomp.components.posterior.incremental import IncrementalPosterior, factors_within
 from pp_decomp.validate import as_generator
 
@@ -132,6 +134,17 @@ class FastGPView:
         if pred_noise:
             var = var + self.posterior.noise_var[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
+
+    def predict_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`predict_per_draw` (latent ``f``) and its gradients with respect to
+        ``X (m, d)`` on a box: (S, m), (S, m), (S, m, d), (S, m, d). On a candidate
+        set, whose rows are read, there is none (``NoInputGradient``)."""
+        if self.posterior.index is not None:
+            raise NoInputGradient("the fast path reads candidates' rows: no input gradient")
+        gp = self.comp.gp
+        X = np.asarray(X, dtype=float)
+        moments = self.comp.post.at_grad(gp.scale_X(X), self.posterior.draw_idx)
+        return gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
 
     def joint_predict_per_draw(self, X, idx=None):
         """Per-draw joint means (S', m) and covariances (S', m, m) at ``X``."""

@@ -1,0 +1,235 @@
+"""Every analytic input gradient against central finite differences: the per-draw GP
+posteriors (batched, incremental, the component and fast-path views), the linear
+D-GPUCB bound (independent and copula-coupled, constant, callable and given weight
+gradients), tuberculosis-110's weights, and the maximiser's use of them."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pp_decomp import Box, ComponentGP, HyperDraws, LinearComposition, Problem
+from pp_decomp.acquisition.surrogate import CopulaSurrogate, DecomposedSurrogate
+from pp_decomp.acquisition.ucb import DGPUCB
+from pp_decomp.components.posterior.batched import GPPosterior
+from pp_decomp.components.posterior.gradient import NoInputGradient
+from pp_decomp.components.posterior.incremental import IncrementalPosterior
+from pp_decomp.kernels import Matern52, Periodic
+from pp_decomp.optim import maximizers
+
+RNG = np.random.default_rng(3)
+X = RNG.uniform(size=(12, 3))
+Y = np.c_[np.sin(3 * X[:, 0]) + X[:, 1], np.cos(2 * X[:, 2]) * X[:, 0], X.sum(1) ** 2]
+DRAWS = HyperDraws(
+    ls=RNG.uniform(0.3, 0.9, (4, 3)),
+    eta=RNG.uniform(0.6, 1.4, 4),
+    sigma=np.full(4, 0.1),
+    alpha=RNG.uniform(0.5, 3.0, 4),
+)
+XQ = RNG.uniform(0.05, 0.95, size=(5, 3))
+PLAIN = HyperDraws(DRAWS.ls, DRAWS.eta, DRAWS.sigma)  # kernels other than rq take no alpha
+
+
+def draws_for(kernel: str) -> HyperDraws:
+    return DRAWS if kernel == "rq" else PLAIN
+
+
+def central(f, X, h=1e-6):
+    """Central differences of ``f: (m, d) -> (..., m)`` at ``X``: (..., m, d)."""
+    cols = []
+    for a in range(X.shape[1]):
+        e = np.zeros(X.shape[1])
+        e[a] = h
+        cols.append((f(X + e) - f(X - e)) / (2 * h))
+    return np.stack(cols, axis=-1)
+
+
+def close(analytic, numeric, rtol=1e-5):
+    scale = max(np.abs(numeric).max(), 1e-12)
+    assert np.abs(analytic - numeric).max() <= rtol * scale, np.abs(analytic - numeric).max()
+
+
+@pytest.mark.parametrize("kernel", ["se", "matern52", "matern32", "rq"])
+def test_batched_posterior_moments_have_their_gradients(kernel):
+    post = GPPosterior(kernel, X, Y[:, 0], draws_for(kernel), mean_var=0.5)
+    mean, var, dmean, dvar = post.per_draw_grad(XQ)
+    np.testing.assert_array_equal(np.c_[mean, var], np.c_[post.per_draw(XQ)])
+    close(dmean, central(lambda Z: post.per_draw(Z)[0], XQ))
+    close(dvar, central(lambda Z: post.per_draw(Z)[1], XQ))
+
+
+def test_incremental_posterior_gradients_for_a_resample_of_its_draws():
+    inc = IncrementalPosterior("matern52", X[:8], Y[:8, 1], PLAIN, None, mean_var=0.3)
+    inc.append(X[8], Y[8, 1])
+    idx = np.array([3, 0, 3, 1])
+    mean, var, dmean, dvar = inc.at_grad(XQ, idx)
+    np.testing.assert_allclose(np.c_[mean, var], np.c_[inc.at(XQ, idx)], rtol=1e-12)
+    close(dmean, central(lambda Z: inc.at(Z, idx)[0], XQ))
+    close(dvar, central(lambda Z: inc.at(Z, idx)[1], XQ))
+
+
+def test_a_component_gp_differentiates_in_its_inputs_units():
+    gp = ComponentGP("matern52", 3, bounds=(np.zeros(3), np.array([2.0, 5.0, 0.5])))
+    Xb = X * [2.0, 5.0, 0.5]
+    gp.condition(Xb, Y[:, 2], PLAIN)
+    Xq = XQ * [2.0, 5.0, 0.5]
+    mean, var, dmean, dvar = gp.predict_per_draw_grad(Xq)
+    close(dmean, central(lambda Z: gp.predict_per_draw(Z)[0], Xq))
+    close(dvar, central(lambda Z: gp.predict_per_draw(Z)[1], Xq))
+
+
+def test_without_an_input_gradient_the_maximiser_takes_differences():
+    from pp_decomp.acquisition.surrogate import HallucinatedGP
+    from pp_decomp.components.posterior.gradient import cross_and_factor
+
+    with pytest.raises(NoInputGradient):  # a kernel expression
+        cross_and_factor(Matern52() + Periodic(period=1.0, active_dims=[0]), X, XQ, PLAIN)
+    comps = _components()
+    comps[1] = HallucinatedGP(comps[1], XQ[:2])  # pending inputs: no gradient yet
+    acq = DGPUCB(DecomposedSurrogate(comps, _problem("constant")), beta=2.0)
+    with pytest.raises(NotImplementedError):
+        acq.value_and_grad(XQ)
+    assert not maximizers.has_gradient(acq, XQ[:1])
+    x, v = maximizers.maximize(acq, Box(np.zeros(3), np.ones(3)), seed=0)
+    assert v == pytest.approx(float(acq(x[None])[0]))
+
+
+def test_the_fast_paths_box_view_has_the_incremental_gradients():
+    from pp_decomp.loop.updaters.fast_view import FastGPView
+
+    class Comp:
+        gp = ComponentGP("se", 3, name="f", bounds=(np.zeros(3), np.full(3, 4.0)))
+
+    Comp.gp.condition(4 * X, Y[:, 0], PLAIN)
+    comp = Comp()
+    comp.post = IncrementalPosterior("se", X, (Y[:, 0] - Y[:, 0].mean()) / Y[:, 0].std(), PLAIN)
+    view = FastGPView(comp, None, np.random.default_rng(0))
+    Xq = 4 * XQ
+    mean, var, dmean, dvar = view.predict_per_draw_grad(Xq)
+    np.testing.assert_allclose(np.c_[mean, var], np.c_[view.predict_per_draw(Xq)], rtol=1e-12)
+    close(dmean, central(lambda Z: view.predict_per_draw(Z)[0], Xq))
+    close(dvar, central(lambda Z: view.predict_per_draw(Z)[1], Xq))
+
+
+def _components(kernels=("se", "matern52", "rq")):
+    return [
+        ComponentGP(k, 3, name=f"f{j}").condition(X, Y[:, j], draws_for(k))
+        for j, k in enumerate(kernels)
+    ]
+
+
+def _weights(Z):
+    return np.c_[1 + Z[:, 0] ** 2, np.sin(2 * Z[:, 1]), -0.5 + Z[:, 2]]
+
+
+def _weights_grad(Z):
+    m = len(Z)
+    dw = np.zeros((m, 3, 3))
+    dw[:, 0, 0], dw[:, 1, 1], dw[:, 2, 2] = 2 * Z[:, 0], 2 * np.cos(2 * Z[:, 1]), 1.0
+    db = np.c_[np.zeros(m), Z[:, 2] * 0 + 3.0, np.zeros(m)]
+    return dw, db
+
+
+def _problem(kind: str, maximize: bool = True) -> Problem:
+    box = Box(np.zeros(3), np.ones(3))
+    if kind == "constant":
+        return Problem(box, n_components=3, weights=[1.0, -2.0, 0.5], maximize=maximize)
+    offset = lambda Z: 3.0 * Z[:, 1]  # noqa: E731
+    grad = _weights_grad if kind == "given" else None
+    return Problem(
+        box, n_components=3, weights=_weights, offset=offset, weights_grad=grad, maximize=maximize
+    )
+
+
+@pytest.mark.parametrize("kind", ["constant", "differences", "given"])
+@pytest.mark.parametrize("coupled", [False, True])
+def test_the_d_gpucb_bound_has_its_gradient(kind, coupled):
+    problem = _problem(kind, maximize=kind != "given")
+    comps = _components()
+    model = CopulaSurrogate(comps, problem) if coupled else DecomposedSurrogate(comps, problem)
+    acq = DGPUCB(model, beta=2.5)
+    value, grad = acq.value_and_grad(XQ)
+    np.testing.assert_allclose(value, acq(XQ), rtol=1e-12)
+    close(grad, central(acq, XQ), rtol=1e-4 if kind == "differences" else 1e-5)
+
+
+def test_weight_gradients_are_checked_by_shape():
+    bad = LinearComposition(_weights, 3, grad=lambda Z: (np.zeros((len(Z), 3)), np.zeros(len(Z))))
+    with pytest.raises(ValueError, match="weights_grad"):
+        bad.weights_and_grad(XQ)
+    with pytest.raises(ValueError, match="weights_grad is the gradient of callable weights"):
+        Problem(
+            Box(np.zeros(3), np.ones(3)),
+            n_components=3,
+            g=lambda F: F.sum(-1),
+            weights_grad=_weights_grad,
+        )
+
+
+def test_tuberculosis_110_weights_have_their_gradients():
+    from pp_decomp.models.tuberculosis import TB110, AgeStructure, TBModel
+
+    model = TBModel(TB110, AgeStructure.single_years())
+    V = np.random.default_rng(0).uniform(0, 0.6, size=(2, model.n))
+    ds, dw0 = model.yearly_weights_grad(V)
+    cols_s, cols_w = [], []
+    h = 1e-6
+    for i in range(model.n):
+        up, down = V.copy(), V.copy()
+        up[:, i] += h
+        down[:, i] -= h
+        (_, su, wu), (_, sd, wd) = model.yearly_weights(up), model.yearly_weights(down)
+        cols_s.append((su - sd) / (2 * h))
+        cols_w.append((wu - wd) / (2 * h))
+    close(ds, np.stack(cols_s, -1))
+    close(dw0, np.stack(cols_w, -1))
+
+
+class Bowl:
+    """``-|x - c|²`` with its gradient, counting the calls of each."""
+
+    def __init__(self, c, gradient=True):
+        self.c, self.calls, self.grads = np.asarray(c), 0, 0
+        if not gradient:
+            self.value_and_grad = self._none
+
+    def __call__(self, X):
+        self.calls += 1
+        return -((np.asarray(X) - self.c) ** 2).sum(1)
+
+    def value_and_grad(self, X):
+        self.grads += 1
+        X = np.asarray(X)
+        return -((X - self.c) ** 2).sum(1), -2 * (X - self.c)
+
+    def _none(self, X):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_the_box_maximiser_climbs_on_analytic_gradients(constrained):
+    d = 6
+    box = (
+        Box(np.zeros(d), np.ones(d), A=np.ones((1, d)), b=[3.0])
+        if constrained
+        else Box(np.zeros(d), np.ones(d))
+    )
+    c = np.linspace(0.2, 0.7, d)
+    acq = Bowl(c)
+    x, v = maximizers.maximize(acq, box, seed=0)
+    np.testing.assert_allclose(x, c, atol=1e-6)
+    assert acq.grads > 2  # the searches' steps, on value_and_grad
+    fd = Bowl(c, gradient=False)
+    x_fd, _ = maximizers.maximize(fd, box, seed=0)
+    np.testing.assert_allclose(x_fd, c, atol=1e-5)
+    assert fd.grads == 0 and not maximizers.has_gradient(fd, c[None])
+
+
+def test_excluded_inputs_keep_no_slope():
+    c = np.full(2, 0.5)
+    acq = maximizers._Excluding(Bowl(c), c[None], np.ones(2), 1e-3)
+    v, g = acq.value_and_grad(np.array([c, [0.1, 0.2]]))
+    assert v[0] == -np.inf and np.all(g[0] == 0) and np.all(g[1] != 0)
+    plain = maximizers._Excluding(SimpleNamespace(), c[None], np.ones(2), 1e-3)
+    with pytest.raises(NotImplementedError):
+        plain.value_and_grad(c[None])
