@@ -121,11 +121,12 @@ def maximize_box(
     """Maximise ``acq`` over a box with optional linear constraints ``A x <= b``.
 
     ``"lbfgs"``: score ``n_raw`` scrambled-Sobol feasible points, start local
-    searches from the best ``n_starts`` (L-BFGS-B without constraints, run in
-    lockstep so that one call of ``acq`` serves every search's step,
-    :func:`~pp_decomp.optim.lockstep.in_lockstep`; SLSQP with them; forward-difference
-    gradients from one batched call, :func:`value_and_fd_gradient`) and keep the
-    best feasible result.
+    searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
+    them, run in lockstep so that one call of ``acq`` serves every search's step,
+    :func:`~pp_decomp.optim.lockstep.in_lockstep`) and keep the best feasible
+    result. The searches climb on ``acq.value_and_grad`` where it answers
+    (:func:`has_gradient`), else on forward differences from one batched call
+    (:func:`value_and_fd_gradient`).
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
