@@ -33,6 +33,7 @@ SMOKE_TESTS = {
     "speed/ask_latency.py": "test_ask_latency",
     "speed/criticism_cost.py": "test_criticism_cost",
     "speed/fast_settings_time.py": "test_fast_settings_time",
+    "speed/gradient_ab.py": "test_gradient_ab",
     "speed/from_pymc_speed.py": "test_from_pymc_speed",
     "speed/loop_overhead.py": "test_loop_overhead",
     "speed/map_objective_speed.py": "test_map_objective_speed",
@@ -43,6 +44,7 @@ SMOKE_TESTS = {
     "speed/nuts_fit_time.py": "test_nuts_fit_time",
     "speed/nuts_route_speed.py": "test_nuts_route_speed",
     "speed/problem_eval_time.py": "test_problem_eval_time",
+    "speed/tb_ask.py": "test_tb_ask",
     "studies/async_gain.py": "test_async_gain",
     "studies/box_beta.py": "test_box_beta",
     "studies/fast_convergence.py": "test_fast_convergence",
@@ -291,6 +293,35 @@ def test_nuts_fit_time(script):
         r"T=10 D=1 kernel=se: first fit \(compiles\) {n} s; median refit {n} s over 1", out
     )
     assert median == pytest.approx(fits[1][0], abs=0.01)
+
+
+def test_gradient_ab(script):
+    out = script("speed/gradient_ab.py --problem tuberculosis --evals 13 --after 11")
+    rows = matches(
+        r"n= *{n} analytic +{n} s value {n} +differences +{n} s value {n} +"
+        r"choice moved {n} of a width",
+        out,
+    )
+    assert len(rows) == 2 and all(ta > 0 and tf > 0 for _, ta, _, tf, _, _ in rows)
+    ratio, same, steps, moved, gap, se = match(
+        r"tuberculosis \(map\): analytic / differences time, median {n}; analytic value >= "
+        r"differences' \(to 1e-06 of \|value\|\) at {n} of {n} steps; choices moved up to "
+        r"{n} of a width; value gap mean {n} ± {n} \(of the median \|value\|\)",
+        out,
+    )
+    assert steps == 2 and ratio > 0 and 0 <= same <= steps
+
+
+def test_tb_ask(script, tmp_path):
+    out = script("speed/tb_ask.py --evals 13 --after 11 --out", tmp_path / "tb.json")
+    (dg, dg_max, n1), (gp, gp_max, n2) = (
+        match(rf"{s} +ask median {{n}} s, max {{n}} s over {{n}} \(analytic\)", out)
+        for s in ("d-gpucb", "gp-ucb")
+    )
+    assert n1 == n2 == 2 and 0 < dg <= dg_max and 0 < gp <= gp_max
+    (ratio,) = match(r"d-gpucb / gp-ucb ask: {n}x", out)
+    assert ratio == pytest.approx(dg / gp, rel=0.06)
+    assert json.loads((tmp_path / "tb.json").read_text())["fd"] is False
 
 
 @pytest.mark.slow
