@@ -120,6 +120,32 @@ class _Improvement:
         per = self._log_gaussian((mean - self.best - self.xi) / sd, sd)
         return logsumexp(per, axis=0) - np.log(len(per))
 
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """The closed form's value (m,) and gradient (m, d): per draw
+        ``∂ log a_s = r(u) ∂u + c ∂σ / σ`` with ``u = (μ - h* - ξ) / σ``,
+        ``∂u = (∂μ - u ∂σ) / σ``, ``r = ∂ log a / ∂u`` (:meth:`_dlog_du`) and ``c = 1``
+        for EI (``log σ``), 0 for PI; the log-mean over draws weighs each draw's
+        gradient by its share. ``NotImplementedError`` for the Monte Carlo form or a
+        model without input gradients."""
+        if self.monte_carlo:
+            raise NotImplementedError("the Monte Carlo improvement has no gradient here")
+        if isinstance(self.model, ComposedSurrogate):
+            mean, var, dmean, dvar = self.model.per_draw_grad(X)
+        else:
+            mean, var, dmean, dvar = self.model.linear_per_draw_grad(X)
+        sd = np.sqrt(np.maximum(var, 1e-300))
+        u = (mean - self.best - self.xi) / sd
+        per = self._log_gaussian(u, sd)
+        dsd = np.where((var > 1e-300)[..., None], dvar / (2 * sd[..., None]), 0.0)
+        du = (dmean - u[..., None] * dsd) / sd[..., None]
+        dper = self._dlog_du(u)[..., None] * du + self.SD_POWER * dsd / sd[..., None]
+        share = np.exp(per - logsumexp(per, axis=0))  # (S, m)
+        return logsumexp(per, axis=0) - np.log(len(per)), (share[..., None] * dper).sum(0)
+
+    def _dlog_du(self, u: np.ndarray) -> np.ndarray:
+        """``∂ log a_s / ∂u`` of the per-draw closed form."""
+        raise NotImplementedError
+
     def _log_smoothed(self, u: np.ndarray) -> np.ndarray:
         """Per-sample log improvement term, ``u = (h - best - ξ) / τ``."""
         raise NotImplementedError
@@ -145,8 +171,13 @@ class ExpectedImprovement(_Improvement):
     def _log_smoothed(self, u):
         return log_fatplus(u) + np.log(self.tau)
 
+    SD_POWER = 1.0  # log EI = log h(u) + log σ
+
     def _log_gaussian(self, u, sd):
         return log_h(u) + np.log(sd)
+
+    def _dlog_du(self, u):
+        return np.exp(log_ndtr(u) - log_h(u))  # h'(u) = Φ(u)
 
 
 class ProbabilityOfImprovement(_Improvement):
@@ -155,5 +186,10 @@ class ProbabilityOfImprovement(_Improvement):
     def _log_smoothed(self, u):
         return log_expit(u)
 
+    SD_POWER = 0.0  # log PI = log Φ(u)
+
     def _log_gaussian(self, u, sd):
         return log_ndtr(u)
+
+    def _dlog_du(self, u):
+        return np.exp(-0.5 * u**2 - _C1 - log_ndtr(u))  # φ(u) / Φ(u)

@@ -352,6 +352,14 @@ class ComposedSurrogate:
         """Per-draw means and variances at ``X``, each ``(S, m)``."""
         return self.gp.predict_per_draw(X)
 
+    def per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`per_draw` and its gradients in ``X (m, d)``: (S, m), (S, m), (S, m, d),
+        (S, m, d); ``NotImplementedError`` where the GP has none."""
+        grad = getattr(self.gp, "predict_per_draw_grad", None)
+        if grad is None:
+            raise NotImplementedError(f"{type(self.gp).__name__} has no input gradient")
+        return grad(X)
+
     def moments(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Mixture mean and variance over the hyperparameter draws at ``X``, each ``(m,)``."""
         return self.gp.predict(X)

@@ -428,6 +428,11 @@ class UCB:
     def __call__(self, X) -> np.ndarray:
         return integrated_ucb(*self.model.per_draw(X), self.beta)
 
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` (m,) and ``∂a/∂x`` (m, d); ``NotImplementedError`` without an input
+        gradient of the GP."""
+        return integrated_ucb_grad(*self.model.per_draw_grad(X), self.beta)
+
 
 class SmallerUCB:
     """The smaller of a decomposed bound and GP-UCB's bound on one GP of the composed output.
@@ -468,3 +473,13 @@ class SmallerUCB:
 
     def __call__(self, X) -> np.ndarray:
         return np.minimum(self.decomposed(X), self.composed(X))
+
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` and a subgradient: the gradient of the smaller bound at each input
+        (the decomposed one's at a tie); ``NotImplementedError`` unless both have one."""
+        if not hasattr(self.decomposed, "value_and_grad"):
+            raise NotImplementedError(f"{type(self.decomposed).__name__} has no value_and_grad")
+        a, da = self.decomposed.value_and_grad(X)
+        b, db = self.composed.value_and_grad(X)
+        first = a <= b
+        return np.where(first, a, b), np.where(first[:, None], da, db)

@@ -233,3 +233,42 @@ def test_excluded_inputs_keep_no_slope():
     plain = maximizers._Excluding(SimpleNamespace(), c[None], np.ones(2), 1e-3)
     with pytest.raises(NotImplementedError):
         plain.value_and_grad(c[None])
+
+
+def _composed():
+    from pp_decomp.acquisition.surrogate import ComposedSurrogate
+
+    return ComposedSurrogate(ComponentGP("matern52", 3).condition(X, Y.sum(1), PLAIN))
+
+
+@pytest.mark.parametrize("rule", ["ucb", "ei", "pi", "d-ei", "d-pi"])
+def test_gp_ucb_and_the_improvements_have_their_gradients(rule):
+    from pp_decomp.acquisition.improvement import ExpectedImprovement, ProbabilityOfImprovement
+    from pp_decomp.acquisition.ucb import UCB
+
+    decomposed = DecomposedSurrogate(_components(), _problem("given"))
+    best = float(Y.sum(1).max()) - 0.3  # some inputs improve on it, some hardly
+    acq = {
+        "ucb": lambda: UCB(_composed(), beta=3.0),
+        "ei": lambda: ExpectedImprovement(_composed(), best),
+        "pi": lambda: ProbabilityOfImprovement(_composed(), best, 0.01),
+        "d-ei": lambda: ExpectedImprovement(decomposed, best),
+        "d-pi": lambda: ProbabilityOfImprovement(decomposed, best, 0.01),
+    }[rule]()
+    value, grad = acq.value_and_grad(XQ)
+    np.testing.assert_allclose(value, acq(XQ), rtol=1e-12)
+    close(grad, central(acq, XQ), rtol=1e-4 if rule.endswith("pi") else 1e-5)
+
+
+def test_the_smaller_bound_takes_the_gradient_of_the_smaller_part():
+    from pp_decomp.acquisition.ucb import SmallerUCB
+
+    dec = DGPUCB(DecomposedSurrogate(_components(), _problem("constant")), beta=2.0)
+    acq = SmallerUCB(dec, _composed(), beta=2.0)
+    value, grad = acq.value_and_grad(XQ)
+    a, da = dec.value_and_grad(XQ)
+    b, db = acq.composed.value_and_grad(XQ)
+    assert np.any(a < b) or np.any(b < a)
+    np.testing.assert_array_equal(value, np.minimum(a, b))
+    np.testing.assert_array_equal(grad, np.where((a <= b)[:, None], da, db))
+    close(grad, central(acq, XQ))  # no input of XQ sits on the kink
