@@ -149,17 +149,28 @@ class DecomposedSurrogate:
         b = self.sign * self.linear.offset_at(X)
         return linear_moments(mean, var, G, b, self.correlation)
 
-    def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
-        """:meth:`linear_per_draw` and the gradients of the mean and variance with respect
-        to ``X (m, d)``: (S, m), (S, m), (S, m, d), (S, m, d)
-        (:func:`~pp_decomp.composition.core.linear_moments_grad`). Raises
-        ``NotImplementedError`` where a component has no input gradient."""
+    def per_draw_grad(self, X) -> list[tuple[np.ndarray, ...]]:
+        """:meth:`per_draw` and the gradients of each component's means and variances in
+        ``X (m, d)``: J tuples of (S_j, m), (S_j, m), (S_j, m, d), (S_j, m, d).
+        Raises ``NotImplementedError`` where a component has no input gradient."""
         parts = []
         for c in self.components:
             grad = getattr(c, "predict_per_draw_grad", None)
             if grad is None:
                 raise NotImplementedError(f"{type(c).__name__} has no input gradient")
             parts.append(grad(X))
+        return parts
+
+    def normals(self, z: np.ndarray) -> np.ndarray:
+        """The normals ``z (n, J)`` as the samples use them (coupled under a copula)."""
+        return z
+
+    def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`linear_per_draw` and the gradients of the mean and variance with respect
+        to ``X (m, d)``: (S, m), (S, m), (S, m, d), (S, m, d)
+        (:func:`~pp_decomp.composition.core.linear_moments_grad`). Raises
+        ``NotImplementedError`` where a component has no input gradient."""
+        parts = self.per_draw_grad(X)
         S = max(p[0].shape[0] for p in parts)
 
         def stack(k: int) -> np.ndarray:  # draw s of every component, cycled to S
@@ -249,6 +260,9 @@ class CorrelatedSurrogate(DecomposedSurrogate):
         mean, cov = self.joint.moments_per_draw(X)
         return [(mean[..., j], cov[..., j, j]) for j in range(mean.shape[-1])]
 
+    def per_draw_grad(self, X) -> list[tuple[np.ndarray, ...]]:
+        raise NotImplementedError("correlated components have no input gradient")
+
     def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:
         raise NotImplementedError("correlated components have no input gradient")
 
@@ -295,6 +309,9 @@ class CopulaSurrogate(DecomposedSurrogate):
         if thin is self:
             return self
         return CopulaSurrogate(thin.components, self.problem, self.correlation)
+
+    def normals(self, z: np.ndarray) -> np.ndarray:
+        return coupled_normals(z, self.chol)
 
     def marginal_samples(self, X, draw_idx: np.ndarray, z: np.ndarray) -> np.ndarray:
         return super().marginal_samples(X, draw_idx, coupled_normals(z, self.chol))

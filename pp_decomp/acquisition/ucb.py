@@ -11,6 +11,11 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import norm
 
+from pp_decomp.acquisition.mc_gradient import (
+    quantile_terms,
+    sample_gradient,
+    samples_and_gradients,
+)
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.composition.core import (
     integrated_ucb,
@@ -409,6 +414,25 @@ class MonteCarloUCB:
         for sl, F in blocks:
             out[sl] = self._bound(self.model.h(F, X[sl]))  # F: (n, rows, J)
         return out
+
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` (m,) and its pathwise gradient (m, d) with this step's draws fixed
+        (:mod:`~pp_decomp.acquisition.mc_gradient`); ``NotImplementedError`` where a
+        component has no input gradient."""
+        X = np.asarray(X, dtype=float)
+        normals = self.model.normals(self.z)
+        F, dF = samples_and_gradients(self.model.per_draw_grad(X), self.draw_idx, normals)
+        h = self.model.h(F, X)  # (n, m)
+        G = max(self.groups, 1)
+        per, rows = len(self.z) // G, np.arange(len(X))
+        value, grad = np.zeros(len(X)), np.zeros(X.shape)
+        for g in range(G):
+            block = h[g * per : (g + 1) * per]
+            for c, k in quantile_terms(block, self.q, RESOLVED_TAIL, _normal_scores):
+                k = k + g * per
+                value += c * h[k, rows] / G
+                grad += c * sample_gradient(self.model, X, F[k, rows], dF(k)) / G
+        return value, grad
 
     def _bound(self, h: np.ndarray) -> np.ndarray:
         """The bound from the samples ``h (n, m)`` of ``sign · g``, which it overwrites."""

@@ -272,3 +272,30 @@ def test_the_smaller_bound_takes_the_gradient_of_the_smaller_part():
     np.testing.assert_array_equal(value, np.minimum(a, b))
     np.testing.assert_array_equal(grad, np.where((a <= b)[:, None], da, db))
     close(grad, central(acq, XQ))  # no input of XQ sits on the kink
+
+
+def _nonlinear_problem() -> Problem:
+    return Problem(
+        Box(np.zeros(3), np.ones(3)),
+        n_components=3,
+        g=lambda F, Z: F[..., 0] * F[..., 1] - F[..., 2] ** 2 + np.sin(3 * Z[..., 0]),
+    )
+
+
+@pytest.mark.parametrize("beta", [1.0, 15.0])  # a sample quantile; the normal tail beyond it
+@pytest.mark.parametrize("draws", ["one", "several"])
+@pytest.mark.parametrize("coupled", [False, True])
+def test_the_monte_carlo_bound_has_its_pathwise_gradient(beta, draws, coupled):
+    from pp_decomp.acquisition.ucb import MonteCarloUCB
+
+    d = PLAIN if draws == "several" else HyperDraws(PLAIN.ls[:1], PLAIN.eta[:1], PLAIN.sigma[:1])
+    comps = [
+        ComponentGP(k, 3).condition(X, Y[:, j], d) for j, k in enumerate(("se", "matern52", "se"))
+    ]
+    problem = _nonlinear_problem()
+    model = CopulaSurrogate(comps, problem) if coupled else DecomposedSurrogate(comps, problem)
+    acq = MonteCarloUCB(model, beta, n_samples=256, seed=1)
+    assert (acq.groups > 1) == (draws == "several")
+    value, grad = acq.value_and_grad(XQ)
+    np.testing.assert_allclose(value, acq(XQ), rtol=1e-10)
+    close(grad, central(acq, XQ, h=1e-7), rtol=1e-4)
