@@ -1,12 +1,13 @@
-"""Analytic against finite-difference gradients in the box maximiser: the same D-GPUCB
+"""Analytic against finite-difference gradients in the box maximiser: the same
 acquisition, maximised both ways from the same starts, at every step of a run.
 
-Usage: python benchmarks/speed/gradient_ab.py [--problem tuberculosis-110] [--evals 16]
-       [--after 10] [--inference map] [--seed 0] [--out FILE.json]
+Usage: python benchmarks/speed/gradient_ab.py [--problem tuberculosis-110]
+       [--strategy d-gpucb] [--evals 16] [--after 10] [--inference map] [--seed 0]
+       [--out FILE.json]
 
-A D-GPUCB run on ``--problem`` (its own choices, 10 space-filling evaluations
-first); at each step from ``--after`` evaluations on, the step's acquisition
-(its models, ``β_t``, screened as the loop screens it) is maximised by
+A ``--strategy`` run on ``--problem`` (its own choices, 10 space-filling
+evaluations first); at each step from ``--after`` evaluations on, the step's
+acquisition (its models, ``β_t`` and draws, screened as the loop screens it) is maximised by
 :func:`~pp_decomp.optim.maximizers.maximize` with analytic gradients and again
 with forward differences, same seed. Prints per step the two maximisation times
 and the acquisition's value at each result, then the median time ratio and how
@@ -51,21 +52,23 @@ def both_ways(acq, domain, seed: int) -> dict:
     return out
 
 
-def steps(problem_name: str, evals: int, after: int, inference: str, seed: int) -> list[dict]:
+def steps(
+    problem_name: str, strategy: str, evals: int, after: int, inference: str, seed: int
+) -> list[dict]:
     from pp_decomp import Optimizer
-    from pp_decomp.acquisition.surrogate import decomposed_surrogate, with_screen
-    from pp_decomp.acquisition.ucb import DGPUCB
+    from pp_decomp.acquisition.surrogate import with_screen
+    from pp_decomp.loop.ask import build_context
     from pp_decomp.models import get_problem
 
     problem = get_problem(problem_name, seed=seed)
-    opt = Optimizer(problem, "d-gpucb", inference=inference, n_init=10, seed=seed)
+    opt = Optimizer(problem, strategy, inference=inference, n_init=10, seed=seed)
     rows = []
     for k in range(evals):
         x = opt.ask()
-        if opt.n >= after:  # the models and β the step just chose with
-            models = list(opt.models.values())
-            beta = float(opt.settings.acquisition.beta(opt.n + 1))
-            acq = with_screen(DGPUCB(decomposed_surrogate(models, opt.model_problem), beta))
+        if opt.n >= after:  # the step's models and β, its input not yet pending
+            rng = np.random.default_rng(seed + k)
+            ctx = build_context(opt.setup, opt.state, opt.models, opt.n + 1, rng, hallucinate=False)
+            acq = with_screen(opt.strategy.build(ctx))
             rows.append({"n": opt.n, **both_ways(acq, problem.domain, seed + k)})
         opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
     opt.close()
@@ -75,6 +78,7 @@ def steps(problem_name: str, evals: int, after: int, inference: str, seed: int) 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problem", default="tuberculosis-110")
+    ap.add_argument("--strategy", default="d-gpucb")
     ap.add_argument("--evals", type=int, default=16)
     ap.add_argument("--after", type=int, default=10)
     ap.add_argument("--inference", default="map")
@@ -82,7 +86,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    rows = steps(args.problem, args.evals, args.after, args.inference, args.seed)
+    rows = steps(args.problem, args.strategy, args.evals, args.after, args.inference, args.seed)
     for r in rows:
         (ta, va), (tf, vf) = r["analytic"], r["differences"]
         print(
@@ -94,7 +98,7 @@ def main(argv=None) -> None:
     higher = sum(r["analytic"][1] >= r["differences"][1] - TOL * scale for r in rows)
     gap = np.array([r["analytic"][1] - r["differences"][1] for r in rows]) / scale
     print(
-        f"{args.problem} ({args.inference}): analytic / differences time, median "
+        f"{args.problem} {args.strategy} ({args.inference}): analytic / differences time, median "
         f"{ratio:.2f}; analytic value >= differences' (to {TOL:g} of |value|) at {higher} of "
         f"{len(rows)} steps; choices moved up to {max(r['moved'] for r in rows):.1e} of a width; "
         f"value gap mean {gap.mean():+.2e} ± {gap.std(ddof=1) / np.sqrt(len(gap)):.1e} "

@@ -304,7 +304,7 @@ def test_gradient_ab(script):
     )
     assert len(rows) == 2 and all(ta > 0 and tf > 0 for _, ta, _, tf, _, _ in rows)
     ratio, same, steps, moved, gap, se = match(
-        r"tuberculosis \(map\): analytic / differences time, median {n}; analytic value >= "
+        r"tuberculosis d-gpucb \(map\): analytic / differences time, median {n}; analytic value >= "
         r"differences' \(to 1e-06 of \|value\|\) at {n} of {n} steps; choices moved up to "
         r"{n} of a width; value gap mean {n} ± {n} \(of the median \|value\|\)",
         out,
