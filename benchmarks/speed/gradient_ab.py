@@ -36,17 +36,19 @@ def both_ways(acq, domain, seed: int) -> dict:
     from pp_decomp.optim import maximizers
 
     out = {}
-    real = maximizers.has_gradient
+    real, min_dim = maximizers.has_gradient, maximizers.GRADIENT_MIN_DIM
     for way in ("analytic", "differences"):
         if way == "differences":
             maximizers.has_gradient = lambda acq, X: False
+        else:  # whatever the dimension
+            maximizers.GRADIENT_MIN_DIM = 1
         try:
             start = time.perf_counter()
             x, _ = maximizers.maximize(acq, domain, seed=seed)
             out[way] = (time.perf_counter() - start, float(acq(x[None])[0]))
             out[f"x_{way}"] = x
         finally:
-            maximizers.has_gradient = real
+            maximizers.has_gradient, maximizers.GRADIENT_MIN_DIM = real, min_dim
     moved = np.abs(out.pop("x_analytic") - out.pop("x_differences")) / domain.widths
     out["moved"] = float(moved.max())
     return out

@@ -21,6 +21,10 @@ TOL = 1e-9  # relative distance (to the domain's extent) within which two inputs
 # failing region would otherwise step 1e-8 at a time through it (seen: a
 # simulator failing on 1e-3-wide cells, asked hundreds of times in one cell)
 BOX_RADIUS = 1e-3
+# the dimension from which the searches climb on an acquisition's analytic gradient:
+# below it one batched call of d + 1 inputs is as cheap (docs/design.md, "Gradients
+# of the acquisitions")
+GRADIENT_MIN_DIM = 8
 
 
 def exclusion_radius(domain) -> float:
@@ -124,9 +128,9 @@ def maximize_box(
     searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
     them, run in lockstep so that one call of ``acq`` serves every search's step,
     :func:`~pp_decomp.optim.lockstep.in_lockstep`) and keep the best feasible
-    result. The searches climb on ``acq.value_and_grad`` where it answers
-    (:func:`has_gradient`), else on forward differences from one batched call
-    (:func:`value_and_fd_gradient`).
+    result. From :data:`GRADIENT_MIN_DIM` inputs on, the searches climb on
+    ``acq.value_and_grad`` where it answers (:func:`has_gradient`); otherwise on
+    forward differences from one batched call (:func:`value_and_fd_gradient`).
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
@@ -155,7 +159,7 @@ def maximize_box(
             best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
     ends = [best_x]
-    grad = has_gradient(screen, starts[:1])
+    grad = box.dim >= GRADIENT_MIN_DIM and has_gradient(screen, starts[:1])
     for x, v in _local_searches(screen, box, starts, maxiter, grad):
         if v > -np.inf:  # feasible
             ends.append(x)

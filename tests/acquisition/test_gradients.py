@@ -208,9 +208,9 @@ class Bowl:
 
 @pytest.mark.parametrize("constrained", [False, True])
 def test_the_box_maximiser_climbs_on_analytic_gradients(constrained):
-    d = 6
+    d = maximizers.GRADIENT_MIN_DIM
     box = (
-        Box(np.zeros(d), np.ones(d), A=np.ones((1, d)), b=[3.0])
+        Box(np.zeros(d), np.ones(d), A=np.ones((1, d)), b=[0.5 * d])  # c sums to 0.45 d
         if constrained
         else Box(np.zeros(d), np.ones(d))
     )
@@ -223,6 +223,15 @@ def test_the_box_maximiser_climbs_on_analytic_gradients(constrained):
     x_fd, _ = maximizers.maximize(fd, box, seed=0)
     np.testing.assert_allclose(x_fd, c, atol=1e-5)
     assert fd.grads == 0 and not maximizers.has_gradient(fd, c[None])
+
+
+def test_below_the_gradients_dimension_the_searches_take_differences():
+    d = maximizers.GRADIENT_MIN_DIM - 1
+    c = np.linspace(0.2, 0.7, d)
+    acq = Bowl(c)
+    x, _ = maximizers.maximize(acq, Box(np.zeros(d), np.ones(d)), seed=0)
+    np.testing.assert_allclose(x, c, atol=1e-5)
+    assert acq.grads == 0
 
 
 def test_excluded_inputs_keep_no_slope():
