@@ -26,7 +26,11 @@ import numpy as np
 from scipy.linalg import lapack
 
 from pp_decomp.components.posterior.draws import HyperDraws
-from pp_decomp.components.posterior.gradient import NoInputGradient, moments_and_grad
+from pp_decomp.components.posterior.gradient import (
+    NoInputGradient,
+    moments_and_grad,
+    triangular_solves,
+)
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.validate import check_positive_int
 
@@ -315,7 +319,7 @@ class GPPosterior(DrawPosterior):
             self.X,
             Xnew,
             self.draws,
-            self.L_inv,
+            triangular_solves(self.L_inv),
             self.alpha,
             self.prior_var(Xnew),
             self.mean_var,

@@ -71,12 +71,22 @@ def contract(coef: np.ndarray, X: np.ndarray, Xs: np.ndarray, inv_ls2: np.ndarra
     return out * inv_ls2[:, None, :]
 
 
+def triangular_solves(L_inv: np.ndarray):
+    """``K -> (L⁻¹ K, L⁻ᵀ L⁻¹ K)`` batched over the draws of ``L_inv (S, n, n)``."""
+
+    def solves(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        V = L_inv @ K
+        return V, np.swapaxes(L_inv, 1, 2) @ V
+
+    return solves
+
+
 def moments_and_grad(
     kernel,
     X: np.ndarray,
     Xs: np.ndarray,
     draws,
-    L_inv: np.ndarray,
+    solves,
     alpha: np.ndarray,
     prior_var: np.ndarray,
     mean_var: float = 0.0,
@@ -84,17 +94,17 @@ def moments_and_grad(
     """Per-draw posterior means and variances at scaled inputs ``Xs (m, d)`` and
     their gradients (module docstring): (S, m), (S, m), (S, m, d), (S, m, d).
 
-    ``L_inv (S, n, n)``: every draw's ``L⁻¹``; ``alpha (S, n)``: ``K_s⁻¹ (y - m)``;
-    ``prior_var``: ``k_s(x, x) + c``, (S, m) or (S, 1). Where a variance is
-    clipped at zero its gradient is zero.
+    ``solves``: ``K (S, n, m) -> (L_s⁻¹ K_s, L_s⁻ᵀ L_s⁻¹ K_s)`` per draw
+    (:func:`triangular_solves`, or a caller's that reads its factors in place);
+    ``alpha (S, n)``: ``K_s⁻¹ (y - m)``; ``prior_var``: ``k_s(x, x) + c``, (S, m) or
+    (S, 1). Where a variance is clipped at zero its gradient is zero.
     """
     K, c, inv_ls2 = cross_and_factor(kernel, X, Xs, draws)
     if mean_var:
         K = K + mean_var
-    V = L_inv @ K
+    V, W = solves(K)
     mean = np.einsum("snm,sn->sm", K, alpha)
     raw = prior_var - np.einsum("snm,snm->sm", V, V)
-    W = np.swapaxes(L_inv, 1, 2) @ V
     dmean = contract(alpha[:, :, None] * c, X, Xs, inv_ls2)
     dvar = -2.0 * contract(W * c, X, Xs, inv_ls2)
     dvar[raw <= 0.0] = 0.0

@@ -185,13 +185,23 @@ class IncrementalPosterior:
     def at_grad(self, Xs: np.ndarray, idx) -> tuple[np.ndarray, ...]:
         """:meth:`at` for draws ``idx`` and the gradients with respect to ``Xs (m, d)``:
         (S', m), (S', m), (S', m, d), (S', m, d)
-        (:func:`~pp_decomp.components.posterior.gradient.moments_and_grad`)."""
+        (:func:`~pp_decomp.components.posterior.gradient.moments_and_grad`); every
+        draw's ``L⁻¹`` is read in place, as :meth:`at` reads it."""
         Xs = np.asarray(Xs, dtype=float)
         keep, back = np.unique(np.asarray(idx), return_inverse=True)
-        d, L_inv = self.draws.subset(keep), self.L_inv[keep]
-        alpha = np.einsum("sji,sj->si", L_inv, self.z[keep])  # K⁻¹ y = L⁻ᵀ z
+        n = len(self.X)
+
+        def solves(K):
+            V, W = np.empty_like(K), np.empty_like(K)
+            for k, s in enumerate(keep):
+                np.matmul(self._L[s, :n, :n], K[k], out=V[k])
+                np.matmul(self._L[s, :n, :n].T, V[k], out=W[k])
+            return V, W
+
+        alpha = np.stack([self._L[s, :n, :n].T @ self.z[s] for s in keep])  # L⁻ᵀ z = K⁻¹ y
+        d = self.draws.subset(keep)
         out = moments_and_grad(
-            self.kernel, self.X, Xs, d, L_inv, alpha, self._prior_var_at(Xs, d), self.mean_var
+            self.kernel, self.X, Xs, d, solves, alpha, self._prior_var_at(Xs, d), self.mean_var
         )
         return tuple(a[back] for a in out)
 
