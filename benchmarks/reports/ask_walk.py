@@ -1,14 +1,14 @@
 """The walk of one ``Optimizer.ask()``: which package modules it crosses and
 where it calls back into ``Optimizer``.
 
-Runs ``synthetic`` (d-gpucb, MAP, a box) past its initial design, then profiles
-one ``ask()`` and prints:
+Runs ``--problem`` (default ``flu``: d-gpucb, MAP, a 5-D box with a budget) past
+its initial design, then profiles one ``ask()`` and prints:
 
 * the package modules with a frame during the ask (all, and without what sits
   behind the GP interface: ``components/``, ``kernels/``, ``prior``);
 * every call into ``loop/optimizer.py`` from another module (a climb back up).
 
-Usage: ``python benchmarks/reports/ask_walk.py [--n-told 8] [--checkpoint]``.
+Usage: ``python benchmarks/reports/ask_walk.py [--problem flu] [--n-told 8] [--checkpoint]``.
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ def walk(opt: ppd.Optimizer) -> tuple[list[str], Counter]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problem", default="flu")
     parser.add_argument("--n-told", type=int, default=8)
     parser.add_argument("--checkpoint", action="store_true")
     args = parser.parse_args(argv)
-    problem = get_problem("synthetic", seed=0)
+    problem = get_problem(args.problem, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "run.nc" if args.checkpoint else None
         opt = ppd.Optimizer(problem, "d-gpucb", inference="map", n_init=5, seed=0, checkpoint=path)

@@ -2,9 +2,9 @@
 
 * :mod:`~pp_decomp.optim.maximizers`: exhaustive over a candidate set; multi-start
   local search (or DIRECT) on a box with linear constraints; the exclusion of
-  failed and pending inputs; :func:`maximize` chooses by domain;
-* :mod:`~pp_decomp.optim.lockstep`: local searches whose evaluations of the
-  acquisition are answered together, one batched call a round;
+  failed and pending inputs; :func:`maximize` chooses by domain; the local
+  searches' evaluations of the acquisition answered together, one batched call
+  a round (``in_lockstep``);
 * :mod:`~pp_decomp.optim.maxsum`: max-sum message passing on a junction tree
   (the additive strategies' maximiser over a grid).
 

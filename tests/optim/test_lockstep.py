@@ -1,12 +1,11 @@
-"""pp_decomp.optim.lockstep: local searches whose evaluations are batched."""
+"""pp_decomp.optim.maximizers: local searches whose evaluations are batched."""
 
 import threading
 
 import numpy as np
 import pytest
 
-from pp_decomp.optim.lockstep import in_lockstep
-from pp_decomp.optim.maximizers import _local_search, _local_searches
+from pp_decomp.optim.maximizers import _local_search, _local_searches, in_lockstep
 from pp_decomp.space import Box
 
 
@@ -58,7 +57,7 @@ def test_an_error_of_the_function_or_of_a_search_reaches_the_caller_and_no_threa
 
 
 def test_an_interruption_of_the_serving_thread_ends_every_search(monkeypatch):
-    import pp_decomp.optim.lockstep as lockstep
+    import pp_decomp.optim.maximizers as lockstep
 
     def interrupted(self):
         with self.cond:
