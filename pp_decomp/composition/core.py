@@ -389,7 +389,10 @@ class LinearComposition:
         if offset is not None and not callable(offset):
             raise TypeError(f"offset must be a callable X (m, d) -> (m,); got {offset!r}")
         if grad is not None and not callable(grad):
-            raise TypeError(f"grad must be a callable X (m, d) -> (dg, db); got {grad!r}")
+            raise TypeError(
+                f"grad (a Problem's weights_grad) must be a callable X (m, d) -> (dg, db); "
+                f"got {grad!r}"
+            )
         self.offset, self.grad = offset, grad
         if callable(weights):
             if n_components is None:
@@ -487,6 +490,8 @@ class LinearComposition:
                     f"weights_grad(X) must return shapes ({m}, {J}, {d}) and ({m}, {d}); "
                     f"got {dw.shape} and {db.shape}"
                 )
+            check_finite(dw, "weights_grad(X)'s dg")
+            check_finite(db, "weights_grad(X)'s db")
             return (self.weights(X), dw), (self.offset_at(X), db)
         h = FD_STEP * np.maximum(1.0, np.abs(X))  # (m, d)
         H = h[:, :, None] * np.eye(d)  # (m, d, d): row a of block i is h_ia e_a

@@ -157,6 +157,13 @@ def test_weight_gradients_are_checked_by_shape():
     bad = LinearComposition(_weights, 3, grad=lambda Z: (np.zeros((len(Z), 3)), np.zeros(len(Z))))
     with pytest.raises(ValueError, match="weights_grad"):
         bad.weights_and_grad(XQ)
+    nan = LinearComposition(
+        _weights, 3, grad=lambda Z: (np.full((len(Z), 3, 3), np.nan), np.zeros((len(Z), 3)))
+    )
+    with pytest.raises(ValueError, match="weights_grad.*must be finite"):
+        nan.weights_and_grad(XQ[:1])
+    with pytest.raises(TypeError, match="weights_grad\\) must be a callable"):
+        Problem(Box(np.zeros(3), np.ones(3)), n_components=3, weights=_weights, weights_grad=3.0)
     with pytest.raises(ValueError, match="weights_grad is the gradient of callable weights"):
         Problem(
             Box(np.zeros(3), np.ones(3)),
