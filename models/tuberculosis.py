@@ -193,39 +193,41 @@ class TBModel:
         each compartment's ages and ``A(v)`` is diagonal per block, so a step is
         elementwise, O(m n) instead of O(n³) per policy."""
         V = np.atleast_2d(np.asarray(V, dtype=float))
-        key = (V.shape, V.tobytes())
-        # the weights and the known term are asked for at the same policies in turn
         last = getattr(self, "_last", None)
-        if last is not None and last[0] == key:
+        # the weights, the known term and their gradients are asked for at the same
+        # policies in turn: the last policies' weights are kept
+        if last is not None and last[0] == (V.shape, V.tobytes()):
             return last[1]
-        out = self._weights_batch(V)
-        out.flags.writeable = False  # shared with the next caller at these policies
-        self._last = (key, out)
-        return out
+        return self._weights_from(V, self._rows(V))
 
-    def _weights_batch(self, V: np.ndarray) -> np.ndarray:
+    def _rows(self, V: np.ndarray) -> np.ndarray:
+        """``r_j = 1_Iᵀ (I + M + ... + M^(j-1))`` for ``j = 0..T``, one policy per row of
+        ``V (m, n)``: (T + 1, m, 3, n) (``r_0 = 0``, ``r_{j+1} = 1_I + r_j M(v)``)."""
         m, n, T = V.shape[0], self.n, self.p.years
-        times_P = self._times_P
+        r = np.zeros((T + 1, m, 3, n))
+        for j in range(T):
+            r[j + 1] = self._times_M(r[j], V)
+            r[j + 1, :, 2] += 1.0
+        return r
 
-        def times_M(R):
-            return self._times_M(R, V)
-
-        ones_I = np.zeros((m, 3, n))
-        ones_I[:, 2] = 1.0
-        r = [np.zeros((m, 3, n))]
-        for _ in range(T):
-            r.append(ones_I + times_M(r[-1]))
+    def _weights_from(self, V: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """The weights at ``V (m, n)`` from its rows ``r`` (:meth:`_rows`), kept as the last
+        policies' (read-only: shared with the next caller at these policies)."""
+        m, n, T = V.shape[0], self.n, self.p.years
         Pc = (self.P @ self.c + self.c_after).reshape(3, n)
         x1 = self.x1.reshape(3, n)
         w0 = np.einsum("mkn,kn->m", r[T], x1)
-        w0 += sum(np.einsum("mkn,kn->m", r[T - s], Pc) for s in range(1, T))
+        w0 += np.einsum("smkn,kn->m", r[1:T], Pc)
         # r P B: the latent minus the susceptible part of r P (B moves u from S to E)
-        blocks = [times_P(r[T - t]) for t in range(1, T)]
-        W = np.stack([R[:, 1] - R[:, 0] for R in blocks], axis=1)  # (m, T-1, n)
-        return np.concatenate([w0[:, None], W.reshape(m, -1)], axis=1)
+        blocks = self._times_P(r[T - 1 : 0 : -1])  # r_{T-t} P for t = 1..T-1
+        W = np.moveaxis(blocks[:, :, 1] - blocks[:, :, 0], 0, 1)  # (m, T-1, n)
+        out = np.concatenate([w0[:, None], W.reshape(m, -1)], axis=1)
+        out.flags.writeable = False
+        self._last = ((V.shape, V.tobytes()), out)
+        return out
 
     def _times_P(self, Z: np.ndarray) -> np.ndarray:
-        """``Z P`` for rows ``Z (m, 3, n)``: within each compartment ``Pa[i+1, i] = age[i]``."""
+        """``Z P`` for rows ``Z (..., 3, n)``: within each compartment ``Pa[i+1, i] = age[i]``."""
         age = self.age
         out = Z * (1 - age)
         out[..., :-1] += Z[..., 1:] * age[:-1]
@@ -271,14 +273,10 @@ class TBModel:
         """
         V = np.atleast_2d(np.asarray(V, dtype=float))
         m, n, T = V.shape[0], self.n, self.p.years
-        ones_I = np.zeros((m, 3, n))
-        ones_I[:, 2] = 1.0
-        R = np.zeros((m, 3, n))
-        D = np.empty((T, m, n))  # D_j for j = 0..T-1
-        for j in range(T):
-            RP = self._times_P(R)
-            D[j] = RP[:, 0] - RP[:, 2]
-            R = ones_I + self._times_M(R, V)
+        r = self._rows(V)
+        self._weights_from(V, r)  # the weights at V come with their gradient
+        RP = self._times_P(r[:T])
+        D = RP[:, :, 0] - RP[:, :, 2]  # D_j for j = 0..T-1: (T, m, n)
 
         # the columns M^l y for y = P B 1 / n, x_1 and P c, advanced together
         Pc = self.P @ self.c + self.c_after
