@@ -24,8 +24,9 @@ logistic of width ``τ``, with ``τ = 10⁻⁶`` of the objective's observed spr
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erfcx, log_expit, log_ndtr, logsumexp
+from scipy.special import erfcx, expit, log_expit, log_ndtr, logsumexp
 
+from pp_decomp.acquisition.mc_gradient import every_sample_gradient, samples_and_gradients
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.ucb import mc_block_rows
 from pp_decomp.components.posterior.batched import mixture_moments
@@ -125,10 +126,11 @@ class _Improvement:
         ``∂ log a_s = r(u) ∂u + c ∂σ / σ`` with ``u = (μ - h* - ξ) / σ``,
         ``∂u = (∂μ - u ∂σ) / σ``, ``r = ∂ log a / ∂u`` (:meth:`_dlog_du`) and ``c = 1``
         for EI (``log σ``), 0 for PI; the log-mean over draws weighs each draw's
-        gradient by its share. ``NotImplementedError`` for the Monte Carlo form or a
+        gradient by its share. The Monte Carlo form's is pathwise, with this step's
+        samples fixed (:meth:`_mc_value_and_grad`). ``NotImplementedError`` for a
         model without input gradients."""
         if self.monte_carlo:
-            raise NotImplementedError("the Monte Carlo improvement has no gradient here")
+            return self._mc_value_and_grad(np.asarray(X, dtype=float))
         if isinstance(self.model, ComposedSurrogate):
             mean, var, dmean, dvar = self.model.per_draw_grad(X)
         else:
@@ -142,8 +144,26 @@ class _Improvement:
         share = np.exp(per - logsumexp(per, axis=0))  # (S, m)
         return logsumexp(per, axis=0) - np.log(len(per)), (share[..., None] * dper).sum(0)
 
+    def _mc_value_and_grad(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Monte Carlo form's value (m,) and pathwise gradient (m, d): with every
+        sample ``h_k = sign · g(μ_s + σ_s z_k; x)`` a smooth function of ``x``
+        (:mod:`~pp_decomp.acquisition.mc_gradient`), ``u_k = (h_k - h* - ξ) / τ`` and
+        ``a = log mean_k e^{L(u_k)}``, ``∂a = Σ_k share_k L'(u_k) ∂h_k / τ``."""
+        normals = self.model.normals(self.z)
+        F, dF = samples_and_gradients(self.model.per_draw_grad(X), self.draw_idx, normals)
+        u = (self.model.h(F, X) - self.best - self.xi) / self.tau  # (n, m)
+        per = self._log_smoothed(u)
+        share = np.exp(per - logsumexp(per, axis=0))
+        dh = every_sample_gradient(self.model, X, F, dF)  # (n, m, d)
+        weight = share * self._dlog_smoothed_du(u) / self.tau
+        return logsumexp(per, axis=0) - np.log(len(per)), np.einsum("nm,nmd->md", weight, dh)
+
     def _dlog_du(self, u: np.ndarray) -> np.ndarray:
         """``∂ log a_s / ∂u`` of the per-draw closed form."""
+        raise NotImplementedError
+
+    def _dlog_smoothed_du(self, u: np.ndarray) -> np.ndarray:
+        """``∂ L / ∂u`` of the per-sample smoothed term :meth:`_log_smoothed`."""
         raise NotImplementedError
 
     def _log_smoothed(self, u: np.ndarray) -> np.ndarray:
@@ -179,6 +199,11 @@ class ExpectedImprovement(_Improvement):
     def _dlog_du(self, u):
         return np.exp(log_ndtr(u) - log_h(u))  # h'(u) = Φ(u)
 
+    def _dlog_smoothed_du(self, u):
+        # L = log(softplus(u) + α / (1 + u²)): L' = (σ(u) - 2αu / (1 + u²)²) e^{-L}
+        slope = expit(u) - 2 * FATPLUS_ALPHA * u / (1 + u**2) ** 2
+        return slope * np.exp(-log_fatplus(u))
+
 
 class ProbabilityOfImprovement(_Improvement):
     """log PI (MPI) of ``h`` over the incumbent plus margin ``ξ``."""
@@ -193,3 +218,6 @@ class ProbabilityOfImprovement(_Improvement):
 
     def _dlog_du(self, u):
         return np.exp(-0.5 * u**2 - _C1 - log_ndtr(u))  # φ(u) / Φ(u)
+
+    def _dlog_smoothed_du(self, u):
+        return expit(-u)  # (log σ(u))' = 1 - σ(u)

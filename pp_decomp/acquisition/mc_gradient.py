@@ -65,8 +65,8 @@ def sample_gradient(model, X: np.ndarray, F: np.ndarray, dF: np.ndarray) -> np.n
 
 
 def samples_and_gradients(per_draw, draw_idx: np.ndarray, z: np.ndarray):
-    """Samples ``F (n, m, J)`` and a function ``dF(k (m,)) -> (m, J, d)``: the input
-    gradients of sample ``k[i]`` at input ``i``, from per-draw moments and their
+    """Samples ``F (n, m, J)`` and a function ``dF(k (..., m)) -> (..., m, J, d)``: the
+    input gradients of sample ``k[..., i]`` at input ``i``, from per-draw moments and their
     gradients (J tuples of (S_j, m), (S_j, m), (S_j, m, d), (S_j, m, d)) and the
     step's draws ``draw_idx (n, J)`` and (coupled) normals ``z (n, J)``."""
     J = len(per_draw)
@@ -75,13 +75,24 @@ def samples_and_gradients(per_draw, draw_idx: np.ndarray, z: np.ndarray):
     F = np.stack([per_draw[j][0][idx[j]] + sd[j][idx[j]] * z[:, j, None] for j in range(J)], -1)
 
     def dF(k: np.ndarray) -> np.ndarray:
-        rows = np.arange(len(k))
+        rows = np.arange(k.shape[-1])
         out = []
         for j, (_, _, dmean, dvar) in enumerate(per_draw):
             s = idx[j][k]
-            sd_k = sd[j][s, rows][:, None]
+            sd_k = sd[j][s, rows][..., None]
             dsd = np.where(sd_k > 0, dvar[s, rows] / (2 * np.where(sd_k > 0, sd_k, 1.0)), 0.0)
-            out.append(dmean[s, rows] + z[k, j][:, None] * dsd)
-        return np.stack(out, axis=1)
+            out.append(dmean[s, rows] + z[k, j][..., None] * dsd)
+        return np.stack(out, axis=-2)
 
     return F, dF
+
+
+def every_sample_gradient(model, X: np.ndarray, F: np.ndarray, dF) -> np.ndarray:
+    """``∂h_k/∂x`` (n, m, d) of every sample ``k`` of ``F (n, m, J)`` at every input of
+    ``X (m, d)`` (``dF`` from :func:`samples_and_gradients`): one call of
+    :func:`sample_gradient` on all ``n m`` rows."""
+    n, m, J = F.shape
+    every = np.broadcast_to(np.arange(n)[:, None], (n, m))
+    rows = np.broadcast_to(X, (n, *X.shape)).reshape(n * m, -1)
+    grad = sample_gradient(model, rows, F.reshape(n * m, J), dF(every).reshape(n * m, J, -1))
+    return grad.reshape(n, m, -1)

@@ -35,7 +35,11 @@ import numpy as np
 
 from pp_decomp.components import ComponentGP
 from pp_decomp.components.correlated.view import shared_joint
-from pp_decomp.components.posterior.batched import joint_samples, mixture_moments
+from pp_decomp.components.posterior.batched import (
+    joint_samples,
+    mixture_moments,
+    mixture_moments_grad,
+)
 from pp_decomp.composition import EntireGP
 from pp_decomp.composition.core import (
     coupled_normals,
@@ -161,6 +165,21 @@ class DecomposedSurrogate:
             parts.append(grad(X))
         return parts
 
+    def moments_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`moments` and their gradients in ``X (m, d)``: (m, J), (m, J), (m, J, d),
+        (m, J, d): a component's own ``predict_grad`` where it mixes its draws with
+        weights (the fast path's view), else
+        :func:`~pp_decomp.components.posterior.batched.mixture_moments_grad` of its
+        per-draw gradients. Raises ``NotImplementedError`` where a component has none."""
+        parts = []
+        for c in self.components:
+            own = getattr(c, "predict_grad", None)
+            per_draw = getattr(c, "predict_per_draw_grad", None)
+            if own is None and per_draw is None:
+                raise NotImplementedError(f"{type(c).__name__} has no input gradient")
+            parts.append(own(X) if own is not None else mixture_moments_grad(*per_draw(X)))
+        return tuple(np.stack([p[k] for p in parts], 1) for k in range(4))
+
     def normals(self, z: np.ndarray) -> np.ndarray:
         """The normals ``z (n, J)`` as the samples use them (coupled under a copula)."""
         return z
@@ -261,6 +280,9 @@ class CorrelatedSurrogate(DecomposedSurrogate):
         return [(mean[..., j], cov[..., j, j]) for j in range(mean.shape[-1])]
 
     def per_draw_grad(self, X) -> list[tuple[np.ndarray, ...]]:
+        raise NotImplementedError("correlated components have no input gradient")
+
+    def moments_grad(self, X) -> tuple[np.ndarray, ...]:
         raise NotImplementedError("correlated components have no input gradient")
 
     def linear_per_draw_grad(self, X) -> tuple[np.ndarray, ...]:

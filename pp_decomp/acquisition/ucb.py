@@ -225,6 +225,22 @@ class LipschitzUCB:
         width = np.sqrt(self.beta * J * (var @ self.B**2))
         return self.model.h(mu, X) + width
 
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` (m,) and ``∂a/∂x`` (m, d): ``∂ g(μ(x); x)`` by the chain rule through the
+        mixture moments' gradients (``g``'s partial derivatives by central differences,
+        :func:`~pp_decomp.acquisition.mc_gradient.sample_gradient`) plus
+        ``β J Σ_j B_j² ∂σ_j² / 2 width``; ``NotImplementedError`` where a component has
+        no input gradient."""
+        X = np.asarray(X, dtype=float)
+        mu, var, dmu, dvar = self.model.moments_grad(X)
+        J = mu.shape[1]
+        width = np.sqrt(self.beta * J * (var @ self.B**2))
+        slope = self.beta * J * np.einsum("j,mjd->md", self.B**2, dvar)
+        safe = np.where(width > 0, width, 1.0)[:, None]
+        dwidth = np.where(width[:, None] > 0, slope / (2 * safe), 0.0)
+        value = self.model.h(mu, X) + width
+        return value, sample_gradient(self.model, X, mu, dmu) + dwidth
+
 
 CORNERS_UP_TO = 6  # all 2^J corners of the credible box while J is at most this
 BOX_SAMPLES = 16  # random points of the box beyond J = 6 (common to every x of a step)
@@ -317,6 +333,26 @@ class CredibleBoxUCB:
         mu, var = self.model.moments(X)
         F = mu[None] + self.offsets[:, None, :] * ucb_radius(var, self.beta)[None]  # (P, m, J)
         return np.nanmax(self.model.h(F, X), axis=0)
+
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """``a(X)`` (m,) and a (sub)gradient (m, d): the gradient of ``sign · g`` at the
+        box point ``F_P* = μ + o_P* r`` where the maximum is taken, through
+        ``∂F_P* = ∂μ + o_P* ∂r``, ``∂r_j = β ∂σ_j² / 2 r_j``
+        (:func:`~pp_decomp.acquisition.mc_gradient.sample_gradient`); exact wherever
+        the maximising point is unique. ``NotImplementedError`` where a component has
+        no input gradient."""
+        X = np.asarray(X, dtype=float)
+        mu, var, dmu, dvar = self.model.moments_grad(X)
+        r = ucb_radius(var, self.beta)
+        safe = np.where(r > 0, r, 1.0)[..., None]
+        dr = np.where(r[..., None] > 0, self.beta * dvar / (2 * safe), 0.0)
+        F = mu[None] + self.offsets[:, None, :] * r[None]  # (P, m, J)
+        H = self.model.h(F, X)
+        best = np.where(np.isnan(H), -np.inf, H).argmax(axis=0)  # (m,)
+        rows = np.arange(len(X))
+        offsets = self.offsets[best][:, :, None]  # (m, J, 1)
+        grad = sample_gradient(self.model, X, F[best, rows], dmu + offsets * dr)
+        return np.nanmax(H, axis=0), grad
 
 
 RESOLVED_TAIL = 10  # sample quantiles are used while at least this many samples lie above

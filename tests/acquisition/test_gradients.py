@@ -315,3 +315,91 @@ def test_the_monte_carlo_bound_has_its_pathwise_gradient(beta, draws, coupled):
     value, grad = acq.value_and_grad(XQ)
     np.testing.assert_allclose(value, acq(XQ), rtol=1e-10)
     close(grad, central(acq, XQ, h=1e-7), rtol=1e-4)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_mixture_moments_have_their_gradients(weighted):
+    from pp_decomp.components.posterior.batched import mixture_moments, mixture_moments_grad
+
+    post = GPPosterior("matern52", X, Y[:, 1], PLAIN, mean_var=0.5)
+    w = np.array([0.1, 0.5, 0.3, 0.1]) if weighted else None
+
+    def moments(Z):
+        mean_s, var_s = post.per_draw(Z)
+        if w is None:
+            return np.stack(mixture_moments(mean_s, var_s))
+        mean = w @ mean_s
+        return np.stack([mean, w @ (var_s + mean_s**2) - mean**2])
+
+    mean, var, dmean, dvar = mixture_moments_grad(*post.per_draw_grad(XQ), w)
+    np.testing.assert_allclose(np.stack([mean, var]), moments(XQ), rtol=1e-12)
+    close(dmean, central(lambda Z: moments(Z)[0], XQ))
+    close(dvar, central(lambda Z: moments(Z)[1], XQ))
+
+
+def test_the_fast_paths_mixture_gradient_weighs_every_draw():
+    from pp_decomp.loop.updaters.fast_view import FastGPView
+
+    class Comp:
+        gp = ComponentGP("matern52", 3, name="f", bounds=(np.zeros(3), np.full(3, 2.0)))
+
+    ys = (Y[:, 1] - Y[:, 1].mean()) / Y[:, 1].std()
+    Comp.gp.condition(2 * X[:9], Y[:9, 1], PLAIN)
+    comp = Comp()
+    comp.post = IncrementalPosterior("matern52", X[:9], ys[:9], PLAIN, None, mean_var=0.3)
+    for i in (9, 10, 11):  # unequal weights
+        comp.post.append(X[i], ys[i])
+    assert np.ptp(comp.post.weights) > 0
+    view = FastGPView(comp, None, np.random.default_rng(0))
+    Xq = 2 * XQ
+    mean, var, dmean, dvar = view.predict_grad(Xq)
+    np.testing.assert_allclose(np.c_[mean, var], np.c_[view.predict(Xq)], rtol=1e-10)
+    close(dmean, central(lambda Z: view.predict(Z)[0], Xq))
+    close(dvar, central(lambda Z: view.predict(Z)[1], Xq))
+
+
+@pytest.mark.parametrize("bound", ["lipschitz", "credible-box"])
+@pytest.mark.parametrize("J_large", [False, True])  # every corner; 16 random box points
+def test_the_generalized_bounds_have_their_gradients(bound, J_large):
+    from pp_decomp.acquisition.ucb import CredibleBoxUCB, LipschitzUCB
+
+    comps = [
+        ComponentGP(k, 3).condition(X, Y[:, j], PLAIN)
+        for j, k in enumerate(("se", "matern52", "se"))
+    ]
+    problem = _nonlinear_problem()
+    if J_large:  # seven components: beyond the corners
+        comps = comps + comps[:2] + comps[:2]
+        problem = Problem(
+            Box(np.zeros(3), np.ones(3)),
+            n_components=7,
+            g=lambda F, Z: F[..., 0] * F[..., 1] - (F[..., 2:] ** 2).sum(-1) + np.sin(Z[..., 0]),
+        )
+    model = DecomposedSurrogate(comps, problem)
+    if bound == "lipschitz":
+        acq = LipschitzUCB(model, 2.0, None, XQ)
+    else:
+        acq = CredibleBoxUCB(model, 2.0, seed=0)
+    value, grad = acq.value_and_grad(XQ)
+    np.testing.assert_allclose(value, acq(XQ), rtol=1e-10)
+    close(grad, central(acq, XQ, h=1e-7), rtol=1e-4)
+
+
+@pytest.mark.parametrize("rule", ["ei", "pi"])
+@pytest.mark.parametrize("coupled", [False, True])
+def test_the_monte_carlo_improvements_have_their_pathwise_gradients(rule, coupled):
+    from pp_decomp.acquisition.improvement import ExpectedImprovement, ProbabilityOfImprovement
+
+    comps = [
+        ComponentGP(k, 3).condition(X, Y[:, j], PLAIN)
+        for j, k in enumerate(("se", "matern52", "se"))
+    ]
+    problem = _nonlinear_problem()
+    model = CopulaSurrogate(comps, problem) if coupled else DecomposedSurrogate(comps, problem)
+    cls = ExpectedImprovement if rule == "ei" else ProbabilityOfImprovement
+    # tau at a tenth of the spread: smooth enough for differences of 1e-7
+    acq = cls(model, best=0.2, n_samples=128, seed=2, scale=1e5)
+    assert acq.monte_carlo
+    value, grad = acq.value_and_grad(XQ)
+    np.testing.assert_allclose(value, acq(XQ), rtol=1e-10)
+    close(grad, central(acq, XQ, h=1e-7), rtol=1e-4)

@@ -151,6 +151,33 @@ def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, 
     return mean, var
 
 
+def mixture_moments_grad(
+    mean_s: np.ndarray,
+    var_s: np.ndarray,
+    dmean_s: np.ndarray,
+    dvar_s: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, ...]:
+    """:func:`mixture_moments` (or, with ``weights (S,)`` summing to 1, the weighted
+    mixture's ``mean = Σ_s w_s μ_s``, ``var = max(Σ_s w_s (σ_s² + μ_s²) - mean², 0)``)
+    and their input gradients, from per-draw moments (S, m) and gradients (S, m, d):
+    ``∂mean = Σ_s w_s ∂μ_s``, ``∂var = Σ_s w_s (∂σ_s² + 2 μ_s ∂μ_s) - 2 mean ∂mean``.
+    Returns (m,), (m,), (m, d), (m, d)."""
+    if weights is None:
+        mean, var = mixture_moments(mean_s, var_s)
+        w = np.full(len(mean_s), 1.0 / len(mean_s))
+    else:
+        w = np.asarray(weights, dtype=float)
+        mean = w @ mean_s
+        var = np.maximum(w @ (var_s + mean_s**2) - mean**2, 0.0)
+    dmean = np.einsum("s,smd->md", w, dmean_s)
+    dvar = np.einsum("s,smd->md", w, dvar_s + 2 * mean_s[..., None] * dmean_s)
+    dvar -= 2 * mean[:, None] * dmean
+    if weights is not None:
+        dvar[var <= 0.0] = 0.0  # clipped at zero: flat
+    return mean, var, dmean, dvar
+
+
 def joint_samples(mean, cov, inverse, z, jitter, noise=None) -> np.ndarray:
     """``mean[inverse] + L[inverse] z``: joint samples from per-draw means (S', m)
     and covariances (S', m, m), ``L`` their Cholesky factors with ``jitter`` on

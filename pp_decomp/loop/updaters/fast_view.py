@@ -19,7 +19,12 @@ import numpy as np
 
 from pp_decomp.components.criticism import LooData
 from pp_decomp.components.gp.scaling import gradients_in_units
-from pp_decomp.components.posterior.batched import JITTER, DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.batched import (
+    JITTER,
+    DrawPosterior,
+    mixture_moments,
+    mixture_moments_grad,
+)
 from pp_decomp.components.posterior.gradient import NoInputGradient
 from pp_decomp.components.posterior.incremental import IncrementalPosterior, factors_within
 from pp_decomp.validate import as_generator
@@ -145,6 +150,20 @@ class FastGPView:
         X = np.asarray(X, dtype=float)
         moments = self.comp.post.at_grad(gp.scale_X(X), self.posterior.draw_idx)
         return gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
+
+    def predict_grad(self, X) -> tuple[np.ndarray, ...]:
+        """:meth:`predict` (latent ``f``) and its gradients with respect to ``X (m, d)`` on a
+        box: (m,), (m,), (m, d), (m, d); every draw mixed by its weight as :meth:`predict`
+        mixes them (``NoInputGradient`` on a candidate set)."""
+        if not self._weighted:
+            return mixture_moments_grad(*self.predict_per_draw_grad(X))
+        if self.posterior.index is not None:
+            raise NoInputGradient("the fast path reads candidates' rows: no input gradient")
+        gp, post = self.comp.gp, self.comp.post
+        every = np.arange(len(post.logw))
+        moments = post.at_grad(gp.scale_X(np.asarray(X, dtype=float)), every)
+        per = gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
+        return mixture_moments_grad(*per, post.weights)
 
     def joint_predict_per_draw(self, X, idx=None):
         """Per-draw joint means (S', m) and covariances (S', m, m) at ``X``."""
