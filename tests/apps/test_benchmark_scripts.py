@@ -37,6 +37,7 @@ SMOKE_TESTS = {
     "speed/from_pymc_speed.py": "test_from_pymc_speed",
     "speed/loop_overhead.py": "test_loop_overhead",
     "speed/map_objective_speed.py": "test_map_objective_speed",
+    "speed/sqdist_speed.py": "test_sqdist_speed",
     "speed/maxsum_time.py": "test_maxsum_time",
     "speed/mc_blocks_ab.py": "test_mc_blocks_ab",
     "speed/mc_step_cost.py": "test_mc_step_cost",
@@ -235,6 +236,14 @@ def test_map_objective_speed(script):
     for n in (20, 60):
         fast, slow, ratio = match(rf"{n} \| {{n}} \| {{n}} \| {{n}}", out)
         assert fast > 0 and slow > 0 and ratio == pytest.approx(slow / fast, rel=0.1, abs=0.01)
+
+
+def test_sqdist_speed(script):
+    out = script("speed/sqdist_speed.py --cases 16x8x3x1,4x5x2x6 --calls 2")
+    assert out.startswith("n1 x n2 x d x S | per draw ms | batched ms")
+    for case in ("16x8x3x1", "4x5x2x6"):
+        t_draw, t_batch, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
+        assert t_draw > 0 and t_batch > 0 and diff < 1e-12
 
 
 def test_maxsum_time(script):

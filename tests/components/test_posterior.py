@@ -124,3 +124,16 @@ def test_joint_noisy_samples_count_the_jitter_once(rng):
     expected = hall.predict_per_draw(Xq, pred_noise=True)[1][0]
     samples = hall.sample(Xq, 40_000, seed=1, joint=True, pred_noise=True)
     np.testing.assert_allclose(samples.var(axis=0), expected, rtol=0.04)
+
+
+@pytest.mark.parametrize("draws", [1, 4, 5, 32])  # per draw up to PER_DRAW_UP_TO, batched beyond
+def test_scaled_distances_are_the_definition_whichever_way_they_are_taken(draws):
+    from pp_decomp.kernels.builtin import PER_DRAW_UP_TO, scaled_sqdist
+
+    rng = np.random.default_rng(4)
+    X1, X2 = rng.uniform(size=(7, 3)), rng.uniform(size=(5, 3))
+    ls = rng.uniform(0.2, 2.0, size=(draws, 3))
+    direct = (((X1[:, None, :] - X2[None, :, :]) / ls[:, None, None, :]) ** 2).sum(-1)
+    assert (draws <= PER_DRAW_UP_TO) == (draws < 5)
+    np.testing.assert_allclose(scaled_sqdist(X1, X2, ls), direct, rtol=1e-13)
+    np.testing.assert_array_equal(scaled_sqdist(X1, X1, ls)[:, range(7), range(7)], 0.0)
