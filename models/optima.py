@@ -20,10 +20,26 @@ def cached_optimum(key: str, compute: Callable[[], dict]) -> dict:
     table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
     if key not in table:
         table[key] = compute()
-        tmp = OPTIMA_FILE.with_name(f".{OPTIMA_FILE.name}.{os.getpid()}.tmp")
-        try:  # atomically: parallel runs may read the file while one writes it
-            tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
-            os.replace(tmp, OPTIMA_FILE)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        _write(table)
     return table[key]
+
+
+def improve_optimum(key: str, found: dict, lower: bool) -> bool:
+    """Store ``found`` (``{"x": [...], "value": v, ...}``) under ``key`` if it is better
+    than the stored optimum (``lower``: a minimum); whether it was."""
+    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
+    stored = table.get(key)
+    if stored is not None and (found["value"] >= stored["value"]) == lower:
+        return False
+    table[key] = found
+    _write(table)
+    return True
+
+
+def _write(table: dict) -> None:
+    tmp = OPTIMA_FILE.with_name(f".{OPTIMA_FILE.name}.{os.getpid()}.tmp")
+    try:  # atomically: parallel runs may read the file while one writes it
+        tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
+        os.replace(tmp, OPTIMA_FILE)
+    except OSError:
+        tmp.unlink(missing_ok=True)

@@ -362,7 +362,7 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
     other: SLSQP from the best of 1024 feasible Sobol points, then swaps of one age in
     for one out while any lowers the total, from the vertex of its largest shares and
     from the vertex of ages 15-69; the best of the three."""
-    key = "tuberculosis-110:" + json.dumps(asdict(params), sort_keys=True)
+    key = optimum_key_110(params)
 
     def compute() -> dict:
         def total(v):
@@ -381,6 +381,34 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
         return {"x": best_x.tolist(), "value": float(best)}
 
     return cached_optimum(key, compute)
+
+
+def optimum_key_110(params: TBParameters = TB110) -> str:
+    """The key of ``tuberculosis-110``'s optimum in ``models/data/optima.json``."""
+    return "tuberculosis-110:" + json.dumps(asdict(params), sort_keys=True)
+
+
+def polish_110(policies, params: TBParameters = TB110) -> dict:
+    """The best of feasible ``policies (k, 110)`` and of the swap searches from each one's
+    vertex (:func:`optimum_110`'s), as ``{"x", "value", "from"}`` (``from``: the
+    policy's row). How a policy a run found refreshes the stored optimum
+    (``benchmarks/reports/tb_optimum.py``)."""
+    model = TBModel(params, AgeStructure.single_years())
+    V = np.atleast_2d(np.asarray(policies, dtype=float))
+    if V.shape[1] != model.n or not np.all(np.isfinite(V)):
+        raise ValueError(f"policies must be finite rows of {model.n} ages; got shape {V.shape}")
+
+    def total(v):
+        return model.simulate(v)[1]
+
+    best = None
+    for i, v in enumerate(V):
+        if np.any(v < -1e-9) or np.any(v > params.v_max + 1e-9) or v.sum() > params.budget + 1e-9:
+            raise ValueError(f"policies[{i}] is outside the budget or the bounds")
+        for x, value in ((v, total(v)), _swap_search(total, v, params)):
+            if best is None or value < best["value"]:
+                best = {"x": np.asarray(x).tolist(), "value": float(value), "from": i}
+    return best
 
 
 def _swap_search(total, x: np.ndarray, params: TBParameters) -> tuple[np.ndarray, float]:

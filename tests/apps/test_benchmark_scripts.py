@@ -38,6 +38,7 @@ SMOKE_TESTS = {
     "speed/loop_overhead.py": "test_loop_overhead",
     "speed/map_objective_speed.py": "test_map_objective_speed",
     "speed/sqdist_speed.py": "test_sqdist_speed",
+    "reports/tb_optimum.py": "test_tb_optimum",
     "speed/maxsum_time.py": "test_maxsum_time",
     "speed/mc_blocks_ab.py": "test_mc_blocks_ab",
     "speed/mc_step_cost.py": "test_mc_step_cost",
@@ -563,6 +564,28 @@ def test_ask_walk(script):
     plain = script("reports/ask_walk.py", "--n-told 6")
     _, outside = match(r"modules crossed: {n} \(without the GP internals: {n}\)", plain)
     assert outside <= 15  # issue 65's line: a reader follows one ask() through at most 15
+
+
+def test_tb_optimum(script, tmp_path_factory, monkeypatch):
+    import shutil
+
+    from pp_decomp.models import optima, tuberculosis
+
+    runs = make_bench(
+        tmp_path_factory, "tb", problems=["tuberculosis-110"], strategies=["random"],
+        trials=1, iterations=6,
+    )  # fmt: skip
+    table = tmp_path_factory.mktemp("optima") / "optima.json"
+    shutil.copy(optima.OPTIMA_FILE, table)
+    monkeypatch.setattr(optima, "OPTIMA_FILE", table)
+    # no swaps (a pass costs seconds): the polished best is the runs' best
+    monkeypatch.setattr(tuberculosis, "_swap_search", lambda total, x, p: (x, total(x)))
+    out = script("reports/tb_optimum.py", runs, "--top 2 --write")
+    stored = match(r"stored optimum {n}", out)[0]
+    found = match(r"runs' best {n} over 6 policies .*", out)[0]
+    assert match(r"polished best {n} \(from the runs' #1\)", out)[0] == pytest.approx(found)
+    assert found > stored and out.rstrip().endswith("stored optimum kept")  # random policies
+    assert table.read_text() == optima.OPTIMA_FILE.read_text()
 
 
 def test_paired_compare(script, bench):

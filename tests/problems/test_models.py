@@ -266,3 +266,23 @@ def test_tuberculosis_weights_of_many_policies_at_once_equal_one_at_a_time(ages)
     V = np.random.default_rng(3).uniform(0, params.v_max, (5, model.n))
     one_by_one = np.stack([model.weights(v) for v in V])
     np.testing.assert_allclose(model.weights_batch(V), one_by_one, rtol=1e-12, atol=1e-14)
+
+
+def test_polishing_tuberculosis_110_policies_never_ends_above_them():
+    from dataclasses import replace
+
+    from pp_decomp.models.tuberculosis import TB110, AgeStructure, TBModel, polish_110
+
+    params = replace(TB110, years=4, budget=3 * TB110.v_max)  # a short horizon, 3 ages
+    model = TBModel(params, AgeStructure.single_years())
+    first = np.zeros(110)
+    first[[20, 40, 60]] = TB110.v_max
+    less = 0.5 * first  # the same ages, half as much found
+    best = polish_110(np.stack([less, first]), params)
+    assert best["value"] <= min(model.simulate(first)[1], model.simulate(less)[1])
+    assert model.simulate(np.asarray(best["x"]))[1] == pytest.approx(best["value"], rel=1e-12)
+    assert np.sum(best["x"]) <= params.budget + 1e-9
+    with pytest.raises(ValueError, match="policies"):
+        polish_110(np.zeros((1, 5)), params)
+    with pytest.raises(ValueError, match=r"policies\[0\] is outside"):
+        polish_110(np.full((1, 110), TB110.v_max), params)
