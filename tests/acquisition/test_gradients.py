@@ -403,3 +403,49 @@ def test_the_monte_carlo_improvements_have_their_pathwise_gradients(rule, couple
     value, grad = acq.value_and_grad(XQ)
     np.testing.assert_allclose(value, acq(XQ), rtol=1e-10)
     close(grad, central(acq, XQ, h=1e-7), rtol=1e-4)
+
+
+def test_a_users_pymc_model_in_many_dimensions_asks_on_differences(monkeypatch):
+    """A user's ``from_pymc`` component has no input gradient: from 8 inputs on the
+    maximiser finds so at the first start and climbs on differences, and the ask is
+    made; with built-in kernels only, the same problem climbs on gradients."""
+    import pymc as pm
+
+    import pp_decomp as ppd
+
+    d = maximizers.GRADIENT_MIN_DIM
+    problem = Problem(
+        Box(np.zeros(d), np.ones(d)),
+        components=lambda Z: np.c_[np.sin(3 * Z[:, 0]) + Z[:, 1:].sum(1), np.cos(2 * Z[:, 2])],
+        n_components=2,
+        weights=[1.0, 0.5],
+        name="eight",
+    )
+
+    def build(X, y):
+        with pm.Model() as model:
+            ls = pm.LogNormal("ls", mu=0.0, sigma=1.0, shape=d)
+            eta = pm.Gamma("eta", alpha=2.0, beta=2.0)
+            sigma = pm.LogNormal("sigma", mu=-3.0, sigma=1.0)
+            gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.Matern52(d, ls=ls))
+            gp.marginal_likelihood("y_obs", X=X, y=y, sigma=sigma)
+        return model, gp
+
+    calls = {"differences": 0}
+    fd = maximizers.value_and_fd_gradient
+
+    def counted(f, u):
+        calls["differences"] += 1
+        return fd(f, u)
+
+    monkeypatch.setattr(maximizers, "value_and_fd_gradient", counted)
+    for own in (True, False):
+        calls["differences"] = 0
+        components = {"f0": ppd.ComponentGP.from_pymc(build)} if own else None
+        opt = ppd.Optimizer(problem, "d-gpucb", inference="map", n_init=6, seed=0,
+                            components=components)  # fmt: skip
+        X0 = problem.domain.sample(6, seed=1)
+        opt.tell(X0, problem.evaluate(X0, seed=0))
+        x = opt.ask()
+        assert problem.domain.contains(x[None])[0]
+        assert (calls["differences"] > 0) == own
