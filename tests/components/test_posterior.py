@@ -126,14 +126,20 @@ def test_joint_noisy_samples_count_the_jitter_once(rng):
     np.testing.assert_allclose(samples.var(axis=0), expected, rtol=0.04)
 
 
-@pytest.mark.parametrize("draws", [1, 4, 5, 32])  # per draw up to PER_DRAW_UP_TO, batched beyond
-def test_scaled_distances_are_the_definition_whichever_way_they_are_taken(draws):
-    from pp_decomp.kernels.builtin import PER_DRAW_UP_TO, scaled_sqdist
+def test_nearly_equal_weights_need_no_refit_whatever_their_k_hat():
+    from pp_decomp.components.posterior.incremental import ess, pareto_k, weights_degraded
+    from pp_decomp.loop import FastSettings
 
-    rng = np.random.default_rng(4)
-    X1, X2 = rng.uniform(size=(7, 3)), rng.uniform(size=(5, 3))
-    ls = rng.uniform(0.2, 2.0, size=(draws, 3))
-    direct = (((X1[:, None, :] - X2[None, :, :]) / ls[:, None, None, :]) ** 2).sum(-1)
-    assert (draws <= PER_DRAW_UP_TO) == (draws < 5)
-    np.testing.assert_allclose(scaled_sqdist(X1, X2, ls), direct, rtol=1e-13)
-    np.testing.assert_array_equal(scaled_sqdist(X1, X1, ls)[:, range(7), range(7)], 0.0)
+    s, S = FastSettings(), 32
+    rng = np.random.default_rng(0)
+    flat = [rng.normal(0.0, 1e-4, S) for _ in range(200)]
+    k_max = s.k_threshold(S)
+    noisy = np.mean([pareto_k(w) > k_max for w in flat])
+    assert noisy > 0.15  # k̂ of so flat a tail: noise (about a quarter above the threshold)
+    assert not any(weights_degraded(ess(w), pareto_k(w), S, s.ess_refit, k_max) for w in flat)
+    heavy = np.r_[np.zeros(S - 1), 3.0]  # one draw 20 times the others: ESS about 8
+    assert weights_degraded(ess(heavy), pareto_k(heavy), S, s.ess_refit, k_max)
+    tail = np.log(rng.pareto(1.5, S) + 1.0)  # ESS above half, a heavy tail
+    e = ess(tail)
+    assert e >= s.ess_refit * S and pareto_k(tail) > k_max
+    assert weights_degraded(e, pareto_k(tail), S, s.ess_refit, k_max) == (e < 0.95 * S)

@@ -328,6 +328,8 @@ def test_a_refit_is_due_on_ess_pareto_k_or_age(rng):
     fc.settings = FastSettings()
     assert not fc.needs_refit(1000)  # healthy weights never age out by default
     fc.post.pareto_k = 0.6
+    assert not fc.needs_refit(11)  # k̂ of nearly equal weights (ESS 128 of 128) is noise
+    fc.post.ess = 100.0  # below 0.95 of the draws: k̂ counts
     assert fc.needs_refit(11)
     fc.post.pareto_k, fc.post.ess = 0.1, 60.0
     assert fc.needs_refit(11)

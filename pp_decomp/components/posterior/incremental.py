@@ -274,6 +274,20 @@ def pareto_k(logw: np.ndarray) -> float:
     return float(k)
 
 
+NEARLY_EQUAL = 0.95  # ESS share of the draws from which weights count as nearly equal
+
+
+def weights_degraded(ess_value: float, k: float, S: int, ess_share: float, k_max: float) -> bool:
+    """Whether ``S`` importance weights with ESS ``ess_value`` and Pareto ``k̂ = k`` call
+    for a refit: an ESS below ``ess_share · S``, or ``k̂`` above ``k_max`` while the
+    ESS is below :data:`NEARLY_EQUAL` ``· S``. Nearly equal weights estimate as well
+    as equal ones whatever their tail's fitted shape, and ``k̂`` of so flat a tail is
+    noise: on 32 draws whose log weights vary by 1e-4 (ESS 32.00) it is above
+    ``k_threshold(32) = 0.34`` about a quarter of the time (docs/design.md,
+    "Refits of nearly equal weights")."""
+    return ess_value < ess_share * S or (k > k_max and ess_value < NEARLY_EQUAL * S)
+
+
 def resample(logw: np.ndarray, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
     """Indices of an equal-weight sample of ``size`` (default all) of the weighted
     draws, by systematic resampling: (size,)."""

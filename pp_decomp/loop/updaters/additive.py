@@ -48,7 +48,12 @@ from pp_decomp.additive.structure import default_amplitudes
 from pp_decomp.components.gp.scaling import to_model_scale
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.batched import log_likelihood_after
-from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
+from pp_decomp.components.posterior.incremental import (
+    ess,
+    pareto_k,
+    resample,
+    weights_degraded,
+)
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.settings import max_group_size
 from pp_decomp.loop.updaters.base import Updater
@@ -118,7 +123,7 @@ class AdditiveUpdater(Updater):
         logw = log_likelihood_after(gp.posterior.L_inv, gp.posterior.y, n0)
         S, e, k = len(logw), ess(logw), pareto_k(logw)
         notes.ess, notes.pareto_k = {"additive": e}, {"additive": k}
-        if e < fast.ess_refit * S or k > fast.k_threshold(S):
+        if weights_degraded(e, k, S, fast.ess_refit, fast.k_threshold(S)):
             start = time.perf_counter()
             status("refitting the additive GP's hyperparameters")
             current = draws.subset(resample(logw, rng))

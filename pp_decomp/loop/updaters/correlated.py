@@ -26,7 +26,12 @@ import numpy as np
 from pp_decomp._runtime import status
 from pp_decomp.components.correlated.model import CorrelatedComponents
 from pp_decomp.components.correlated.posterior import CoregionDraws
-from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
+from pp_decomp.components.posterior.incremental import (
+    ess,
+    pareto_k,
+    resample,
+    weights_degraded,
+)
 from pp_decomp.loop.records import diagnostics_summary
 from pp_decomp.loop.updaters.base import Updater, warm_start
 
@@ -102,7 +107,7 @@ class CorrelatedUpdater(Updater):
             joint.condition(data.X, data.Y, joint.to_draws(f["Z"]), f["scale"])
             logw = joint.posterior.log_likelihoods() - f["loglik"]
             fs, S = self.settings.inference.fast_path, len(logw)
-            if ess(logw) >= fs.ess_refit * S and pareto_k(logw) <= fs.k_threshold(S):
+            if not weights_degraded(ess(logw), pareto_k(logw), S, fs.ess_refit, fs.k_threshold(S)):
                 return joint.subset(resample(logw, rng))
         self._fit(joint, data, rng, notes, None if f is None else joint.to_draws(f["Z"]))
         loglik = joint.posterior.log_likelihoods()

@@ -61,7 +61,7 @@ from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, pr
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
-from pp_decomp.components.posterior.incremental import IncrementalPosterior
+from pp_decomp.components.posterior.incremental import IncrementalPosterior, weights_degraded
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import Updater, gp_arguments
 from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index
@@ -271,7 +271,7 @@ class FastComponent:
         """Whether the reweighted draws have degraded (ESS, Pareto ``k̂``) or, when
         ``max_age`` is set, aged enough for a refit."""
         s, S = self.settings, len(self.post.logw)
-        if self.post.ess < s.ess_refit * S or self.post.pareto_k > s.k_threshold(S):
+        if weights_degraded(self.post.ess, self.post.pareto_k, S, s.ess_refit, s.k_threshold(S)):
             return True
         return s.max_age is not None and n - self.n_at_refit >= s.max_age
 
