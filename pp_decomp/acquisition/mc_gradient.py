@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.composition.core import sqrt_grad
+
 _STEP = 1e-6  # relative central-difference step for g's partial derivatives
 
 
@@ -79,8 +81,7 @@ def samples_and_gradients(per_draw, draw_idx: np.ndarray, z: np.ndarray):
         out = []
         for j, (_, _, dmean, dvar) in enumerate(per_draw):
             s = idx[j][k]
-            sd_k = sd[j][s, rows][..., None]
-            dsd = np.where(sd_k > 0, dvar[s, rows] / (2 * np.where(sd_k > 0, sd_k, 1.0)), 0.0)
+            dsd = sqrt_grad(sd[j][s, rows], dvar[s, rows])
             out.append(dmean[s, rows] + z[k, j][..., None] * dsd)
         return np.stack(out, axis=-2)
 

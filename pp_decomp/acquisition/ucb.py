@@ -20,6 +20,7 @@ from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurroga
 from pp_decomp.composition.core import (
     integrated_ucb,
     integrated_ucb_grad,
+    sqrt_grad,
     ucb_level,
     ucb_radius,
 )
@@ -235,9 +236,7 @@ class LipschitzUCB:
         mu, var, dmu, dvar = self.model.moments_grad(X)
         J = mu.shape[1]
         width = np.sqrt(self.beta * J * (var @ self.B**2))
-        slope = self.beta * J * np.einsum("j,mjd->md", self.B**2, dvar)
-        safe = np.where(width > 0, width, 1.0)[:, None]
-        dwidth = np.where(width[:, None] > 0, slope / (2 * safe), 0.0)
+        dwidth = sqrt_grad(width, self.beta * J * np.einsum("j,mjd->md", self.B**2, dvar))
         value = self.model.h(mu, X) + width
         return value, sample_gradient(self.model, X, mu, dmu) + dwidth
 
@@ -344,8 +343,7 @@ class CredibleBoxUCB:
         X = np.asarray(X, dtype=float)
         mu, var, dmu, dvar = self.model.moments_grad(X)
         r = ucb_radius(var, self.beta)
-        safe = np.where(r > 0, r, 1.0)[..., None]
-        dr = np.where(r[..., None] > 0, self.beta * dvar / (2 * safe), 0.0)
+        dr = sqrt_grad(r, self.beta * dvar)
         F = mu[None] + self.offsets[:, None, :] * r[None]  # (P, m, J)
         H = self.model.h(F, X)
         best = np.where(np.isnan(H), -np.inf, H).argmax(axis=0)  # (m,)

@@ -151,8 +151,7 @@ def linear_moments_grad(
         dv = np.einsum("smjd,mj->smd", dvar, w**2) + 2 * np.einsum("smj,mjd->smd", var * w, dw)
     else:
         sd = np.sqrt(np.maximum(var, 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dsd = np.where(sd[..., None] > 0, dvar / (2 * sd[..., None]), 0.0)
+        dsd = sqrt_grad(sd, dvar)
         ds = dw * sd[..., None] + w[..., None] * dsd  # (S, m, J, d)
         dv = 2 * np.einsum("smj,jk,smkd->smd", w * sd, np.asarray(corr, dtype=float), ds)
     return out_mean, out_var, dm, dv
@@ -236,6 +235,21 @@ def ucb_radius(var: np.ndarray, beta: float) -> np.ndarray:
     return np.sqrt(beta * np.maximum(var, 0.0))
 
 
+def sqrt_grad(root: np.ndarray, dsquare: np.ndarray) -> np.ndarray:
+    """The input gradient of ``root = √v`` from ``root (...)`` and ``∂v (..., d)``:
+    ``∂v / 2√v``, and 0 where ``root`` is 0 (a variance clipped at zero is flat there).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sqrt_grad(np.array([2.0, 0.0]), np.array([[4.0], [3.0]]))
+    array([[1.],
+           [0.]])
+    """
+    safe = np.where(root > 0, root, 1.0)[..., None]
+    return np.where(root[..., None] > 0, dsquare / (2 * safe), 0.0)
+
+
 def ucb(
     mean: np.ndarray, beta: float, *, var: np.ndarray | None = None, sd: np.ndarray | None = None
 ) -> np.ndarray:
@@ -286,9 +300,7 @@ def integrated_ucb_grad(
     >>> v, g
     (array([2.]), array([[1.5]]))
     """
-    sd = np.sqrt(np.maximum(var_s, 0.0))[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dsd = np.where(sd > 0, dvar_s / (2 * sd), 0.0)
+    dsd = sqrt_grad(np.sqrt(np.maximum(var_s, 0.0)), dvar_s)
     grad = (dmean_s + np.sqrt(beta) * dsd).mean(axis=0)
     return integrated_ucb(mean_s, var_s, beta), grad
 
