@@ -94,16 +94,20 @@ def test_without_an_input_gradient_the_maximiser_takes_differences():
     assert v == pytest.approx(float(acq(x[None])[0]))
 
 
-def test_the_fast_paths_box_view_has_the_incremental_gradients():
+def _fast_view(kernel: str, width: float, n: int, y: np.ndarray, **post_kw):
+    """A fast-path box view of a GP on ``width · X[:n]``, its incremental posterior on
+    the first ``n`` points (standardised ``y``) and ``post_kw``."""
     from pp_decomp.loop.updaters.fast_view import FastGPView
 
-    class Comp:
-        gp = ComponentGP("se", 3, name="f", bounds=(np.zeros(3), np.full(3, 4.0)))
+    gp = ComponentGP(kernel, 3, name="f", bounds=(np.zeros(3), np.full(3, width)))
+    gp.condition(width * X[:n], y[:n], PLAIN)
+    ys = (y - y.mean()) / y.std()
+    post = IncrementalPosterior(kernel, X[:n], ys[:n], PLAIN, **post_kw)
+    return FastGPView(SimpleNamespace(gp=gp, post=post), None, np.random.default_rng(0)), ys
 
-    Comp.gp.condition(4 * X, Y[:, 0], PLAIN)
-    comp = Comp()
-    comp.post = IncrementalPosterior("se", X, (Y[:, 0] - Y[:, 0].mean()) / Y[:, 0].std(), PLAIN)
-    view = FastGPView(comp, None, np.random.default_rng(0))
+
+def test_the_fast_paths_box_view_has_the_incremental_gradients():
+    view, _ = _fast_view("se", 4.0, len(X), Y[:, 0])
     Xq = 4 * XQ
     mean, var, dmean, dvar = view.predict_per_draw_grad(Xq)
     np.testing.assert_allclose(np.c_[mean, var], np.c_[view.predict_per_draw(Xq)], rtol=1e-12)
@@ -338,19 +342,11 @@ def test_mixture_moments_have_their_gradients(weighted):
 
 
 def test_the_fast_paths_mixture_gradient_weighs_every_draw():
-    from pp_decomp.loop.updaters.fast_view import FastGPView
-
-    class Comp:
-        gp = ComponentGP("matern52", 3, name="f", bounds=(np.zeros(3), np.full(3, 2.0)))
-
-    ys = (Y[:, 1] - Y[:, 1].mean()) / Y[:, 1].std()
-    Comp.gp.condition(2 * X[:9], Y[:9, 1], PLAIN)
-    comp = Comp()
-    comp.post = IncrementalPosterior("matern52", X[:9], ys[:9], PLAIN, None, mean_var=0.3)
+    view, ys = _fast_view("matern52", 2.0, 9, Y[:, 1], mean_var=0.3)
+    post = view.comp.post
     for i in (9, 10, 11):  # unequal weights
-        comp.post.append(X[i], ys[i])
-    assert np.ptp(comp.post.weights) > 0
-    view = FastGPView(comp, None, np.random.default_rng(0))
+        post.append(X[i], ys[i])
+    assert np.ptp(post.weights) > 0
     Xq = 2 * XQ
     mean, var, dmean, dvar = view.predict_grad(Xq)
     np.testing.assert_allclose(np.c_[mean, var], np.c_[view.predict(Xq)], rtol=1e-10)

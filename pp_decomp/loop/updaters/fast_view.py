@@ -144,12 +144,7 @@ class FastGPView:
         """:meth:`predict_per_draw` (latent ``f``) and its gradients with respect to
         ``X (m, d)`` on a box: (S, m), (S, m), (S, m, d), (S, m, d). On a candidate
         set, whose rows are read, there is none (``NoInputGradient``)."""
-        if self.posterior.index is not None:
-            raise NoInputGradient("the fast path reads candidates' rows: no input gradient")
-        gp = self.comp.gp
-        X = np.asarray(X, dtype=float)
-        moments = self.comp.post.at_grad(gp.scale_X(X), self.posterior.draw_idx)
-        return gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
+        return self._grad_of(X, self.posterior.draw_idx)
 
     def predict_grad(self, X) -> tuple[np.ndarray, ...]:
         """:meth:`predict` (latent ``f``) and its gradients with respect to ``X (m, d)`` on a
@@ -157,13 +152,16 @@ class FastGPView:
         mixes them (``NoInputGradient`` on a candidate set)."""
         if not self._weighted:
             return mixture_moments_grad(*self.predict_per_draw_grad(X))
+        post = self.comp.post
+        return mixture_moments_grad(*self._grad_of(X, np.arange(len(post.logw))), post.weights)
+
+    def _grad_of(self, X, idx) -> tuple[np.ndarray, ...]:
+        """Draws ``idx``'s moments at ``X`` and their gradients, in the component's units."""
         if self.posterior.index is not None:
             raise NoInputGradient("the fast path reads candidates' rows: no input gradient")
-        gp, post = self.comp.gp, self.comp.post
-        every = np.arange(len(post.logw))
-        moments = post.at_grad(gp.scale_X(np.asarray(X, dtype=float)), every)
-        per = gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
-        return mixture_moments_grad(*per, post.weights)
+        gp = self.comp.gp
+        moments = self.comp.post.at_grad(gp.scale_X(np.asarray(X, dtype=float)), idx)
+        return gradients_in_units(moments, self.y_mean, self.y_std, gp.bounds)
 
     def joint_predict_per_draw(self, X, idx=None):
         """Per-draw joint means (S', m) and covariances (S', m, m) at ``X``."""
