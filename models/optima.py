@@ -17,7 +17,7 @@ OPTIMA_FILE = Path(__file__).parent / "data" / "optima.json"
 
 def cached_optimum(key: str, compute: Callable[[], dict]) -> dict:
     """The stored ``{"x": [...], "value": v}`` under ``key``, or ``compute()``'s, then stored."""
-    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
+    table = _read()
     if key not in table:
         table[key] = compute()
         _write(table)
@@ -27,13 +27,17 @@ def cached_optimum(key: str, compute: Callable[[], dict]) -> dict:
 def improve_optimum(key: str, found: dict, lower: bool) -> bool:
     """Store ``found`` (``{"x": [...], "value": v, ...}``) under ``key`` if it is better
     than the stored optimum (``lower``: a minimum); whether it was."""
-    table = json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
+    table = _read()
     stored = table.get(key)
     if stored is not None and (found["value"] >= stored["value"]) == lower:
         return False
     table[key] = found
     _write(table)
     return True
+
+
+def _read() -> dict:
+    return json.loads(OPTIMA_FILE.read_text()) if OPTIMA_FILE.exists() else {}
 
 
 def _write(table: dict) -> None:

@@ -64,6 +64,7 @@ from pp_decomp.models.optima import cached_optimum
 from pp_decomp.optim import maximize_box
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
+from pp_decomp.validate import check_finite, check_X
 
 GROUPS = ("0-14", "15-44", "45-64", "65+")
 _BINS = ((0, 3), (3, 9), (9, 13), (13, 16))
@@ -326,7 +327,7 @@ def tuberculosis(seed: int = 0, params: TBParameters | None = None) -> Problem:
     def initial(V):
         return model.weights_batch(V)[:, 0]
 
-    box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
+    box = budget_box(params, n)
 
     def objective(V):
         return np.array([model.simulate(v)[1] for v in np.atleast_2d(V)])
@@ -383,6 +384,11 @@ def optimum_110(params: TBParameters, model: TBModel, box: Box, n_starts: int = 
     return cached_optimum(key, compute)
 
 
+def budget_box(params: TBParameters, n: int) -> Box:
+    """The policies of ``n`` age groups: ``0 <= v_i <= v_max``, ``Σ_i v_i <= budget``."""
+    return Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
+
+
 def optimum_key_110(params: TBParameters = TB110) -> str:
     """The key of ``tuberculosis-110``'s optimum in ``models/data/optima.json``."""
     return "tuberculosis-110:" + json.dumps(asdict(params), sort_keys=True)
@@ -394,17 +400,16 @@ def polish_110(policies, params: TBParameters = TB110) -> dict:
     policy's row). How a policy a run found refreshes the stored optimum
     (``benchmarks/reports/tb_optimum.py``)."""
     model = TBModel(params, AgeStructure.single_years())
-    V = np.atleast_2d(np.asarray(policies, dtype=float))
-    if V.shape[1] != model.n or not np.all(np.isfinite(V)):
-        raise ValueError(f"policies must be finite rows of {model.n} ages; got shape {V.shape}")
+    V = check_finite(check_X(np.atleast_2d(policies), "policies", input_dim=model.n), "policies")
+    outside = np.flatnonzero(~budget_box(params, model.n).contains(V))
+    if outside.size:  # before any swap search
+        raise ValueError(f"policies[{outside[0]}] is outside the budget or the bounds")
 
     def total(v):
         return model.simulate(v)[1]
 
     best = None
     for i, v in enumerate(V):
-        if np.any(v < -1e-9) or np.any(v > params.v_max + 1e-9) or v.sum() > params.budget + 1e-9:
-            raise ValueError(f"policies[{i}] is outside the budget or the bounds")
         for x, value in ((v, total(v)), _swap_search(total, v, params)):
             if best is None or value < best["value"]:
                 best = {"x": np.asarray(x).tolist(), "value": float(value), "from": i}
@@ -451,7 +456,7 @@ def tuberculosis_110(seed: int = 0, params: TBParameters | None = None) -> Probl
     def weights_grad(V):
         return model.yearly_weights_grad(V)
 
-    box = Box(np.zeros(n), np.full(n, params.v_max), A=np.ones((1, n)), b=[params.budget])
+    box = budget_box(params, n)
     best = optimum_110(params, model, box)
     return Problem(
         domain=box,

@@ -286,3 +286,7 @@ def test_polishing_tuberculosis_110_policies_never_ends_above_them():
         polish_110(np.zeros((1, 5)), params)
     with pytest.raises(ValueError, match=r"policies\[0\] is outside"):
         polish_110(np.full((1, 110), TB110.v_max), params)
+    with pytest.raises(ValueError, match=r"policies\[1\] is outside"):  # before any search
+        polish_110(np.stack([first, -first]), params)
+    with pytest.raises(ValueError, match="policies must be finite"):
+        polish_110(np.full((1, 110), np.nan), params)
