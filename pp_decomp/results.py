@@ -105,8 +105,10 @@ ATTRS = {
     "fit_draws": (
         "draws the refit uses",
         "",
-        "map, chains, reweighted chains, prior importance or posterior importance: what "
-        "the diagnostics beside it describe ('' where no refit ran)",
+        "map, chains, reweighted chains, prior, posterior or laplace importance, or kept "
+        "(a refit on many points failed its checks: the previous draws, reweighted, "
+        "stay in use while NUTS repairs): what the diagnostics beside it describe "
+        "('' where no refit ran)",
     ),
     "fit_pareto_k": (
         "Pareto k of a refit's importance weights",

@@ -1,7 +1,7 @@
 """How full Bayes, MAP and BoTorch's composite loop scale with the data brought in.
 
 Usage: python benchmarks/speed/scale.py [--T 100,300] [--J 3] [--inference nuts,map]
-       [--next 3] [--peer] [--rows] [--held-mib 128] [--timeout 900]
+       [--next 3] [--peer] [--rows] [--held-mib 128] [--fast max_age=10,...] [--timeout 900]
        [--out docs/results/perf/scale.json]
 
 The problem: a 4-D box, ``J`` smooth components ``f_j(x) = sin(w_j·x) + 0.3
@@ -17,7 +17,12 @@ noise-free truth at 200 uniform inputs (an approximation that is fast but wrong
 shows here). ``--peer`` adds ``botorch-composite`` (MAP) when BoTorch is
 installed. ``--held-mib``: the fast path's memory budget per GP for its draws'
 factors (``FastSettings.held_bytes``, default 128 MiB; 1024 keeps all 128
-draws at ``T = 1000``).
+draws at ``T = 1000``). ``--fast``: other ``FastSettings`` fields, e.g.
+``max_age=10`` to refit every GP's draws 10 observations old, so that
+``--next`` asks meet the refits a long run meets (``max_refreshes=0``: each
+one where a refresh would not do). With more than one next ask the line says
+whether any waited on a refit: the longest next ask against ``2 × median +
+1 s``, and the refits consumed (``fit_draws`` counts, the longest fit).
 
 Prints one line per configuration; ``--out`` writes them as JSON.
 """
@@ -64,10 +69,12 @@ def one(
     seed: int,
     rows=False,
     held_mib: int | None = None,
+    fast: dict | None = None,
 ) -> dict:
     """Time one configuration in this process (module docstring); ``rows``: tell the
     data one row at a time (as code before ``tell(X, Y)`` must); ``held_mib``: the
-    fast path's ``held_bytes`` in MiB (default: its own)."""
+    fast path's ``held_bytes`` in MiB (default: its own); ``fast``: its other
+    settings."""
     import resource
     import time
     import warnings
@@ -81,9 +88,11 @@ def one(
     p = problem(J, seed)
     rng = np.random.default_rng(seed + 1)
     X = p.domain.sample(T, seed=rng)
-    kw = {}
-    if held_mib is not None and inference == "nuts":
-        kw["fast_settings"] = FastSettings(held_bytes=held_mib * 2**20)
+    kw, fast = {}, dict(fast or {})
+    if held_mib is not None:
+        fast["held_bytes"] = held_mib * 2**20
+    if fast and inference == "nuts":
+        kw["fast_settings"] = FastSettings(**fast)
     opt = ppd.Optimizer(p, strategy, inference=inference, seed=seed, **kw)
     Y = p.evaluate(X, seed=rng)
     if rows:
@@ -115,6 +124,8 @@ def one(
         "first_ask_s": first,
         "next_ask_s": nxt,
         "next_ask_median_s": float(np.median(nxt)) if nxt else np.nan,
+        "next_ask_max_s": float(np.max(nxt)) if nxt else np.nan,
+        "refits": refits(opt.results(), T),
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "coverage_95": coverage,
         "code": ppd.__file__,  # which checkout ran (a before/after pair shows it)
@@ -124,18 +135,49 @@ def one(
     }
 
 
+def refits(ds, T: int) -> dict:
+    """The refits consumed after the first ask: how many of each ``fit_draws`` kind,
+    and the longest fit in seconds (0 and NaN where none)."""
+    import numpy as np
+
+    if "fit_draws" not in ds:  # a peer's results
+        return {}
+    kinds = ds["fit_draws"].values[T + 1 :].ravel()
+    kinds = kinds[kinds != ""]
+    seconds = ds["refit_seconds"].values[T + 1 :].ravel()
+    out = {str(k): int((kinds == k).sum()) for k in np.unique(kinds)}
+    out["longest_s"] = float(np.nanmax(seconds)) if np.isfinite(seconds).any() else np.nan
+    return out
+
+
 def line(r: dict) -> str:
     if "error" in r:
         return f"T={r['T']:5d} J={r['J']:2d} {r['label']:<18} {r['error']}"
-    return (
+    out = (
         f"T={r['T']:5d} J={r['J']:2d} {r['label']:<18} first ask {r['first_ask_s']:7.1f} s, "
         f"next ask median {r['next_ask_median_s']:6.2f} s, peak {r['peak_gb']:5.2f} GB, "
         f"95% coverage {r['coverage_95']:.3f}"
     )
+    if len(r["next_ask_s"]) > 1:
+        bound = 2 * r["next_ask_median_s"] + 1
+        out += f", longest next ask {r['next_ask_max_s']:.2f} s (2x median + 1 s: {bound:.2f})"
+    if r.get("refits"):
+        out += ", refits " + " ".join(f"{k}={v:g}" for k, v in r["refits"].items())
+    return out
 
 
 def run(
-    Ts, Js, inferences, n_next, peer, timeout, seed=0, log=print, rows=False, held_mib=None
+    Ts,
+    Js,
+    inferences,
+    n_next,
+    peer,
+    timeout,
+    seed=0,
+    log=print,
+    rows=False,
+    held_mib=None,
+    fast=None,
 ) -> list[dict]:
     """Every configuration in a subprocess of its own; the records, in order."""
     configs = [(T, J, inf, None) for J in Js for T in Ts for inf in inferences]
@@ -150,7 +192,8 @@ def run(
     out = []
     for T, J, inf, strategy in configs:
         label = strategy or ("full Bayes" if inf == "nuts" else "MAP")
-        call = f"scale.one({T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows}, {held_mib})"
+        args = f"{T}, {J}, {inf!r}, {strategy!r}, {n_next}, {seed}, {rows}, {held_mib}, {fast!r}"
+        call = f"scale.one({args})"
         code = f"import json, sys; sys.path[:0] = [{root!r}, {here!r}]; import scale; "
         code += f"print(json.dumps({call}))"
         try:
@@ -176,6 +219,19 @@ def run(
     return out
 
 
+def fast_settings(text: str) -> dict:
+    """``"max_age=10,max_refreshes=0"`` as ``FastSettings`` keywords (numbers parsed)."""
+    from pp_decomp.loop import FastSettings
+
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        if key not in FastSettings.__dataclass_fields__ or not value:
+            raise ValueError(f"--fast: {item!r} is not FIELD=VALUE of a FastSettings field")
+        out[key] = float(value) if "." in value or "e" in value else int(value)
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", default="100,300", help="data sizes, comma-separated")
@@ -187,6 +243,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rows", action="store_true", help="tell the data one row at a time")
     ap.add_argument("--held-mib", type=int, help="fast path's draw budget per GP, MiB")
+    ap.add_argument("--fast", default="", help="FastSettings fields, e.g. max_age=10")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     if a.peer:
@@ -206,6 +263,7 @@ def main(argv=None) -> None:
         a.seed,
         rows=a.rows,
         held_mib=a.held_mib,
+        fast=fast_settings(a.fast),
     )
     if a.out:
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)

@@ -56,6 +56,8 @@ class FitDiagnostics:
     ``"prior"`` (:mod:`pp_decomp.components.inference.importance`) or of a proposal around
     the previous ``"posterior"``'s draws (:mod:`pp_decomp.components.inference.refresh`);
     such a fit is used only where its weights passed their checks.
+    ``inference="kept"``: a refit on many points whose weights failed them; the
+    previous draws stay in use (:mod:`pp_decomp.loop.updaters.fast`), not converged.
     """
 
     inference: str

@@ -120,8 +120,9 @@ class StepRecord:
         return out
 
 
-def fit_summary(gp, seconds: float | None = None) -> dict:
-    """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's).
+def fit_summary(gp, seconds: float | None = None, diagnostics=None) -> dict:
+    """Hyperparameter means and diagnostics of a refit (``seconds`` defaults to the fit's;
+    ``diagnostics`` to ``gp``'s: a refit that failed its checks gives its own).
 
     A kernel expression's ``ls_mean`` and ``eta_mean`` are NaN (its hyperparameters
     are not one ``ℓ`` and one ``η``); every model's hyperparameters, by name, are
@@ -136,7 +137,7 @@ def fit_summary(gp, seconds: float | None = None) -> dict:
         **means,
         "sigma_mean": float(d.sigma.mean()),
         "posterior": posterior_summary(d),
-        **diagnostics_summary(gp.diagnostics, seconds),
+        **diagnostics_summary(diagnostics or gp.diagnostics, seconds),
     }
 
 

@@ -46,6 +46,7 @@ SMOKE_TESTS = {
     "speed/nuts_fit_time.py": "test_nuts_fit_time",
     "speed/nuts_route_speed.py": "test_nuts_route_speed",
     "speed/problem_eval_time.py": "test_problem_eval_time",
+    "speed/refit_routes.py": "test_refit_routes",
     "speed/tb_ask.py": "test_tb_ask",
     "studies/async_gain.py": "test_async_gain",
     "studies/box_beta.py": "test_box_beta",
@@ -245,6 +246,17 @@ def test_sqdist_speed(script):
     for case in ("16x8x3x1", "4x5x2x6"):
         t_draw, t_batch, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
         assert t_draw > 0 and t_batch > 0 and diff < 1e-12
+
+
+def test_refit_routes(script):
+    out = script("speed/refit_routes.py --T 40 --new 6 --J 2 --routes refresh-grow,mode,nuts")
+    grow = match(r"T=40 \+ 6 refresh-grow +{n} s  passed=True  ESS {n}  k {n}", out)
+    mode = match(r"T=40 \+ 6 mode +{n} s  passed=True  ESS {n}  k {n}", out)
+    assert grow[0] > 0 and mode[0] > 0 and grow[1] >= 400 and mode[1] >= 400
+    assert grow[2] <= 0.7 and mode[2] <= 0.7
+    assert re.search(r"T=40 \+ 6 nuts +[\d.]+ s  passed=(True|False)  ESS nan  k nan", out)
+    with pytest.raises(ValueError, match="routes: unknown \\['bfgs'\\]"):
+        script("speed/refit_routes.py --T 20 --new 2 --routes bfgs")
 
 
 def test_maxsum_time(script):

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pp_decomp
 
@@ -53,3 +54,19 @@ def test_the_checkpoint_cost_benchmark_measures_every_writer_with_and_without_dr
         assert all(
             by[e, d]["write_seconds"] > 0 < by[e, d]["read_seconds"] for d in ("with", "without")
         )
+
+
+def test_the_scale_benchmark_meets_refits_and_says_whether_an_ask_waited_on_one():
+    r = scale.one(30, 2, "nuts", None, 5, seed=0, fast=scale.fast_settings("max_age=1"))
+    assert len(r["next_ask_s"]) == 5 and r["next_ask_max_s"] == max(r["next_ask_s"])
+    kinds = {k: v for k, v in r["refits"].items() if k != "longest_s"}
+    assert sum(kinds.values()) >= 2 and r["refits"]["longest_s"] > 0, r["refits"]
+    r["label"] = "full Bayes"
+    text = scale.line(r)
+    assert "longest next ask" in text and "2x median + 1 s" in text and "refits " in text
+
+
+def test_the_scale_benchmark_refuses_a_fast_setting_it_does_not_know():
+    assert scale.fast_settings("max_age=10,ess_refit=0.4") == {"max_age": 10, "ess_refit": 0.4}
+    with pytest.raises(ValueError, match="--fast: 'max_ages=10' is not FIELD=VALUE"):
+        scale.fast_settings("max_ages=10")

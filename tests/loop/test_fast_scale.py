@@ -3,6 +3,7 @@ factors taken over by the incremental posterior."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -68,3 +69,41 @@ def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
         incremental.IncrementalPosterior(
             fc.gp.posterior_kernel, Xs, ys, fc.gp.draws, L_inv=fresh.L_inv[0]
         )
+
+
+@pytest.mark.slow
+def test_a_refit_that_fails_on_many_points_keeps_the_draws_and_is_repaired(monkeypatch, tmp_path):
+    """On ``mode_from`` points or more no refit runs NUTS on the ask's path: one whose
+    weights fail (forced here) keeps the draws, says so (``converged`` False,
+    ``fit_draws`` "kept"), and NUTS repairs them in the background, consumed a
+    lag later; a run killed with the repair in flight resumes to the same choices."""
+    from pp_decomp.loop.updaters import fast
+
+    tried = []
+    monkeypatch.setattr(fast, "refresh_fit", lambda *a, **k: tried.append("refresh") or False)
+    monkeypatch.setattr(fast, "laplace_fit", lambda *a, **k: tried.append("mode") or False)
+    problem = get_problem("synthetic", seed=5, n_components=2, n_points=120)
+    fs = FastSettings(
+        draws=100, tune=150, chains=2, max_age=2, lag=2, kept_draws=64, prior_draws=0, mode_from=6
+    )
+    kw = dict(inference="nuts", seed=4, n_init=4, fast_settings=fs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny NUTS settings: diagnostics may complain
+        full = Optimizer(problem, "d-gpucb", **kw).run(13)
+        path = tmp_path / "fast.nc"
+        part = Optimizer(problem, "d-gpucb", checkpoint=path, **kw)
+        part.run(10)
+        repairs = [fc.job.repair for fc in part.updater.components.values() if fc.job is not None]
+        part.close()
+        resumed = Optimizer.resume(path, problem).run(13)
+    np.testing.assert_array_equal(resumed["x"], full["x"])
+    assert any(repairs), "the checkpoint should hold a repair in flight"
+    kind, converged = full["fit_draws"].values, full["converged"].values
+    assert (kind == "kept").sum() >= 2 and not converged[kind == "kept"].any()
+    assert np.isin(kind, ["chains", "reweighted chains"]).sum() >= 2  # first fits and repairs
+    assert "refresh" in tried and "mode" in tried
+    # a kept refit is followed by its repair, never by a NUTS run on the ask's path
+    for k in range(kind.shape[1]):
+        steps = [kind[i, k] for i in range(kind.shape[0]) if kind[i, k]]
+        for before, after in itertools.pairwise(steps):
+            assert before != "kept" or after in ("chains", "reweighted chains"), steps

@@ -495,12 +495,14 @@ KILLER = textwrap.dedent(
             DUE = False
 
 
-    def launch(self, X, y, seed, consume_at, pool, _launch=update_fast.FastComponent.launch):
+    def launch(
+        self, X, y, seed, consume_at, pool, repair=False, _launch=update_fast.FastComponent.launch
+    ):
         global LAUNCHES, TARGET
         LAUNCHES += DUE
         if DUE and WHERE.startswith("refit-") and LAUNCHES == K:
             TARGET = seed  # before the job is submitted: no race with its thread
-        _launch(self, X, y, seed, consume_at, pool)
+        _launch(self, X, y, seed, consume_at, pool, repair=repair)
         if WHERE == "refit-started" and TARGET is not None:
             INSIDE.wait()
             die()

@@ -61,6 +61,12 @@ class FastSettings:
         (:mod:`pp_decomp.components.inference.refresh`, used where ``k̂ ≤ 0.7`` and ESS ≥
         400) and runs NUTS where that fails or after this many refreshes in a
         row (0: always NUTS).
+    mode_from : int
+        On this many observations or more a refit weighs the refresh's proposal
+        in growing batches, tries one around the posterior's mode
+        (:mod:`pp_decomp.components.inference.laplace`) where it would run NUTS,
+        and, where both fail their checks, keeps the draws it has and repairs
+        them by NUTS in the background (:mod:`pp_decomp.loop.updaters.fast`).
 
     Why these values: docs/design.md, "Why these defaults".
 
@@ -89,6 +95,7 @@ class FastSettings:
     held_bytes: int = 2**27
     prior_draws: int = 32768
     max_refreshes: int = 3
+    mode_from: int = 300
 
     def __post_init__(self):
         if not 0.0 < self.ess_refit <= 1.0:
@@ -107,8 +114,8 @@ class FastSettings:
             raise ValueError(f"fast_settings.pareto_k_max must lie in (0, 1] or be None; got {k!r}")
         if not self.draws_margin >= 1.0:
             raise ValueError(f"fast_settings.draws_margin must be >= 1; got {self.draws_margin!r}")
-        sizes = ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws", "held_bytes")
-        for name in sizes:
+        sizes = ("lag", "max_in_flight", "draws", "min_draws", "chains", "kept_draws")
+        for name in (*sizes, "held_bytes", "mode_from"):
             check_positive_int(getattr(self, name), f"fast_settings.{name}")
         check_positive_int(self.prior_draws, "fast_settings.prior_draws", minimum=0)
         check_positive_int(self.max_refreshes, "fast_settings.max_refreshes", minimum=0)

@@ -24,6 +24,14 @@ Refits run in a background thread while the loop goes on:
   start, are reweighted by the observations since. Choices therefore do not
   depend on timing, and a resumed run relaunches the refits in flight with
   their seeds and makes exactly the same choices;
+* on many points (``mode_from``, 300 by default) NUTS is off the ask's path
+  (a NUTS run there takes longer than the lag gives it): the refresh weighs
+  its proposal in growing batches, a refit that may not refresh is made
+  around the posterior's mode (:mod:`pp_decomp.components.inference.laplace`),
+  and a refit whose weights fail their checks is not used: the step keeps the
+  last accepted draws, reweighted, records the refit with
+  ``converged=False`` (``fit_draws`` ``"kept"``), and starts a NUTS repair
+  consumed ``lag_at(n)`` steps later;
 * draws that have collapsed (ESS below ``ess_collapse · S``) are not used for
   a decision: the step waits for the refit in flight and, if its reweighted
   draws have collapsed too, for a refit on all the data.
@@ -48,6 +56,7 @@ The standardisation of ``y`` is frozen between refits so that reweighting is exa
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -55,9 +64,14 @@ import numpy as np
 
 from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
-from pp_decomp.components.diagnostics import warn_if_bad
+from pp_decomp.components.diagnostics import FitDiagnostics, warn_if_bad
 from pp_decomp.components.inference.importance import prior_importance_fit
-from pp_decomp.components.inference.laplace import laplace_fit, laplace_mode, prior_ess_fraction
+from pp_decomp.components.inference.laplace import (
+    GROW,
+    laplace_fit,
+    laplace_mode,
+    prior_ess_fraction,
+)
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
@@ -73,34 +87,51 @@ PRIOR_FIRST = 30  # up to this many points a first fit tries the prior before th
 
 @dataclass
 class RefitJob:
-    """A NUTS refit running in the background: on the first ``start_n`` observations,
-    seeded by ``seed``, consumed at step ``consume_at``."""
+    """A refit running in the background: on the first ``start_n`` observations,
+    seeded by ``seed``, consumed at step ``consume_at``; ``repair``: a NUTS run
+    that replaces a refit whose weights failed their checks."""
 
     start_n: int
     consume_at: int
     seed: int
+    repair: bool = False
     future: object = None
 
     def state(self) -> dict:
         """What relaunches the job on resume."""
-        return {"start_n": self.start_n, "consume_at": self.consume_at, "seed": self.seed}
+        out = {"start_n": self.start_n, "consume_at": self.consume_at, "seed": self.seed}
+        return out | ({"repair": True} if self.repair else {})
 
 
-def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, refresh: bool):
+@dataclass(frozen=True)
+class Route:
+    """What a refit tries before NUTS: ``refresh``, a proposal around the previous
+    draws; ``mode``, on many points: that proposal weighed in growing batches,
+    then one around the posterior's mode, and no NUTS (the caller keeps its draws
+    and repairs)."""
+
+    refresh: bool
+    mode: bool = False
+
+
+def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, route: Route):
     """One fit (in the background thread but for a GP's first): a fresh GP, so
     nothing is shared. By importance sampling from the prior if ``prior``
     ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, for a first
     fit (no ``init``) with ``prior`` given, around the posterior's mode
     (:mod:`~pp_decomp.components.inference.laplace`) if those weights pass, NUTS
-    starting at the mode if not; else, if
-    ``refresh``, from a proposal around the previous draws ``init``
-    (:mod:`~pp_decomp.components.inference.refresh`) if those weights pass; else by NUTS,
-    warm-started at ``init``. ``init`` is on the model scale of a GP whose
-    outputs were standardised by ``init_y_std``, rescaled here to this fit's."""
+    starting at the mode if not; else, if ``route.refresh``, from a proposal
+    around the previous draws ``init`` (:mod:`~pp_decomp.components.inference.refresh`)
+    if those weights pass; else, if ``route.mode``, around the posterior's mode if
+    those pass and ``None`` if not; else by NUTS, warm-started at ``init``.
+    ``init`` is on the model scale of a GP whose outputs were standardised by
+    ``init_y_std``, rescaled here to this fit's."""
+    start = time.perf_counter()
     gp = ComponentGP(**gp_args)
     rng = as_generator(seed)
+    n_keep = gp_args["max_draws"]
     if prior is not None and init is None:
-        if _first_fit(gp, X, y, prior, gp_args["max_draws"], rng):
+        if _first_fit(gp, X, y, prior, n_keep, rng):
             return gp
         init, init_y_std = gp.draws, gp.y_std  # NUTS starts at the mode
     elif prior is not None and prior_importance_fit(gp, X, y, *prior, rng):
@@ -108,7 +139,13 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     if init is not None:
         gp._set_data(X, y)
         init = rescaled(init, init_y_std / gp.y_std, gp)
-    if refresh and refresh_fit(gp, X, y, init, gp_args["max_draws"], rng):
+    grow = GROW if route.mode else None
+    if route.refresh and refresh_fit(gp, X, y, init, n_keep, rng, grow=grow):
+        return gp
+    if route.mode:
+        if not laplace_fit(gp, X, y, n_keep, rng):
+            seconds = time.perf_counter() - start
+            gp.diagnostics = FitDiagnostics("kept", n_keep, seconds=seconds, converged=False)
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
@@ -275,23 +312,26 @@ class FastComponent:
             return True
         return s.max_age is not None and n - self.n_at_refit >= s.max_age
 
-    def launch(self, X, y, seed: int, consume_at: int, pool) -> None:
+    def launch(self, X, y, seed: int, consume_at: int, pool, repair: bool = False) -> None:
         """Start a background refit on ``(X, y)`` from the current draws resampled by
         their weights: the proposal's centres, or where the chains start (the
         posterior now). It may refresh them by importance sampling while fewer
-        than ``max_refreshes`` refits in a row have."""
-        self.job = RefitJob(len(X), consume_at, seed)
+        than ``max_refreshes`` refits in a row have; on ``mode_from`` points or
+        more it tries the mode instead of NUTS. ``repair``: NUTS only."""
+        self.job = RefitJob(len(X), consume_at, seed, repair)
         init = None
         if self.post is not None:
             init = self.gp.draws.subset(self.post.resample(np.random.default_rng(seed)))
-        refresh = init is not None and self.refreshes < self.settings.max_refreshes
-        prior = self.prior(len(X))
-        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, prior, refresh)
+        s = self.settings
+        refresh = not repair and init is not None and self.refreshes < s.max_refreshes
+        route = Route(refresh, mode=not repair and init is not None and len(X) >= s.mode_from)
+        prior = None if repair else self.prior(len(X))
+        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, prior, route)
         self.job.future = pool.submit(_refit, self.args_at(len(X)), *args)
 
     def first_fit(self, X, y, seed: int, pool: ThreadPoolExecutor):
         """The GP's first fit, started now in ``pool`` (module docstring): its future."""
-        args = (X, y, seed, None, 1.0, self.nuts, self.prior(len(X)), False)
+        args = (X, y, seed, None, 1.0, self.nuts, self.prior(len(X)), Route(False))
         return pool.submit(_refit, self.args_at(len(X)), *args)
 
 
@@ -344,12 +384,13 @@ class FastUpdater(Updater):
 
     def update(self, data, t, rng, notes):
         notes.ess, notes.pareto_k = {}, {}
+        s = self.settings.inference.fast_path
         seeds = as_generator(rng)
         self._first_fits(data, seeds, notes)
         for name, y in data.targets.items():
             fc = self.components[name]
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
-                self._consume(fc, data.X, y, notes)
+                self._consume(fc, data.X, y, notes, t + s.lag_at(data.n))
             fc.update(data.X, y)
         self._refit_collapsed(data, t, seeds, notes)
         self._launch_due(data, t, seeds)
@@ -361,10 +402,19 @@ class FastUpdater(Updater):
             views[name] = FastGPView(fc, self.index, rng)
         return views
 
-    def _consume(self, fc: FastComponent, X, y, notes) -> None:
+    def _consume(self, fc: FastComponent, X, y, notes, repair_at: int | None = None) -> None:
+        """Use the refit in flight; one whose weights failed their checks leaves the
+        draws as they are and, with ``repair_at``, starts NUTS on ``(X, y)``
+        consumed then (module docstring)."""
         status(f"waiting for the refit of {fc.gp.name}")
-        fitted = fc.job.future.result()
+        job, fitted = fc.job, fc.job.future.result()
         fc.job = None
+        if fitted.diagnostics.inference == "kept":
+            notes.refit[fc.gp.name] = fit_summary(fc.gp, diagnostics=fitted.diagnostics)
+            if repair_at is not None:
+                seed = int_seed(as_generator(job.seed))
+                fc.launch(X, y, seed, repair_at, _pool(), repair=True)
+            return
         fc.adopt(fitted, X, y)
         notes.refit[fc.gp.name] = fit_summary(fitted)
         warn_if_bad(fitted.diagnostics, fitted.name)
@@ -381,7 +431,10 @@ class FastUpdater(Updater):
         for fc in collapsed:
             fc.launch(data.X, data.targets[fc.gp.name], int_seed(seeds), t, _pool())
         for fc in collapsed:
-            self._consume(fc, data.X, data.targets[fc.gp.name], notes)
+            self._consume(fc, data.X, data.targets[fc.gp.name], notes, repair_at=t)
+        for fc in collapsed:  # a refit on many points that failed: NUTS, waited for
+            if fc.job is not None:
+                self._consume(fc, data.X, data.targets[fc.gp.name], notes)
 
     def _launch_due(self, data, t: int, seeds) -> None:
         """Start refits of degraded GPs, lowest ESS first, ``max_in_flight`` at most."""
@@ -430,6 +483,7 @@ class FastUpdater(Updater):
                 n = job["start_n"]  # the weights it saw at its launch
                 if fc.post is not None:
                     fc.update(data.X[:n], y[:n])
-                fc.launch(data.X[:n], y[:n], job["seed"], job["consume_at"], _pool())
+                repair = job.get("repair", False)
+                fc.launch(data.X[:n], y[:n], job["seed"], job["consume_at"], _pool(), repair=repair)
             if "draws" in f:
                 fc.update(data.X[:b], y[:b])  # the same appends, in the same order, as the run
