@@ -39,9 +39,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 ROUTES = ("refresh", "refresh-grow", "mode", "nuts")
 
 
-def measure(T: int, new: int, J: int, routes, component: str = "f0", seed: int = 0) -> list:
-    """Each route's refit of ``component`` (module docstring): dicts of ``route``,
-    ``seconds``, ``passed``, ``ess`` and ``pareto_k`` (NaN where not weighed)."""
+def measure(T: int, new: int, J: int, routes, component: str = "f0", seed: int = 0):
+    """Each route's refit of ``component`` (module docstring), yielded as it ends: dicts
+    of ``route``, ``seconds``, ``passed``, ``ess`` and ``pareto_k`` (NaN where not
+    weighed)."""
     from scale import problem
 
     import pp_decomp as ppd
@@ -50,9 +51,6 @@ def measure(T: int, new: int, J: int, routes, component: str = "f0", seed: int =
     from pp_decomp.components.inference.refresh import refresh_fit
     from pp_decomp.loop.updaters.fast import rescaled
 
-    bad = [r for r in routes if r not in ROUTES]
-    if bad:
-        raise ValueError(f"routes: unknown {bad}; choose from {', '.join(ROUTES)}")
     p = problem(J, seed)
     rng = np.random.default_rng(seed + 1)
     X = p.domain.sample(T + new, seed=rng)
@@ -64,7 +62,6 @@ def measure(T: int, new: int, J: int, routes, component: str = "f0", seed: int =
         opt.ask()
     fc = opt.updater.components[component]
     y = Y[:, int(component[1:])]
-    out = []
     for route in routes:
         gp = ComponentGP(**fc.args_at(T + new))
         gp._set_data(X, y)
@@ -83,16 +80,13 @@ def measure(T: int, new: int, J: int, routes, component: str = "f0", seed: int =
                 passed = refresh_fit(gp, X, y, init, n_keep, r, grow=grow)
         d = gp.diagnostics
         weighed = passed and d.inference == "importance"
-        out.append(
-            {
-                "route": route,
-                "seconds": time.perf_counter() - start,
-                "passed": bool(passed),
-                "ess": float(d.ess_bulk_min) if weighed else np.nan,
-                "pareto_k": float(d.pareto_k) if weighed else np.nan,
-            }
-        )
-    return out
+        yield {
+            "route": route,
+            "seconds": time.perf_counter() - start,
+            "passed": bool(passed),
+            "ess": float(d.ess_bulk_min) if weighed else np.nan,
+            "pareto_k": float(d.pareto_k) if weighed else np.nan,
+        }
 
 
 def main(argv=None) -> None:
@@ -104,6 +98,9 @@ def main(argv=None) -> None:
     ap.add_argument("--component", default="f0")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
+    bad = [r for r in a.routes.split(",") if r not in ROUTES]
+    if bad:  # before the first fits
+        raise ValueError(f"routes: unknown {bad}; choose from {', '.join(ROUTES)}")
     for r in measure(a.T, a.new, a.J, a.routes.split(","), a.component, a.seed):
         print(
             f"T={a.T} + {a.new} {r['route']:<13} {r['seconds']:8.1f} s  passed={r['passed']}  "

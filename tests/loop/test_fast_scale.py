@@ -75,8 +75,8 @@ def test_a_fits_factors_are_taken_over_not_computed_again(monkeypatch):
 def test_a_refit_that_fails_on_many_points_keeps_the_draws_and_is_repaired(monkeypatch, tmp_path):
     """On ``mode_from`` points or more no refit runs NUTS on the ask's path: one whose
     weights fail (forced here) keeps the draws, says so (``converged`` False,
-    ``fit_draws`` "kept"), and NUTS repairs them in the background, consumed a
-    lag later; a run killed with the repair in flight resumes to the same choices."""
+    ``fit_draws`` "kept"), and NUTS repairs them in the background, consumed two
+    lags later; a run killed with the repair in flight resumes to the same choices."""
     from pp_decomp.loop.updaters import fast
 
     tried = []

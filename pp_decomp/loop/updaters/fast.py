@@ -31,7 +31,7 @@ Refits run in a background thread while the loop goes on:
   and a refit whose weights fail their checks is not used: the step keeps the
   last accepted draws, reweighted, records the refit with
   ``converged=False`` (``fit_draws`` ``"kept"``), and starts a NUTS repair
-  consumed ``lag_at(n)`` steps later;
+  consumed ``REPAIR_LAGS · lag_at(n)`` steps later;
 * draws that have collapsed (ESS below ``ess_collapse · S``) are not used for
   a decision: the step waits for the refit in flight and, if its reweighted
   draws have collapsed too, for a refit on all the data.
@@ -83,6 +83,9 @@ from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_generator, int_seed
 
 PRIOR_FIRST = 30  # up to this many points a first fit tries the prior before the mode
+# a NUTS repair is used this many lags after it starts: on 1060 points it took longer
+# than one lag of asks (docs/design.md, "Refits on many points")
+REPAIR_LAGS = 2
 
 
 @dataclass
@@ -390,7 +393,7 @@ class FastUpdater(Updater):
         for name, y in data.targets.items():
             fc = self.components[name]
             if fc.job is not None and (fc.job.consume_at <= t or fc.post is None):
-                self._consume(fc, data.X, y, notes, t + s.lag_at(data.n))
+                self._consume(fc, data.X, y, notes, t + REPAIR_LAGS * s.lag_at(data.n))
             fc.update(data.X, y)
         self._refit_collapsed(data, t, seeds, notes)
         self._launch_due(data, t, seeds)
