@@ -7,6 +7,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from pp_decomp import Optimizer
+from pp_decomp.apps.coverage_diagnosis import BANDS, SIDES, distance_bands, interval_misses
 from pp_decomp.composition.core import ucb_level
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
@@ -92,14 +93,19 @@ def step_coverage(
     jointly across components where they are correlated or under the copula,
     pushed through ``g``), plus the
     coverage of the UCB bound (:func:`~pp_decomp.loop.step_bound.ucb_bound`) and its
-    nominal level ``Φ(√β_t)``."""
+    nominal level ``Φ(√β_t)``, and where the central intervals miss
+    (:mod:`~pp_decomp.apps.coverage_diagnosis`: by side and by distance to the
+    data)."""
     problem = setup.model_problem  # the components as modelled: under the outcome transform
     s = setup.settings
     rng = np.random.default_rng(seed)
     names = problem.component_names
     F_true = np.asarray(setup.problem.components(X), dtype=float)
     h_true = setup.problem.signed_objective(F_true, X)
-    comp = np.full((len(names), len(levels), 2), np.nan)
+    J, L = len(names), len(levels)
+    comp = np.full((J, L, 2), np.nan)
+    miss, by_band = np.full((J, L, len(SIDES)), np.nan), np.full((J, L, len(BANDS)), np.nan)
+    band = distance_bands(X, state.X, setup.problem.domain.widths)
     if setup.strategy.surrogate == "composed":  # one GP of h: no component posteriors
         h = models["composed"].sample(X, n_samples, seed=rng)
     else:
@@ -107,13 +113,19 @@ def step_coverage(
         draws = component_samples(comps, X, n_samples, rng, s.model.copula)
         h = problem.sign * problem.compose(draws, X)
         draws = inverse(s.model.outcome_transform, draws)  # in the system's units
-        for j in range(len(names)):
+        for j in range(J):
             comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
+            miss[j], by_band[j] = interval_misses(draws[..., j], F_true[:, j], levels, band)
     beta = float(s.acquisition.beta(t))
     bound = ucb_bound(setup, state, models, t, X, h, beta, rng)
+    h_miss, h_band = interval_misses(h, h_true, levels, band)
     return {
         "component": comp,
+        "component_miss": miss,
+        "component_by_distance": by_band,
         "objective": sample_coverage(h, h_true, levels),
+        "objective_miss": h_miss,
+        "objective_by_distance": h_band,
         "ucb_used": float(np.mean(h_true <= bound)),
         "ucb_used_nominal": ucb_level(beta),
     }
@@ -154,7 +166,9 @@ def calibration_run(
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made), ``level``,
     ``component``, ``bound`` (``central`` interval or ``upper`` bound): ``objective_coverage``,
     ``component_coverage``, ``ucb_used`` (coverage by :func:`ucb_bound`), ``ucb_used_nominal``
-    (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.components.criticism`).
+    (``Φ(√β_t)``), ``loo_coverage``, ``loo_pit_distance`` (:mod:`pp_decomp.components.criticism`);
+    ``*_miss`` over ``side`` and ``*_by_distance`` over ``distance``: where the
+    central intervals miss (:mod:`~pp_decomp.apps.coverage_diagnosis`).
     """
     iterations = check_positive_int(iterations, "iterations")
     every = check_positive_int(every, "every")
@@ -218,6 +232,19 @@ def _as_dataset(runs: list[dict], seeds, steps, q, names, attrs) -> xr.Dataset:
                 ("seed", "step", "component", "level", "bound"),
                 stack("component", (J, L, 2)),
             ),
+            "objective_miss": (("seed", "step", "level", "side"), stack("objective_miss", (L, 2))),
+            "component_miss": (
+                ("seed", "step", "component", "level", "side"),
+                stack("component_miss", (J, L, 2)),
+            ),
+            "objective_by_distance": (
+                ("seed", "step", "level", "distance"),
+                stack("objective_by_distance", (L, len(BANDS))),
+            ),
+            "component_by_distance": (
+                ("seed", "step", "component", "level", "distance"),
+                stack("component_by_distance", (J, L, len(BANDS))),
+            ),
             "loo_coverage": (("seed", "step", "component"), stack("loo_coverage", (J,))),
             "loo_pit_distance": (("seed", "step", "component"), stack("loo_pit_distance", (J,))),
             "ucb_used": (("seed", "step"), stack("ucb_used", ())),
@@ -225,7 +252,7 @@ def _as_dataset(runs: list[dict], seeds, steps, q, names, attrs) -> xr.Dataset:
         },
         coords={"seed": seeds, "step": steps, "level": q, "component": names},
         attrs=attrs,
-    ).assign_coords(bound=["central", "upper"])
+    ).assign_coords(bound=["central", "upper"], side=list(SIDES), distance=list(BANDS))
 
 
 def _calibration_seed(

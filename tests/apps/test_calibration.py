@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -84,6 +86,15 @@ def test_calibration_run_with_the_true_kernels_is_calibrated(tmp_path):
     # and so are their leave-one-out predictions of their own observations
     assert ds["loo_coverage"].dims == ("seed", "step", "component")
     assert abs(float(rel["loo_coverage"].mean()) - 0.95) < 0.05
+    # and they miss on both sides alike, near the data and far from it
+    from pp_decomp.apps.coverage_diagnosis import diagnosis
+
+    diag = diagnosis(ds, 0.9)
+    assert np.all(np.abs(diag["miss"] - 0.05) < 0.05), diag["miss"].values
+    near_far = diag["by_distance"].values  # 4 seeds of correlated inputs: loose per cell
+    assert np.abs(near_far - 0.9).mean() < 0.08 and near_far.min() > 0.7, near_far
+    with pytest.raises(ValueError, match=r"level must be one of the run's levels .*; got 0\.97"):
+        diagnosis(ds, 0.97)
     plot_reliability(rel, tmp_path / "rel.png")
     assert (tmp_path / "rel.png").stat().st_size > 0
 
@@ -121,6 +132,10 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     assert "ls_family='inverse-gamma'" in ds.attrs["priors"] and "ls_beta=0.3" in ds.attrs["priors"]
     assert ds.attrs["kernel"] == "matern32"
     assert "| nominal |" in out.with_suffix(".md").read_text()
+    assert "| 0.95 central interval | coverage | miss below | miss above | near third |" in printed
+    for row in ("f0", "f1", "objective"):
+        assert re.search(rf"\| {row} \| [01]\.\d{{3}} ± \d\.\d{{3}} \|", printed), row
+    assert ds["component_miss"].dims == ("seed", "step", "component", "level", "side")
 
 
 def test_calibration_command_names_a_bad_prior_before_any_run(tmp_path, capsys):
@@ -168,3 +183,27 @@ def test_the_bound_used_by_d_gpucb_mc_is_its_monte_carlo_quantile():
     assert not np.allclose(
         got, ucb_bound(opt.setup, opt.state, opt.models, opt.n + 1, X, h, 9.0, 0)
     )
+
+
+def test_misses_are_told_apart_by_side_and_by_distance_to_the_data():
+    from pp_decomp.apps.coverage_diagnosis import distance_bands, interval_misses
+
+    rng = np.random.default_rng(0)
+    X_obs = np.array([[0.0, 0.0]])
+    X = rng.uniform(size=(3000, 2)) * [2.0, 1.0]
+    band = distance_bands(X, X_obs, widths=np.array([2.0, 1.0]))
+    d = np.hypot(X[:, 0] / 2, X[:, 1])
+    assert np.bincount(band).tolist() == [1000, 1000, 1000]
+    assert d[band == 0].max() <= d[band == 1].min() and d[band == 1].max() <= d[band == 2].min()
+    # sd right near the data, a third of it far away: the far third under-covers
+    sd = np.where(band == 2, 1.0, 0.3)
+    truth = rng.standard_normal(3000) * np.where(band == 2, 3.0, 0.3)
+    samples = rng.standard_normal((2000, 3000)) * sd
+    miss, by_band = interval_misses(samples, truth, [0.9], band)
+    assert abs(by_band[0, 0] - 0.9) < 0.04 and abs(by_band[0, 1] - 0.9) < 0.04
+    assert by_band[0, 2] < 0.5 and abs(miss[0, 0] - miss[0, 1]) < 0.05  # too narrow: both sides
+    # a posterior too high misses below only
+    miss, _ = interval_misses(samples + 1.0, rng.standard_normal(3000) * sd, [0.9], band)
+    assert miss[0, 0] > 0.2 and miss[0, 1] < 0.02
+    with pytest.raises(ValueError, match="X_obs must hold at least one observation"):
+        distance_bands(X, np.empty((0, 2)), np.ones(2))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pp_decomp.apps.calibration import calibration_run, reliability
 from pp_decomp.apps.cli.run import check_out_path, prior_fields
+from pp_decomp.apps.coverage_diagnosis import diagnosis, format_diagnosis
 from pp_decomp.apps.plots import plot_reliability
 from pp_decomp.components import Priors
 from pp_decomp.models import get_problem
@@ -39,7 +40,7 @@ def cmd_calibration(args) -> int:
     ds.to_netcdf(out)
     rel = reliability(ds)
     plot_reliability(rel, out.with_suffix(".png"))
-    table = format_table(rel)
+    table = format_table(rel) + "\n\n" + format_diagnosis(diagnosis(ds, 0.95))
     out.with_suffix(".md").write_text(f"Command: `pp-decomp {' '.join(sys.argv[1:])}`\n\n{table}\n")
     print(table)
     print(f"wrote {out} and its .png and .md")

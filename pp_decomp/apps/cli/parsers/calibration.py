@@ -20,7 +20,9 @@ def add_parsers(sub) -> None:
         description="Run a strategy on a problem over several seeds and report, per nominal "
         "level, how often the posterior's central intervals and upper bounds cover the true "
         "objective and each true component (and how often the bound the strategy used does). "
-        "Writes FILE.nc, FILE.png (a reliability diagram), FILE.md (the table) and prints it.",
+        "Below the table, where the 95% central intervals miss: by side, by distance to the "
+        "nearest observation (thirds) and by step. "
+        "Writes FILE.nc, FILE.png (a reliability diagram), FILE.md (the tables) and prints them.",
     )
     c.add_argument("--problem", required=True, help="a shipped problem or package.module:factory")
     c.add_argument("--strategy", default=None, help="default: the problem's default strategy")
