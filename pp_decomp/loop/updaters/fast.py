@@ -125,8 +125,9 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     (:mod:`~pp_decomp.components.inference.laplace`) if those weights pass, NUTS
     starting at the mode if not; else, if ``route.refresh``, from a proposal
     around the previous draws ``init`` (:mod:`~pp_decomp.components.inference.refresh`)
-    if those weights pass; else, if ``route.mode``, around the posterior's mode if
-    those pass and ``None`` if not; else by NUTS, warm-started at ``init``.
+    if those weights pass; else, if ``route.mode``, around the posterior's mode,
+    the fit's diagnostics saying ``inference="kept"`` where those fail too (its
+    draws are not to be used); else by NUTS, warm-started at ``init``.
     ``init`` is on the model scale of a GP whose outputs were standardised by
     ``init_y_std``, rescaled here to this fit's."""
     start = time.perf_counter()
