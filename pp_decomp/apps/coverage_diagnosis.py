@@ -115,7 +115,7 @@ def format_diagnosis(diag: xr.Dataset) -> str:
         + " | ".join(f"{b} third" for b in BANDS)
         + " | first half of steps | second half |"
     )
-    lines = [head, "|" + " --- |" * (6 + len(BANDS) - 1)]
+    lines = [head, "|" + " --- |" * (6 + len(BANDS))]
 
     def cell(var: str, *index) -> str:
         v = float(diag[var].values[index])

@@ -133,6 +133,8 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     assert ds.attrs["kernel"] == "matern32"
     assert "| nominal |" in out.with_suffix(".md").read_text()
     assert "| 0.95 central interval | coverage | miss below | miss above | near third |" in printed
+    table = printed[printed.index("| 0.95 central interval") :].splitlines()
+    assert table[0].count("|") == table[1].count("|") == table[2].count("|") == 10
     for row in ("f0", "f1", "objective"):
         assert re.search(rf"\| {row} \| [01]\.\d{{3}} ± \d\.\d{{3}} \|", printed), row
     assert ds["component_miss"].dims == ("seed", "step", "component", "level", "side")
