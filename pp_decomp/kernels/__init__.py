@@ -2,7 +2,8 @@
 
 ``ExpQuad``, ``Matern12``, ``Matern32``, ``Matern52``, ``RatQuad``, ``Periodic``,
 ``Linear`` and ``Constant``, each ``η² k_θ`` with ARD lengthscales, composed with
-``+`` and ``*`` and restricted with ``active_dims=``; every hyperparameter has a
+``+`` and ``*``, restricted with ``active_dims=`` and warped with
+:func:`~pp_decomp.kernels.warping.Warped`; every hyperparameter has a
 default prior and takes a :class:`~pp_decomp.Prior` or a fixed value. The
 strings ``"se"``, ``"matern52"``, ``"matern32"`` and ``"rq"`` are shorthands for
 the first four with their default priors.
@@ -38,6 +39,7 @@ from pp_decomp.kernels.families import (
     Periodic,
     RatQuad,
 )
+from pp_decomp.kernels.warping import Warped, WarpedFamily, warped_family
 
 __all__ = [
     "ALIASES",
@@ -58,10 +60,13 @@ __all__ = [
     "RatQuad",
     "Stationary",
     "Sum",
+    "Warped",
+    "WarpedFamily",
     "canonical_kernel",
     "correlation_from_sqdist",
     "kernel_matrix",
     "pymc_cov",
     "scaled_sqdist",
     "shorthand",
+    "warped_family",
 ]

@@ -55,6 +55,8 @@ class Param:
 
 
 FAMILIES: dict[str, type] = {}
+# families made from another on demand, "<maker>(<base>)" -> maker(base name)
+DERIVED: dict[str, object] = {}
 
 
 class Kernel:
@@ -81,13 +83,23 @@ class Kernel:
         if op in ("+", "*"):
             a, b = (Kernel.from_dict(t) for t in data["terms"])
             return Sum(a, b) if op == "+" else Product(a, b)
-        cls = FAMILIES.get(op)
+        cls = FAMILIES.get(op) or _derived(op)
         if cls is None:
             raise ValueError(f"unknown kernel family {op!r}; known: {sorted(FAMILIES)}")
         kw = {
             k: (Prior.from_dict(v) if isinstance(v, dict) else v) for k, v in data["params"].items()
         }
         return cls(active_dims=data.get("active_dims"), **kw)
+
+
+def _derived(op: str):
+    """The family ``op`` names as ``"<maker>(<base>)"`` (a :data:`DERIVED` maker of a
+    known base), or ``None``."""
+    maker, _, rest = op.partition("(")
+    base = rest.removesuffix(")")
+    if maker in DERIVED and base in FAMILIES:
+        return DERIVED[maker](base)
+    return None
 
 
 def _check_kernel(other, op: str) -> Kernel:

@@ -38,12 +38,17 @@ class FreeParam:
 def leaf_pair(cls: type[Family]):
     """The numba ``pair(x1, x2, dims, th, g) -> k`` of family ``cls`` (compiled once)."""
     if cls not in _PAIRS:
-        cache = cls.__module__.startswith("pp_decomp.")
+        # generated source (a warped family's pair) has no file for numba's cache
+        cache = cls.__module__.startswith("pp_decomp.") and not _generated(cls.pair)
         if issubclass(cls, Stationary):
             _PAIRS[cls] = _stationary_pair(cls, cache)
         else:
             _PAIRS[cls] = numba.njit(nogil=True, cache=cache, inline="always")(cls.pair)
     return _PAIRS[cls]
+
+
+def _generated(fn) -> bool:
+    return fn.__code__.co_filename.startswith("<")
 
 
 def _stationary_pair(cls, cache: bool):

@@ -49,6 +49,9 @@ EXPRESSIONS = [
     K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0]),
     K.Matern52() * K.Periodic(active_dims=[1]),
     (K.Matern12() + K.Linear()) * K.ExpQuad(active_dims=[0]),
+    K.Warped(K.Matern32()),
+    K.Warped(K.RatQuad(), warp_b=1.0),
+    K.Warped(K.ExpQuad(active_dims=[1])) * K.Matern52(active_dims=[0]),
 ]
 
 

@@ -28,6 +28,7 @@ from pp_decomp.components.inference.native import NutsModel, _check_xy
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.kernels.bound import BoundKernel
+from pp_decomp.kernels.warping import check_unit_box
 from pp_decomp.prior import Prior
 
 _BOX = {"eta": (-7.0, 5.0), "sigma": (-12.0, 3.0)}
@@ -253,6 +254,11 @@ class KernelGP(ComponentGP):
         )
         expression = json.dumps(self.kernel.to_dict(), sort_keys=True)
         return expression, families, self.input_dim, json.dumps(widths)
+
+    def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
+        Xs, ys = super()._set_data(X, y, min_rows, mean)
+        check_unit_box(self.bound, self.X_train, Xs)
+        return Xs, ys
 
     def hyper_names(self) -> list[str]:
         return [*self.bound.names, "sigma"]
