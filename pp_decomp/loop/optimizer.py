@@ -110,8 +110,9 @@ class Optimizer(_Views):
         Refit every this many new observations (the last draws conditioned in between).
     warm_start : bool
         MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``).
-    kernel, priors, beta :
-        Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``.
+    kernel, priors, beta, input_warping :
+        Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``;
+        the kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`, default off).
     components : list or dict, optional
         Each component's own model (a ComponentGP, a kernel or a shorthand), one per
         component or by name (:mod:`pp_decomp.loop.component_models`).

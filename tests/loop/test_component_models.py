@@ -53,7 +53,7 @@ SCRIPT = textwrap.dedent(
         g=lambda F: F[..., 0] + F[..., 1] - 0.1 * F[..., 2], name="three",
         component_names=["rough", "daily", "rate"], noise_sd=0.01,
     )
-    rough = ppd.ComponentGP(K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)))
+    rough = ppd.ComponentGP(K.Warped(K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6))))
     daily = ppd.ComponentGP(
         K.ExpQuad() + K.Periodic(period=1.0, active_dims=[0]), noise=Prior("HalfNormal", sigma=0.1)
     )
@@ -92,7 +92,7 @@ def test_three_component_models_run_full_bayes_killed_and_resumed_to_the_same_ch
     _child(ref_path, 14)
     ref = xr.load_dataset(ref_path)
     models = json.loads(ref.attrs["settings"])["components"]
-    assert [m["kernel"]["op"] for m in models.values()] == ["Matern12", "+", "Matern52"]
+    assert [m["kernel"]["op"] for m in models.values()] == ["Warped(Matern12)", "+", "Matern52"]
     assert models["rough"]["kernel"]["params"]["ls"] == {
         "dist": "InverseGamma",
         "kwargs": {"alpha": 3.0, "beta": 0.6},

@@ -35,6 +35,7 @@ def cmd_calibration(args) -> int:
         **({"kernel": args.kernel} if args.kernel else {}),
         **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
         **({"copula": args.copula} if args.copula is not None else {}),
+        **({"input_warping": True} if args.input_warping else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(out)

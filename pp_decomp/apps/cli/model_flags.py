@@ -1,6 +1,7 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
-``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula`` and
-``--warm-start``. Arguments only: the parser loads no numpy (``--help`` stays quick);
+``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula``,
+``--input-warping`` and ``--warm-start``. Arguments only: the parser loads no numpy
+(``--help`` stays quick);
 :func:`pp_decomp.apps.cli.run.prior_fields` reads ``--prior``."""
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ def add_copula_flag(parser) -> None:
         help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
         "to their whitened residuals (default: on for the joint bounds of decomposed "
         "strategies with fitted kernels and at least 2 components)",
+    )
+
+
+def add_input_warping_flag(parser) -> None:
+    """``--input-warping``: the GPs' kernel on Kumaraswamy-warped inputs."""
+    parser.add_argument(
+        "--input-warping",
+        action="store_true",
+        default=None,
+        help="the GPs' kernel on Kumaraswamy-warped inputs, two shapes per input inferred "
+        "with the other hyperparameters (K.Warped; component and composed GPs)",
     )
 
 

@@ -28,6 +28,7 @@ _FLAGS = {
     "correlated": "--correlated",
     "outcome_transform": "--outcome-transform",
     "copula": "--copula",
+    "input_warping": "--input-warping",
 }
 
 
@@ -63,6 +64,7 @@ def _given(args) -> dict:
         "correlated": args.correlated,
         "outcome_transform": args.outcome_transform,
         "copula": args.copula,
+        "input_warping": args.input_warping,
         "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
     }
     return {k: v for k, v in kw.items() if v is not None}

@@ -69,6 +69,22 @@ def builtin_form(kernel: Kernel, priors: Priors, noise: Prior | None) -> tuple[s
     return SHORTHAND[type(leaf)], fields
 
 
+def family_expression(kernel: str, priors: Priors, input_dim: int) -> Kernel:
+    """The built-in ``kernel`` (a shorthand) with ``priors`` on ``input_dim`` inputs as a
+    kernel expression: the inverse of :func:`builtin_form` (the noise and constant
+    mean stay ``priors``'), for the general engine to wrap, e.g. in ``K.Warped``."""
+    if priors.ls_family == "lognormal":
+        mu = priors.ls_loc + 0.5 * math.log(input_dim)
+        ls = Prior("LogNormal", mu=mu, sigma=priors.ls_scale)
+    else:
+        ls = Prior("InverseGamma", alpha=priors.ls_alpha, beta=priors.ls_beta)
+    values = {"ls": ls, "eta": Prior("Gamma", alpha=priors.eta_alpha, beta=priors.eta_beta)}
+    if kernel == "rq":
+        values["alpha"] = Prior("Gamma", alpha=priors.alpha_alpha, beta=priors.alpha_beta)
+    family = {short: cls for cls, short in SHORTHAND.items()}[kernel]
+    return family(**values)
+
+
 def resolved_priors(priors: Priors, fields: dict, input_dim: int) -> Priors:
     """``priors`` with ``fields`` of :func:`builtin_form` on ``input_dim`` inputs."""
     fields = dict(fields)

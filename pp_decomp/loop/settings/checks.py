@@ -41,6 +41,30 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
 
 
+def check_input_warping(warping, strategy, known, correlated: bool) -> bool:
+    """``input_warping``, refused by name where the run's GPs are not the loop's
+    independent component or composed GPs on a fitted kernel."""
+    if not isinstance(warping, bool):
+        raise TypeError(f"input_warping must be True or False; got {warping!r}")
+    if not warping:
+        return False
+    if known is not None:
+        raise ValueError(
+            "input_warping=True warps fitted kernels; inference='fixed' has them known"
+        )
+    if correlated:
+        raise ValueError(
+            "input_warping=True warps the independent GPs' kernels; correlated=True fits one "
+            "coregionalised GP: choose one"
+        )
+    if strategy.surrogate not in ("decomposed", "composed"):
+        raise UnsupportedSetting(
+            f"input_warping=True warps the component or composed GPs; strategy "
+            f"{strategy.name!r} models {strategy.surrogate!r}"
+        )
+    return True
+
+
 def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:
     """Whether the copula is on by default (``copula=None``): for the joint bounds of
     a decomposed strategy's independent, fitted component GPs (at least two);

@@ -8,7 +8,12 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.components.gp.priors import as_priors
 from pp_decomp.kernels import DEFAULT_KERNEL, canonical_kernel
-from pp_decomp.loop.settings.checks import check_copula, check_correlated, known_kernels_for
+from pp_decomp.loop.settings.checks import (
+    check_copula,
+    check_correlated,
+    check_input_warping,
+    known_kernels_for,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class ModelSettings:
         Users' own component models by name.
     additive : AdditiveSettings
         The learnt additive structure of ``add-gp-ucb``-like strategies.
+    input_warping : bool
+        Those GPs' kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`
+        of ``kernel`` with ``priors``), its shapes inferred with the other
+        hyperparameters (default off).
 
     Example
     -------
@@ -51,6 +60,7 @@ class ModelSettings:
     copula: bool = False
     components: tuple = ()
     additive: AdditiveSettings = field(default_factory=AdditiveSettings)
+    input_warping: bool = False
 
     @classmethod
     def build(
@@ -74,6 +84,7 @@ class ModelSettings:
         additive = kw.get("additive_settings") or AdditiveSettings()
         if not isinstance(additive, AdditiveSettings):
             raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
+        warping = check_input_warping(kw.get("input_warping", False), strategy, known, correlated)
         return cls(
             kernel=kernel,
             priors=as_priors(kw.get("priors") or None),
@@ -83,4 +94,5 @@ class ModelSettings:
             copula=check_copula(kw.get("copula"), strategy, problem, correlated, inference),
             components=components,
             additive=additive,
+            input_warping=warping,
         )

@@ -47,6 +47,7 @@ KEYWORDS = {
         "copula",
         "components",
         "additive_settings",
+        "input_warping",
     ),
     "inference": (
         "inference",
@@ -160,6 +161,7 @@ class RunSettings:
             "max_retries": self.max_retries,
             "correlated": m.correlated,
             "copula": m.copula,
+            "input_warping": m.input_warping,
             "warm_start": i.warm_start,
             "outcome_transform": (
                 m.outcome_transform
@@ -217,6 +219,7 @@ class RunSettings:
             correlated=s.get("correlated", False),
             outcome_transform=s.get("outcome_transform", "none"),
             copula=s.get("copula", False),
+            input_warping=s.get("input_warping", False),
             warm_start=s.get("warm_start", False),
             components={n: model_from_dict(m) for n, m in s.get("components", {}).items()} or None,
         )

@@ -7,6 +7,8 @@ from typing import Protocol
 
 import numpy as np
 
+from pp_decomp.components.gp.builtin_form import family_expression
+from pp_decomp.kernels import Warped
 from pp_decomp.loop.component_models import loop_arguments
 from pp_decomp.loop.records import FitNotes
 from pp_decomp.loop.setup import RunSetup
@@ -52,8 +54,11 @@ def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
     own = dict(settings.model.components).get(name)
     if own is not None:
         return loop_arguments(own, settings.model.priors, problem, name, max_draws)
+    kernel = settings.model.kernel
+    if settings.model.input_warping:
+        kernel = Warped(family_expression(kernel, settings.model.priors, problem.dim))
     return dict(
-        kernel=settings.model.kernel,
+        kernel=kernel,
         input_dim=problem.dim,
         priors=settings.model.priors,
         bounds=problem.domain.bounds,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pp_decomp.apps.cli.model_flags import (
     add_copula_flag,
+    add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
     add_prior_flag,
@@ -36,6 +37,7 @@ def add_parsers(sub) -> None:
     add_prior_flag(c)
     add_outcome_transform_flag(c)
     add_copula_flag(c)
+    add_input_warping_flag(c)
     c.add_argument(
         "--correlated",
         action="store_true",

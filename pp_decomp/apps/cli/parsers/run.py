@@ -7,6 +7,7 @@ import argparse
 
 from pp_decomp.apps.cli.model_flags import (
     add_copula_flag,
+    add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
     add_prior_flag,
@@ -133,6 +134,7 @@ def _add_model_flags(u) -> None:
     )
     add_outcome_transform_flag(u)
     add_copula_flag(u)
+    add_input_warping_flag(u)
 
 
 def _add_plot_parser(sub) -> None:
