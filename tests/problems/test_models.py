@@ -290,3 +290,20 @@ def test_polishing_tuberculosis_110_policies_never_ends_above_them():
         polish_110(np.stack([first, -first]), params)
     with pytest.raises(ValueError, match="policies must be finite"):
         polish_110(np.full((1, 110), np.nan), params)
+
+
+def test_the_front_field_is_steep_at_its_front_and_flat_away_from_it():
+    """The held-out non-stationary field (not shipped until the warping defaults are
+    chosen): each seed its own front and plume, the stated optimum above a dense check."""
+    from pp_decomp.models.front import fields, front, front_parameters
+
+    a, b = front(seed=0), get_problem("pp_decomp.models.front:front", seed=1)
+    assert front_parameters(0) != front_parameters(1) and a.optimum != b.optimum
+    X = a.domain.sample(4096, seed=2)
+    assert a.objective(X).max() <= a.optimum + 1e-9
+    p = front_parameters(0)
+    normal = np.array([np.cos(p["theta"]), np.sin(p["theta"])])
+    on = 0.5 + (p["offset"] - 0.5) * normal  # a point on the front line
+    steps = np.array([[-0.3], [-0.01], [0.01], [0.3]]) * normal + on
+    F = fields(steps, p)[:, 0]
+    assert F[2] - F[1] > 0.3 and abs(F[3] - 1.0) < 1e-6 and abs(F[0] + 1.0) < 1e-6
