@@ -443,6 +443,29 @@ def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
     assert not lip.tasks() and "marginal only" in lip.skipped[0][2]
 
 
+def test_bench_warps_the_inputs_of_the_component_and_composed_gps_only(tmp_path, capsys):
+    import json
+
+    from pp_decomp.apps.cli import main
+
+    spec = BenchSpec(
+        problems=["flu"], strategies=["d-gpucb", "gp-ucb", "random"], trials=1, input_warping=True
+    )
+    assert {t.strategy: t.input_warping for t in spec.tasks()} == {
+        "d-gpucb": True,
+        "gp-ucb": True,
+        "random": False,
+    }
+    args = ["bench", "--problems", "branin", "--strategies", "gp-ucb", "--trials", "1"]
+    args += ["--iterations", "6", "--init", "5", "--quiet", "--out", str(tmp_path)]
+    assert main([*args, "--input-warping"]) == 0
+    run = xr.load_dataset(next(tmp_path.glob("runs/*/*/trial000.nc")))
+    assert json.loads(run.attrs["settings"])["input_warping"] is True
+    capsys.readouterr()
+    assert main(args) == 2  # the same folder without the warp: refused, naming it
+    assert "{'input_warping': True}, but" in capsys.readouterr().err
+
+
 def test_the_local_pool_takes_a_process_per_core_this_process_may_run_on(monkeypatch):
     import concurrent.futures
 

@@ -141,12 +141,14 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want["outcome_transform"] = task.outcome_transform
             want["copula"] = task.copula
             want["warm_start"] = task.warm_start
+            want["input_warping"] = task.input_warping
             # runs stored before these settings existed ran without them
             unset = {
                 "correlated": False,
                 "outcome_transform": "none",
                 "copula": False,
                 "warm_start": False,
+                "input_warping": False,
             }
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]

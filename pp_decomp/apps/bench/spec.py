@@ -44,6 +44,7 @@ class Task:
     outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
     copula: bool = False  # their errors correlated by a Gaussian copula (decomposed only)
     warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
+    input_warping: bool = False  # the GPs' kernel on warped inputs (component and composed GPs)
 
     @property
     def seed(self) -> int:
@@ -71,6 +72,7 @@ class Task:
             outcome_transform=self.outcome_transform,
             copula=self.copula,
             warm_start=self.warm_start,
+            input_warping=self.input_warping,
         )
 
     def path(self, out: Path) -> Path:
@@ -105,6 +107,8 @@ class BenchSpec:
     copula: bool | None = None
     # MAP refits of the component and composed GPs from the last mode (Optimizer(warm_start=True))
     warm_start: bool = False
+    # the component and composed GPs' kernel on warped inputs (Optimizer(input_warping=True))
+    input_warping: bool = False
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -161,6 +165,7 @@ class BenchSpec:
             # None until the settings say whether the copula applies
             self.copula if decomposed else False,
             self.warm_start and surrogate in ("decomposed", "composed"),
+            self.input_warping and surrogate in ("decomposed", "composed"),
         )
         try:
             settings = RunSettings.build(problem, **task.optimizer_kwargs(problem))

@@ -46,6 +46,7 @@ def cmd_bench(args) -> int:
         outcome_transform=args.outcome_transform,
         copula=args.copula,
         warm_start=args.warm_start,
+        input_warping=args.input_warping,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pp_decomp.apps.bench.presets import PRESET_NAMES
 from pp_decomp.apps.cli.model_flags import (
     add_copula_flag,
+    add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
     add_prior_flag,
@@ -51,6 +52,7 @@ def add_parsers(sub) -> None:
     add_outcome_transform_flag(b)
     add_copula_flag(b)
     add_warm_start_flag(b)
+    add_input_warping_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")
