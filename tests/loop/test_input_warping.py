@@ -67,3 +67,16 @@ def test_input_warping_is_refused_where_it_cannot_apply():
         ppd.Optimizer(problem, "d-gpucb", input_warping=True, correlated=True)
     with pytest.raises(UnsupportedSetting, match="strategy 'add-gp-ucb' models 'additive'"):
         ppd.Optimizer(problem, "add-gp-ucb", input_warping=True)
+
+
+def test_the_run_command_warps_the_inputs_and_resumes_with_them(tmp_path, capsys):
+    from pp_decomp.apps.cli import main
+
+    out = tmp_path / "run.nc"
+    args = ["run", "--problem", "branin", "--strategy", "gp-ucb", "--out", str(out)]
+    assert main([*args, "--iterations", "6", "--input-warping"]) == 0
+    assert json.loads(xr.load_dataset(out).attrs["settings"])["input_warping"] is True
+    assert main([*args, "--iterations", "7", "--resume"]) == 0  # the stored setting carries on
+    resumed = xr.load_dataset(out)
+    assert resumed.sizes["iteration"] == 7
+    assert json.loads(resumed.attrs["settings"])["input_warping"] is True
