@@ -38,6 +38,8 @@ from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Param, Stationary
 from pp_decomp.prior import Prior
 
 EPS = 1e-7  # keeps x̃^a and 1 - x̃^a away from 0 (their logs enter the gradient)
+# 1 - x̃^a's floor: a sampler's early steps try shapes near 0, where x̃^a rounds to 1
+Q_MIN = 1e-12
 SHAPE_PRIOR = Prior("LogNormal", mu=0.0, sigma=math.sqrt(0.75))
 WARP_PARAMS = (
     Param("warp_a", default=SHAPE_PRIOR, ard=True),
@@ -47,11 +49,13 @@ WARP_PARAMS = (
 
 def kumaraswamy(x, a, b):
     """``(w, ∂w/∂a, ∂w/∂b)`` of the Kumaraswamy CDF at ``x`` (scalars; numba compiles it)."""
-    x = min(max(x, 0.0), 1.0) * (1.0 - 2.0 * EPS) + EPS
-    xa = x**a
-    q = 1.0 - xa
-    qb = q**b
-    return 1.0 - qb, b * qb / q * xa * math.log(x), -qb * math.log(q)
+    lx = math.log(min(max(x, 0.0), 1.0) * (1.0 - 2.0 * EPS) + EPS)
+    q = -math.expm1(a * lx)  # 1 - x̃^a, exact where x̃^a is near 1
+    floored = q < Q_MIN
+    lq = math.log(Q_MIN if floored else q)
+    qb = math.exp(b * lq)
+    da = 0.0 if floored else b * math.exp((b - 1.0) * lq + a * lx) * lx
+    return 1.0 - qb, da, -qb * lq
 
 
 def kumaraswamy_tensor(X, a, b):
@@ -59,8 +63,8 @@ def kumaraswamy_tensor(X, a, b):
     ``pm.gp.cov.WarpedInput``."""
     import pytensor.tensor as pt
 
-    x = pt.clip(X, 0.0, 1.0) * (1.0 - 2.0 * EPS) + EPS
-    return 1.0 - (1.0 - x**a) ** b
+    lx = pt.log(pt.clip(X, 0.0, 1.0) * (1.0 - 2.0 * EPS) + EPS)
+    return 1.0 - pt.maximum(-pt.expm1(a * lx), Q_MIN) ** b
 
 
 class WarpedFamily(Family):

@@ -68,3 +68,18 @@ def test_a_warp_refuses_what_it_cannot_take(rng):
     X = np.array([[0.2], [3.0], [0.5]])
     with pytest.raises(ValueError, match=r"component 'rate'.*X\[1, 0\] = 3.0 lies outside"):
         gp.fit(X, np.array([0.0, 1.0, 0.5]))
+
+
+@pytest.mark.parametrize("a, b", [(1e-12, 1.0), (1e-300, 1e-3), (1e3, 1e3), (1.0, 1e-12)])
+def test_extreme_shapes_give_finite_kernels_and_slopes(a, b, rng):
+    """A sampler's first steps try such shapes (seen: a division by zero in NUTS's
+    reweighting when ``x̃^a`` rounded to 1)."""
+    bound = K.BoundKernel(K.Warped(K.Matern32()), 2)
+    slots = {f.name: list(f.slots) for f in bound.free}
+    theta = bound.theta0.copy()
+    theta[slots["warp_a"]], theta[slots["warp_b"]] = a, b
+    X = np.vstack([[0.0, 0.0], [1.0, 1.0], rng.random((4, 2))])
+    assert np.all(np.isfinite(bound.matrix(X, X, theta[None])))
+    g = np.zeros(bound.n_params)
+    for i in range(1, len(X)):
+        assert np.isfinite(bound.kfun(X[0], X[i], theta, g)) and np.all(np.isfinite(g))
