@@ -51,10 +51,17 @@ def _generated(fn) -> bool:
     return fn.__code__.co_filename.startswith("<")
 
 
-def _stationary_pair(cls, cache: bool):
+def extra_source(cls: type[Stationary]) -> tuple[int, str, str]:
+    """A stationary family's extra parameters in a generated ``pair``: their number,
+    the arguments after ``r2`` and the lines writing their gradients."""
     n_extra = len(cls.params) - 1
     extra = "".join(f", th[nd + {i}]" for i in range(n_extra))
     grads = "".join(f"    g[nd + {i}] = gr[{i + 1}]\n" for i in range(n_extra))
+    return n_extra, extra, grads
+
+
+def _stationary_pair(cls, cache: bool):
+    _, extra, grads = extra_source(cls)
     src = (
         "def pair(x1, x2, dims, th, g):\n"
         "    nd = dims.shape[0]\n"

@@ -35,6 +35,7 @@ import numpy as np
 
 from pp_decomp.kernels import families as _families  # noqa: F401 (registers the bases)
 from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Param, Stationary
+from pp_decomp.kernels.bound import extra_source
 from pp_decomp.prior import Prior
 
 EPS = 1e-7  # keeps x̃^a and 1 - x̃^a away from 0 (their logs enter the gradient)
@@ -152,9 +153,7 @@ def _warped_pair(base: type[Stationary]):
     """The ``pair(x1, x2, dims, th, g)`` of ``base`` on warped inputs: ``th`` holds
     ``ℓ (nd)``, the base's extra parameters, ``a (nd)`` and ``b (nd)``; by the
     chain rule ``∂c/∂a_d = c'(r²) 2 t_d (∂w(x1)/∂a - ∂w(x2)/∂a) / ℓ_d``."""
-    n_extra = len(base.params) - 1
-    extra = "".join(f", th[nd + {i}]" for i in range(n_extra))
-    grads = "".join(f"    g[nd + {i}] = gr[{i + 1}]\n" for i in range(n_extra))
+    n_extra, extra, grads = extra_source(base)
     src = (
         "def pair(x1, x2, dims, th, g):\n"
         "    nd = dims.shape[0]\n"
