@@ -121,6 +121,13 @@ def Warped(base: Family, warp_a=None, warp_b=None) -> WarpedFamily:  # noqa: N80
     warp_a, warp_b : Prior, number or sequence, optional
         The shapes' priors (default ``LogNormal(0, √0.75)``) or fixed values,
         one per active input or one for all.
+
+    Example
+    -------
+    >>> from pp_decomp import kernels as K
+    >>> k = K.Warped(K.Matern52(active_dims=[0]), warp_b=1.0) * K.Matern52(active_dims=[1])
+    >>> K.BoundKernel(k, input_dim=2).names  # input 0 warped (its a inferred, b fixed)
+    ['ls_0', 'warp_a_0', 'eta_0', 'ls_1']
     """
     if not isinstance(base, Stationary):
         raise TypeError(
