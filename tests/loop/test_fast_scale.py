@@ -92,12 +92,17 @@ def test_a_refit_that_fails_on_many_points_keeps_the_draws_and_is_repaired(monke
         full = Optimizer(problem, "d-gpucb", **kw).run(13)
         path = tmp_path / "fast.nc"
         part = Optimizer(problem, "d-gpucb", checkpoint=path, **kw)
-        part.run(10)
-        repairs = [fc.job.repair for fc in part.updater.components.values() if fc.job is not None]
+        # stopped at the first step with a repair in flight (where falls with the
+        # instance, whose last bits differ across BLAS builds)
+        for n in range(6, 12):
+            part.run(n)
+            jobs = [fc.job for fc in part.updater.components.values() if fc.job is not None]
+            if any(job.repair for job in jobs):
+                break
         part.close()
         resumed = Optimizer.resume(path, problem).run(13)
     np.testing.assert_array_equal(resumed["x"], full["x"])
-    assert any(repairs), "the checkpoint should hold a repair in flight"
+    assert any(job.repair for job in jobs), "the checkpoint should hold a repair in flight"
     kind, converged = full["fit_draws"].values, full["converged"].values
     assert (kind == "kept").sum() >= 2 and not converged[kind == "kept"].any()
     assert np.isin(kind, ["chains", "reweighted chains"]).sum() >= 2  # first fits and repairs
