@@ -120,7 +120,7 @@ def main() -> None:
                 flush=True,
             )
         ratio = seconds["PyMC model"] / seconds["numba density"]
-        print(f"n={n:4d} PyMC model / numba density: {ratio:.1f}x", flush=True)
+        print(f"n={n:4d} PyMC model / numba density: {ratio:.3g}x", flush=True)
 
 
 if __name__ == "__main__":
