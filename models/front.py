@@ -3,8 +3,9 @@ background, each observed, on the unit square (a held-out check of input warping
 
 Three fields over a region, in the manner of a weather map:
 
-* ``front(x) = tanh((x_0 cos θ + x_1 sin θ - c) / w)``: a front of width ``w``
-  (0.03 to 0.06 of the box) along a line at angle ``θ``, flat on either side;
+* ``front(x) = tanh((cos θ (x_0 - ½) + sin θ (x_1 - ½) + ½ - c) / w)``: a front of
+  width ``w`` (0.03 to 0.06 of the box) along a line at angle ``θ`` through
+  ``½ + (c - ½)(cos θ, sin θ)``, flat on either side;
 * ``plume(x) = exp(-‖x - k‖ / s)``: a plume from a source at corner ``k``,
   decaying over ``s`` (0.06 to 0.12), flat far from it;
 * ``background(x) = 0.5 sin(2 x_0 + φ) cos(1.5 x_1)``: smooth everywhere.
