@@ -98,7 +98,10 @@ def _derived(op: str):
     maker, _, rest = op.partition("(")
     base = rest.removesuffix(")")
     if maker in DERIVED and base in FAMILIES:
-        return DERIVED[maker](base)
+        try:
+            return DERIVED[maker](base)
+        except TypeError as err:
+            raise ValueError(f"kernel family {op!r}: {err}") from None
     return None
 
 

@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from pp_decomp.kernels import families as _families  # noqa: F401 (registers the bases)
-from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Param, Stationary
+from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Kernel, Param, Stationary
 from pp_decomp.kernels.bound import extra_source
 from pp_decomp.prior import Prior
 
@@ -42,6 +42,7 @@ EPS = 1e-7  # keeps x̃^a and 1 - x̃^a away from 0 (their logs enter the gradie
 # 1 - x̃^a's floor: a sampler's early steps try shapes near 0, where x̃^a rounds to 1
 Q_MIN = 1e-12
 SHAPE_PRIOR = Prior("LogNormal", mu=0.0, sigma=math.sqrt(0.75))
+_MADE: dict[type, type] = {}  # base class -> its warped family (warped_family)
 WARP_PARAMS = (
     Param("warp_a", default=SHAPE_PRIOR, ard=True),
     Param("warp_b", default=SHAPE_PRIOR, ard=True),
@@ -74,6 +75,10 @@ class WarpedFamily(Family):
 
     base: type[Stationary] = Stationary
 
+    def __reduce__(self):
+        # the class is made at run time, so pickle rebuilds it by name (``from_dict``)
+        return Kernel.from_dict, (self.to_dict(),)
+
     def __repr__(self):
         base_values = {k: v for k, v in self.values.items() if not k.startswith("warp_")}
         inner = self.base(active_dims=self.active_dims, **base_values)
@@ -91,11 +96,22 @@ class WarpedFamily(Family):
 
 
 def warped_family(base: type[Stationary]) -> type[WarpedFamily]:
-    """The family of ``base`` on warped inputs (made once per base, named
-    ``"Warped(<base>)"`` in :data:`~pp_decomp.kernels.base.FAMILIES`)."""
-    name = f"Warped({base.__name__})"
-    cls = FAMILIES.get(name)
+    """The family of ``base`` on warped inputs, made once per base class and
+    registered as ``"Warped(<base>)"`` in :data:`~pp_decomp.kernels.base.FAMILIES`
+    (TypeError naming ``base`` unless it is a concrete stationary family)."""
+    if not (
+        isinstance(base, type)
+        and issubclass(base, Stationary)
+        and base.correlation is not Stationary.correlation
+        and base.gradient is not Stationary.gradient
+    ):
+        raise TypeError(
+            f"Warped needs a concrete stationary kernel family (K.ExpQuad, K.Matern32, ...); "
+            f"got {getattr(base, '__name__', base)!r}"
+        )
+    cls = _MADE.get(base)
     if cls is None:
+        name = f"Warped({base.__name__})"
         cls = type(
             name,
             (WarpedFamily,),
@@ -104,9 +120,13 @@ def warped_family(base: type[Stationary]) -> type[WarpedFamily]:
                 "params": (*base.params, *WARP_PARAMS),
                 "pair": staticmethod(_warped_pair(base)),
                 "__module__": __name__,
+                # two bases of one name (a user's Matern32) stay apart in the compile caches
+                "__qualname__": f"Warped({base.__module__}.{base.__qualname__})",
                 "__doc__": f"``{base.__name__}`` on Kumaraswamy-warped inputs (:func:`Warped`).",
             },
         )
+        _MADE[base] = cls
+    FAMILIES[cls.__name__] = cls  # the latest base of a name is the one from_dict finds
     return cls
 
 
@@ -138,21 +158,27 @@ def Warped(base: Family, warp_a=None, warp_b=None) -> WarpedFamily:  # noqa: N80
     return cls(active_dims=base.active_dims, warp_a=warp_a, warp_b=warp_b, **base.values)
 
 
-def check_unit_box(bound, X, Xs) -> None:
-    """Refuse inputs off the unit box on a warped family's dimensions: ``X (n, d)``
-    as given, ``Xs`` on the model's scale, ``bound`` a
-    :class:`~pp_decomp.kernels.bound.BoundKernel` (ValueError naming the
+def check_unit_box(bound, X, Xs, *, bounds=None, arg: str = "X", tol: float = 1e-9) -> None:
+    """Refuse inputs off the unit box on a warped family's dimensions, where the
+    warp would clip them: ``X (n, d)`` as given (argument ``arg``), ``Xs`` on the
+    model's scale, ``bound`` a :class:`~pp_decomp.kernels.bound.BoundKernel`,
+    ``bounds`` the GP's ``(2, d)`` box or ``None`` (ValueError naming the
     component, the input and its value)."""
     for leaf, dims in zip(bound.leaves, bound.dims, strict=True):
         if not isinstance(leaf, WarpedFamily):
             continue
         sub = Xs[:, dims]
-        rows, cols = np.nonzero((sub < -1e-9) | (sub > 1.0 + 1e-9))
+        rows, cols = np.nonzero((sub < -tol) | (sub > 1.0 + tol))
         if len(rows):
             i, j = int(rows[0]), int(dims[cols[0]])
+            if bounds is None:
+                box = "inputs on the unit box (give the GP bounds=...)"
+            else:
+                low, high = float(bounds[0][j]), float(bounds[1][j])
+                box = f"inputs in the GP's bounds [{low!r}, {high!r}] on input {j}"
             raise ValueError(
-                f"component {bound.component!r}: {leaf!r} warps inputs on the unit box "
-                f"(give the GP bounds=...); X[{i}, {j}] = {float(X[i, j])!r} lies outside it"
+                f"component {bound.component!r}: {leaf!r} warps {box}; "
+                f"{arg}[{i}, {j}] = {float(X[i, j])!r} lies outside it"
             )
 
 

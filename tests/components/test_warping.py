@@ -4,6 +4,8 @@ inputs and the intervals cover there, where the unwarped kernel's do not."""
 from __future__ import annotations
 
 import json
+import pickle
+import re
 
 import numpy as np
 import pytest
@@ -59,15 +61,97 @@ def test_a_warped_kernel_round_trips_and_names_its_shapes():
     assert K.BoundKernel(k, 2).shapes["warp_b"] == (2,)  # one shape per input
 
 
+def test_the_floored_warp_is_the_pymc_model(rng):
+    """Shapes ``a ≈ 1e-6`` put ``1 - x̃^a`` under its floor at ``x = 1``, where both
+    the warp and its slope in ``a`` are flat."""
+    X = np.vstack([[1.0], [0.0], rng.random((8, 1))])
+    y = np.sin(5 * X[:, 0])
+    tiny = Prior("LogNormal", mu=np.log(1e-6), sigma=0.1)
+    gp = ppd.ComponentGP(K.Warped(K.Matern32(), warp_a=tiny), bounds=[[0], [1]])
+    assert -np.expm1(1e-6 * np.log(1 - 1e-7)) < 1e-12  # the floor is reached
+    _pymc_check(gp, X, y)
+
+
 def test_a_warp_refuses_what_it_cannot_take(rng):
     with pytest.raises(TypeError, match=r"Warped needs a stationary kernel family.*Periodic"):
         K.Warped(K.Periodic())
     with pytest.raises(ValueError, match=r"Warped\(Matern32\) has no parameter 'warp_c'"):
         K.warped_family(K.Matern32)(warp_c=1.0)
+    for op in ("Warped(Periodic)", "Warped(Warped(Matern32))", "Warped(Stationary)"):
+        with pytest.raises(ValueError, match=rf"kernel family '{re.escape(op)}': Warped needs"):
+            K.Kernel.from_dict({"op": op, "params": {}})
     gp = ppd.ComponentGP(K.Warped(K.Matern32()), name="rate")  # no bounds: inputs as given
-    X = np.array([[0.2], [3.0], [0.5]])
-    with pytest.raises(ValueError, match=r"component 'rate'.*X\[1, 0\] = 3.0 lies outside"):
-        gp.fit(X, np.array([0.0, 1.0, 0.5]))
+    X = np.array([[0.2], [0.9], [0.5]])
+    y = np.array([0.0, 1.0, 0.5])
+    gp.fit(X, y)
+    off = np.array([[0.2], [3.0], [0.5]])
+    with pytest.raises(
+        ValueError, match=r"component 'rate'.*bounds=.*X\[1, 0\] = 3.0 lies outside"
+    ):
+        gp.fit(off, y)
+    np.testing.assert_array_equal(gp.X_train, X)  # the refused fit left the last one
+    with pytest.raises(ValueError, match=r"Xnew\[1, 0\] = 3.0 lies outside"):
+        gp.predict(off)
+    boxed = ppd.ComponentGP(K.Warped(K.Matern32()), name="rate", bounds=[[0.0], [2.0]])
+    with pytest.raises(ValueError, match=r"in the GP's bounds \[0.0, 2.0\] on input 0; X\[1, 0\]"):
+        boxed.fit(off, y)
+
+
+class Cubic(K.Stationary):
+    """A user's family, warped only through ``from_dict``: ``c = (1 + r²)⁻³``."""
+
+    @staticmethod
+    def correlation(r2):
+        return (1.0 + r2) ** -3
+
+    @staticmethod
+    def gradient(r2):
+        return (-3.0 * (1.0 + r2) ** -4,)
+
+
+def test_a_users_family_is_warped_by_name_and_pickles(rng):
+    data = {"op": "Warped(Cubic)", "params": {"warp_b": 2.0}, "active_dims": [1]}
+    k = K.Kernel.from_dict(data)  # the maker builds the family on demand
+    assert (
+        type(k).base is Cubic
+        and k.to_dict() == K.Warped(Cubic(active_dims=[1]), warp_b=2.0).to_dict()
+    )
+    again = pickle.loads(pickle.dumps(k * K.Matern52(active_dims=[0])))
+    assert repr(again) == repr(k * K.Matern52(active_dims=[0]))
+    X = rng.random((6, 2))
+    theta = K.BoundKernel(k, 2).theta0[None]
+    np.testing.assert_allclose(
+        K.BoundKernel(again.leaves()[0], 2).matrix(X, X, theta),
+        K.BoundKernel(k, 2).matrix(X, X, theta),
+    )
+
+
+def test_a_redefined_base_gets_its_own_warped_family():
+    """A notebook cell run twice defines a new class of the same name; its warp
+    must not reuse the old class's compiled pair."""
+
+    def make(power):
+        class Cubic(K.Stationary):
+            @staticmethod
+            def correlation(r2):
+                return (1.0 + r2) ** -power
+
+            @staticmethod
+            def gradient(r2):
+                return (-power * (1.0 + r2) ** -(power + 1),)
+
+        return Cubic
+
+    old, new = make(1.0), make(4.0)
+    w_old, w_new = K.warped_family(old), K.warped_family(new)
+    assert w_old is not w_new and w_new.base is new and K.warped_family(new) is w_new
+    assert w_old.__qualname__ != K.warped_family(Cubic).__qualname__  # modules apart
+    x = np.array([0.0, 0.0]), np.array([0.5, 0.5])
+    theta = K.BoundKernel(w_old(), 2).theta0
+    g = np.zeros(len(theta))
+    dims = np.arange(2)
+    assert w_old.pair(*x, dims, theta, g) != pytest.approx(w_new.pair(*x, dims, theta, g))
+    K.warped_family(Cubic)  # the module's Cubic is again the one from_dict finds
 
 
 @pytest.mark.parametrize("a, b", [(1e-12, 1.0), (1e-300, 1e-3), (1e3, 1e3), (1.0, 1e-12)])

@@ -30,6 +30,7 @@ from pp_decomp.components.posterior.draws import KernelDraws
 from pp_decomp.kernels.bound import BoundKernel
 from pp_decomp.kernels.warping import check_unit_box
 from pp_decomp.prior import Prior
+from pp_decomp.validate import check_X
 
 _BOX = {"eta": (-7.0, 5.0), "sigma": (-12.0, 3.0)}
 _LOG_BOX = (-7.0, 7.0)
@@ -256,9 +257,19 @@ class KernelGP(ComponentGP):
         return expression, families, self.input_dim, json.dumps(widths)
 
     def _set_data(self, X, y, min_rows: int = 2, mean: float = 0.0):
-        Xs, ys = super()._set_data(X, y, min_rows, mean)
-        check_unit_box(self.bound, self.X_train, Xs)
-        return Xs, ys
+        X = check_X(X, "X", input_dim=self.input_dim, min_rows=min_rows)
+        if self.input_dim is None:
+            self.input_dim = X.shape[1]
+        # before the GP takes the data: a refused fit leaves the last one in place
+        check_unit_box(self.bound, X, self.scale_X(X), bounds=self.bounds)
+        return super()._set_data(X, y, min_rows, mean)
+
+    def _Xnew(self, Xnew):
+        X = check_X(Xnew, "Xnew", input_dim=self.input_dim)
+        Xs = self.scale_X(X)
+        # an optimiser's step may overshoot the box by rounding; a user's point may not
+        check_unit_box(self.bound, X, Xs, bounds=self.bounds, arg="Xnew", tol=1e-6)
+        return Xs
 
     def hyper_names(self) -> list[str]:
         return [*self.bound.names, "sigma"]
