@@ -67,6 +67,9 @@ def test_input_warping_is_refused_where_it_cannot_apply():
         ppd.Optimizer(problem, "d-gpucb", input_warping=True, correlated=True)
     with pytest.raises(UnsupportedSetting, match="strategy 'add-gp-ucb' models 'additive'"):
         ppd.Optimizer(problem, "add-gp-ucb", input_warping=True)
+    # the run-wide flag would not reach a component's own model
+    with pytest.raises(ValueError, match=r"components \['f1'\] bring their own models"):
+        ppd.Optimizer(problem, components={"f1": K.Matern12()}, input_warping=True)
 
 
 def test_the_run_command_warps_the_inputs_and_resumes_with_them(tmp_path, capsys):

@@ -41,9 +41,11 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
         raise ValueError(f"correlated=True needs kernel in {CORRELATED_KERNELS}; got {kernel!r}")
 
 
-def check_input_warping(warping, strategy, known, correlated: bool) -> bool:
+def check_input_warping(warping, strategy, known, correlated: bool, components: tuple) -> bool:
     """``input_warping``, refused by name where the run's GPs are not the loop's
-    independent component or composed GPs on a fitted kernel."""
+    independent component or composed GPs on a fitted kernel, or where some
+    components bring their own models (``components``: ``(name, model)`` pairs),
+    which the run-wide flag would not reach."""
     if not isinstance(warping, bool):
         raise TypeError(f"input_warping must be True or False; got {warping!r}")
     if not warping:
@@ -56,6 +58,13 @@ def check_input_warping(warping, strategy, known, correlated: bool) -> bool:
         raise ValueError(
             "input_warping=True warps the independent GPs' kernels; correlated=True fits one "
             "coregionalised GP: choose one"
+        )
+    if components:
+        names = [name for name, _ in components]
+        raise ValueError(
+            f"input_warping=True warps the run's kernel; components {names} bring their own "
+            f"models, which it would not reach: warp their kernels with K.Warped(...) and "
+            f"drop input_warping"
         )
     if strategy.surrogate not in ("decomposed", "composed"):
         raise UnsupportedSetting(

@@ -43,7 +43,8 @@ class ModelSettings:
     input_warping : bool
         Those GPs' kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`
         of ``kernel`` with ``priors``), its shapes inferred with the other
-        hyperparameters (default off).
+        hyperparameters (default off); refused beside ``components`` (warp
+        those in their own kernels).
 
     Example
     -------
@@ -84,7 +85,9 @@ class ModelSettings:
         additive = kw.get("additive_settings") or AdditiveSettings()
         if not isinstance(additive, AdditiveSettings):
             raise TypeError("additive_settings must be a pp_decomp.additive.AdditiveSettings")
-        warping = check_input_warping(kw.get("input_warping", False), strategy, known, correlated)
+        warping = check_input_warping(
+            kw.get("input_warping", False), strategy, known, correlated, components
+        )
         return cls(
             kernel=kernel,
             priors=as_priors(kw.get("priors") or None),
