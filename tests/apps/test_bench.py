@@ -456,6 +456,8 @@ def test_bench_warps_the_inputs_of_the_component_and_composed_gps_only(tmp_path,
         "gp-ucb": True,
         "random": False,
     }
+    with pytest.raises(TypeError, match="input_warping must be True or False; got 'yes'"):
+        BenchSpec(problems=["flu"], strategies=["random"], trials=1, input_warping="yes")
     args = ["bench", "--problems", "branin", "--strategies", "gp-ucb", "--trials", "1"]
     args += ["--iterations", "6", "--init", "5", "--quiet", "--out", str(tmp_path)]
     assert main([*args, "--input-warping"]) == 0

@@ -125,6 +125,10 @@ class BenchSpec:
             self.compared = [canonical_strategy(s, "compared") for s in self.compared]
         self.inference = canonical_choice(self.inference, "inference", INFERENCE_METHODS)
         check_positive_int(self.trials, "trials")
+        for flag in ("correlated", "warm_start", "input_warping"):
+            # a strategy the flag does not reach would not check it
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
         check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
         if self.kernel is not None:
             self.kernel = canonical_kernel(self.kernel)
