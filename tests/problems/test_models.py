@@ -292,6 +292,24 @@ def test_polishing_tuberculosis_110_policies_never_ends_above_them():
         polish_110(np.full((1, 110), np.nan), params)
 
 
+def test_the_rates_problem_is_positive_skewed_and_spans_orders_of_magnitude():
+    """The held-out positive problem (not shipped until the output-warping defaults
+    are chosen): each seed its own fields, the stated optimum above a dense check."""
+    from pp_decomp.models.rates import fields, rates, rates_parameters
+
+    a, b = rates(seed=0), get_problem("pp_decomp.models.rates:rates", seed=1)
+    assert a.optimum != b.optimum
+    X = a.domain.sample(4096, seed=2)
+    assert a.objective(X).max() <= a.optimum + 1e-9
+    F = fields(X, rates_parameters(0))
+    assert np.all(F > 0)
+    throughput, impurity = F[:, 0], F[:, 1]
+    assert throughput.max() / throughput.min() > 100  # orders of magnitude
+    assert np.mean(throughput) > 1.5 * np.median(throughput)  # skewed right
+    assert impurity.max() / np.median(impurity) > 10  # a spike on a floor
+    np.testing.assert_allclose(a.components(X[:5]), F[:5])
+
+
 def test_the_front_field_is_steep_at_its_front_and_flat_away_from_it():
     """The held-out non-stationary field (not shipped until the warping defaults are
     chosen): each seed its own front and plume, the stated optimum above a dense check."""
