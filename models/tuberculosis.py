@@ -59,6 +59,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from pp_decomp.models import tb_recursion
 from pp_decomp.models.demography import SINGLE_AGES, contact_data, single_year_data
 from pp_decomp.models.optima import cached_optimum
 from pp_decomp.optim import maximize_box
@@ -192,71 +193,21 @@ class TBModel:
 
         ``M(v) = P A(v)`` is applied to row vectors without forming it: ``P`` shifts
         each compartment's ages and ``A(v)`` is diagonal per block, so a step is
-        elementwise, O(m n) instead of O(n³) per policy."""
-        V = np.atleast_2d(np.asarray(V, dtype=float))
+        elementwise, O(n) instead of O(n³) per policy
+        (:func:`~pp_decomp.models.tb_recursion.weights`)."""
+        V = np.ascontiguousarray(np.atleast_2d(np.asarray(V, dtype=float)))
         last = getattr(self, "_last", None)
         # the weights, the known term and their gradients are asked for at the same
         # policies in turn: the last policies' weights are kept
         if last is not None and last[0] == (V.shape, V.tobytes()):
             return last[1]
-        return self._weights_from(V, self._rows(V))
-
-    def _rows(self, V: np.ndarray) -> np.ndarray:
-        """``r_j = 1_Iᵀ (I + M + ... + M^(j-1))`` for ``j = 0..T``, one policy per row of
-        ``V (m, n)``: (T + 1, m, 3, n) (``r_0 = 0``, ``r_{j+1} = 1_I + r_j M(v)``)."""
-        m, n, T = V.shape[0], self.n, self.p.years
-        r = np.zeros((T + 1, m, 3, n))
-        for j in range(T):
-            r[j + 1] = self._times_M(r[j], V)
-            r[j + 1, :, 2] += 1.0
-        return r
-
-    def _weights_from(self, V: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """The weights at ``V (m, n)`` from its rows ``r`` (:meth:`_rows`), kept as the last
-        policies' (read-only: shared with the next caller at these policies)."""
-        m, n, T = V.shape[0], self.n, self.p.years
+        n, T = self.n, self.p.years
         Pc = (self.P @ self.c + self.c_after).reshape(3, n)
-        x1 = self.x1.reshape(3, n)
-        w0 = np.einsum("mkn,kn->m", r[T], x1)
-        w0 += np.einsum("smkn,kn->m", r[1:T], Pc)
-        # r P B: the latent minus the susceptible part of r P (B moves u from S to E)
-        blocks = self._times_P(r[T - 1 : 0 : -1])  # r_{T-t} P for t = 1..T-1
-        W = np.moveaxis(blocks[:, :, 1] - blocks[:, :, 0], 0, 1)  # (m, T-1, n)
-        out = np.concatenate([w0[:, None], W.reshape(m, -1)], axis=1)
-        out.flags.writeable = False
+        out = tb_recursion.weights(
+            V, self.age, self.mu, self.alpha, self.d, self.x1.reshape(3, n), Pc, T
+        )
+        out.flags.writeable = False  # shared with the next caller at these policies
         self._last = ((V.shape, V.tobytes()), out)
-        return out
-
-    def _times_P(self, Z: np.ndarray) -> np.ndarray:
-        """``Z P`` for rows ``Z (..., 3, n)``: within each compartment ``Pa[i+1, i] = age[i]``."""
-        age = self.age
-        out = Z * (1 - age)
-        out[..., :-1] += Z[..., 1:] * age[:-1]
-        return out
-
-    def _times_M(self, R: np.ndarray, V: np.ndarray) -> np.ndarray:
-        """``R P A(v)`` for rows ``R (m, 3, n)``, one policy per row of ``V (m, n)``."""
-        mu, a, d = self.mu, self.alpha, self.d
-        S, E, act = np.moveaxis(self._times_P(R), 1, 0)
-        return np.stack(
-            [S * (1 - mu), E * (1 - mu) * (1 - a) + act * a, (1 - d) * (S * V + act * (1 - V))],
-            axis=1,
-        )
-
-    def _M_times(self, V: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """``M(v) y = P A(v) y`` for columns ``Y (m, 3, n)``, one policy per row of ``V``."""
-        S, E, act = np.moveaxis(Y, 1, 0)
-        mu, a, d = self.mu, self.alpha, self.d
-        Z = np.stack(
-            [
-                (1 - mu) * S + (1 - d) * V * act,
-                (1 - mu) * (1 - a) * E,
-                a * E + (1 - d) * (1 - V) * act,
-            ],
-            axis=1,
-        )
-        out = Z * (1 - self.age)  # P z: (Pa z)_i = (1 - age_i) z_i + age_{i-1} z_{i-1}
-        out[..., 1:] += Z[..., :-1] * self.age[:-1]
         return out
 
     def yearly_weights_grad(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -270,31 +221,15 @@ class TBModel:
         ``D_j = (r_j P)_S - (r_j P)_I``,
         ``∂(r_k · y)/∂v_i = (1 - d) Σ_{j<k} D_ji (M^{k-1-j} y)_{I,i}``: the rows
         ``r_j`` and the columns ``M^l y``, two passes of the recursion in all
-        (where differences would take ``n + 1``).
+        (where differences would take ``n + 1``;
+        :func:`~pp_decomp.models.tb_recursion.yearly_weights_grad`).
         """
-        V = np.atleast_2d(np.asarray(V, dtype=float))
-        m, n, T = V.shape[0], self.n, self.p.years
-        r = self._rows(V)
-        self._weights_from(V, r)  # the weights at V come with their gradient
-        RP = self._times_P(r[:T])
-        D = RP[:, :, 0] - RP[:, :, 2]  # D_j for j = 0..T-1: (T, m, n)
-
-        # the columns M^l y for y = P B 1 / n, x_1 and P c, advanced together
+        V = np.ascontiguousarray(np.atleast_2d(np.asarray(V, dtype=float)))
+        n, T = self.n, self.p.years
+        self.weights_batch(V)  # the weights at V come with their gradient
         Pc = self.P @ self.c + self.c_after
-        cols = np.stack([(self.P @ self.B @ np.ones(n)) / n, self.x1, Pc]).reshape(3, 1, 3, n)
-        Y = np.broadcast_to(cols, (3, m, 3, n)).reshape(3 * m, 3, n)
-        V3 = np.tile(V, (3, 1))
-        C = np.empty((T, 3, m, n))  # (M^l y)_I for l = 0..T-1
-        for k in range(T):
-            C[k] = Y[:, 2].reshape(3, m, n)
-            Y = self._M_times(V3, Y)
-
-        def grad(k: int, y: int) -> np.ndarray:  # ∂(r_k · y)/∂v
-            return (1 - self.d) * np.einsum("jmn,jmn->mn", D[:k], C[k - 1 :: -1, y][:k])
-
-        ds = np.stack([grad(T - t, 0) for t in range(1, T - 1)], axis=1)
-        dw0 = grad(T, 1) + sum(grad(k, 2) for k in range(1, T))
-        return ds, dw0
+        cols = np.stack([(self.P @ self.B @ np.ones(n)) / n, self.x1, Pc]).reshape(3, 3, n)
+        return tb_recursion.yearly_weights_grad(V, self.age, self.mu, self.alpha, self.d, cols, T)
 
     def yearly(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """The exact yearly fragmentation at ``v (n,)``: components ``f (T - 2,)``, weights
