@@ -153,10 +153,12 @@ def posterior_summary(draws) -> dict:
         value = np.asarray(value, dtype=float)
         columns = value.reshape(len(value), -1)
         vector = value.ndim > 1
-        for i in range(columns.shape[1]):
-            v = columns[:, i]
-            stats = [v.mean(), v.std(), *np.quantile(v, [0.05, 0.95])]
-            out[f"{name}[{i}]" if vector else name] = [float(x) for x in stats]
+        # all columns at once: 110 ARD lengthscales of 23 GPs cost 0.5 s a step one by one
+        stats = np.vstack(
+            [columns.mean(0), columns.std(0), *np.quantile(columns, [0.05, 0.95], axis=0)]
+        ).T.tolist()
+        for i, row in enumerate(stats):
+            out[f"{name}[{i}]" if vector else name] = row
     return out
 
 
