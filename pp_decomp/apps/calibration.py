@@ -7,7 +7,13 @@ import xarray as xr
 from scipy.stats import norm
 
 from pp_decomp import Optimizer
-from pp_decomp.apps.coverage_diagnosis import BANDS, SIDES, distance_bands, interval_misses
+from pp_decomp.apps.coverage_diagnosis import (
+    BANDS,
+    SIDES,
+    central_interval,
+    distance_bands,
+    misses_of,
+)
 from pp_decomp.composition.core import ucb_level
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
@@ -70,11 +76,20 @@ def sample_coverage(samples: np.ndarray, truth: np.ndarray, levels=LEVELS) -> np
     sample quantiles; column 1: the upper bound at the ``q`` quantile (what a
     UCB at level ``q`` claims). Each entry is the fraction of the ``m`` points covered.
     """
-    q = np.asarray(levels, dtype=float)
-    lo, hi, up = (np.quantile(samples, v, axis=0) for v in ((1 - q) / 2, (1 + q) / 2, q))
+    return _coverage(samples, truth, levels, *central_interval(samples, levels))
+
+
+def _coverage(samples, truth, levels, lo, hi) -> np.ndarray:
+    up = np.quantile(samples, np.asarray(levels, dtype=float), axis=0)
     central = ((lo <= truth) & (truth <= hi)).mean(axis=1)
-    upper = (truth <= up).mean(axis=1)
-    return np.stack([central, upper], axis=1)
+    return np.stack([central, (truth <= up).mean(axis=1)], axis=1)
+
+
+def _scored(samples, truth, levels, band) -> tuple:
+    """:func:`sample_coverage` and :func:`~pp_decomp.apps.coverage_diagnosis.interval_misses`
+    of one column, its central quantiles taken once."""
+    lo, hi = central_interval(samples, levels)
+    return _coverage(samples, truth, levels, lo, hi), *misses_of(lo, hi, truth, band)
 
 
 def step_coverage(
@@ -114,16 +129,15 @@ def step_coverage(
         h = problem.sign * problem.compose(draws, X)
         draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(J):
-            comp[j] = sample_coverage(draws[..., j], F_true[:, j], levels)
-            miss[j], by_band[j] = interval_misses(draws[..., j], F_true[:, j], levels, band)
+            comp[j], miss[j], by_band[j] = _scored(draws[..., j], F_true[:, j], levels, band)
     beta = float(s.acquisition.beta(t))
     bound = ucb_bound(setup, state, models, t, X, h, beta, rng)
-    h_miss, h_band = interval_misses(h, h_true, levels, band)
+    h_cover, h_miss, h_band = _scored(h, h_true, levels, band)
     return {
         "component": comp,
         "component_miss": miss,
         "component_by_distance": by_band,
-        "objective": sample_coverage(h, h_true, levels),
+        "objective": h_cover,
         "objective_miss": h_miss,
         "objective_by_distance": h_band,
         "ucb_used": float(np.mean(h_true <= bound)),

@@ -45,6 +45,13 @@ def distance_bands(X: np.ndarray, X_obs: np.ndarray, widths: np.ndarray) -> np.n
     return np.searchsorted(edges, d, side="left").astype(int)
 
 
+def central_interval(samples: np.ndarray, levels) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(1 - q)/2`` and ``(1 + q)/2`` quantiles of ``samples (n, m)`` at each of
+    ``levels (L,)``: ``lo, hi (L, m)``."""
+    q = np.asarray(levels, dtype=float)
+    return np.quantile(samples, (1 - q) / 2, axis=0), np.quantile(samples, (1 + q) / 2, axis=0)
+
+
 def interval_misses(samples: np.ndarray, truth: np.ndarray, levels, band: np.ndarray):
     """Misses and coverage by band of the central intervals of ``samples (n, m)``
     against ``truth (m,)`` at each of ``levels (L,)``.
@@ -53,13 +60,16 @@ def interval_misses(samples: np.ndarray, truth: np.ndarray, levels, band: np.nda
     below and above the interval, and ``by_band (L, 3)``, the coverage of the
     inputs of each band of ``band (m,)`` (NaN for an empty band).
     """
-    q = np.asarray(levels, dtype=float)
-    lo = np.quantile(samples, (1 - q) / 2, axis=0)  # (L, m)
-    hi = np.quantile(samples, (1 + q) / 2, axis=0)
+    return misses_of(*central_interval(samples, levels), truth, band)
+
+
+def misses_of(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray, band: np.ndarray):
+    """:func:`interval_misses` of the intervals ``[lo, hi] (L, m)`` (from
+    :func:`central_interval`)."""
     below, above = truth < lo, truth > hi
     miss = np.stack([below.mean(1), above.mean(1)], axis=1)
     inside = ~(below | above)
-    by_band = np.full((len(q), len(BANDS)), np.nan)
+    by_band = np.full((len(lo), len(BANDS)), np.nan)
     for b in range(len(BANDS)):
         if np.any(band == b):
             by_band[:, b] = inside[:, band == b].mean(1)
