@@ -38,6 +38,9 @@ class Convergence:
 CONVERGENCE = Convergence()
 
 
+KEPT = "kept"  # FitDiagnostics.inference of a failed refit whose previous draws stay
+
+
 class DiagnosticsWarning(UserWarning):
     """A hyperparameter fit failed a convergence check."""
 
@@ -85,6 +88,11 @@ class FitDiagnostics:
         if self.inference == "importance":
             return f"{self.proposal or 'prior'} importance"
         return self.inference
+
+    @property
+    def kept(self) -> bool:
+        """Whether the refit failed and the previous draws stay in use (``inference=KEPT``)."""
+        return self.inference == KEPT
 
     @property
     def weighted(self) -> bool:

@@ -64,7 +64,7 @@ import numpy as np
 
 from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
-from pp_decomp.components.diagnostics import FitDiagnostics, warn_if_bad
+from pp_decomp.components.diagnostics import KEPT, FitDiagnostics, warn_if_bad
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import (
     GROW,
@@ -149,7 +149,7 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     if route.mode:
         if not laplace_fit(gp, X, y, n_keep, rng):
             seconds = time.perf_counter() - start
-            gp.diagnostics = FitDiagnostics("kept", n_keep, seconds=seconds, converged=False)
+            gp.diagnostics = FitDiagnostics(KEPT, n_keep, seconds=seconds, converged=False)
         return gp
     gp.fit(X, y, "nuts", seed=seed, init=init, warn=False, **nuts)  # warned when consumed
     return gp
@@ -413,7 +413,7 @@ class FastUpdater(Updater):
         status(f"waiting for the refit of {fc.gp.name}")
         job, fitted = fc.job, fc.job.future.result()
         fc.job = None
-        if fitted.diagnostics.inference == "kept":
+        if fitted.diagnostics.kept:
             notes.refit[fc.gp.name] = fit_summary(fc.gp, diagnostics=fitted.diagnostics)
             if repair_at is not None:
                 seed = int_seed(as_generator(job.seed))
