@@ -2,7 +2,7 @@
 components): D-GPUCB against GP-UCB on the same data, in the same run.
 
 Usage: python benchmarks/speed/tb_ask.py [--evals 30] [--after 20] [--inference map]
-       [--seed 0] [--fd] [--out FILE.json]
+       [--seed 0] [--fd] [--choices FILE.npy] [--out FILE.json]
 
 A D-GPUCB run (10 space-filling evaluations, then its own choices) times every
 ask once ``--after`` evaluations are in; at each of those steps a fresh GP-UCB
@@ -10,7 +10,9 @@ optimiser is told the same data and its first ask (its fit and maximisation)
 is timed too. ``--fd`` makes the maximiser take finite-difference gradients as
 it did before analytic ones (for before/after ratios in one session). Prints
 the median and maximum ask per strategy, their ratio, and the process's peak
-resident memory.
+resident memory. ``--choices FILE.npy`` keeps the D-GPUCB run's inputs there;
+when FILE holds another tree's, it first prints how far each ask moved from
+them (does a change keep the choices?).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np  # noqa: E402
 STRATEGIES = ("d-gpucb", "gp-ucb")
 
 
-def asks(evals: int, after: int, inference: str, seed: int) -> dict[str, list[float]]:
+def asks(evals: int, after: int, inference: str, seed: int):
     from pp_decomp import Optimizer
     from pp_decomp.models import get_problem
 
@@ -52,7 +54,26 @@ def asks(evals: int, after: int, inference: str, seed: int) -> dict[str, list[fl
             out["d-gpucb"].append(time.perf_counter() - start)
         opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
     opt.close()
-    return out
+    return out, np.asarray(opt.X)
+
+
+def compare_choices(X: np.ndarray, path: str) -> None:
+    """Print how far each of ``X``'s asks moved from the inputs kept in ``path``, and
+    the best objective each run found; then keep ``X`` there."""
+    from pp_decomp.models import get_problem
+
+    if os.path.exists(path):
+        old = np.load(path)
+        n = min(len(old), len(X))
+        moved = np.abs(X[:n] - old[:n]).max(axis=1)[10:]  # after the 10 initial inputs
+        problem = get_problem("tuberculosis-110")
+        best, best_old = problem.objective(X[:n]).min(), problem.objective(old[:n]).min()
+        print(
+            f"choices against {path}: {np.sum(moved <= 1e-9)} of {len(moved)} asks within 1e-9, "
+            f"{np.sum(moved <= 1e-4)} within 1e-4; largest move {moved.max():.3g}; "
+            f"best objective {best:.10g} here, {best_old:.10g} there"
+        )
+    np.save(path, X)
 
 
 def main(argv=None) -> None:
@@ -62,6 +83,7 @@ def main(argv=None) -> None:
     ap.add_argument("--inference", default="map")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fd", action="store_true", help="finite-difference gradients")
+    ap.add_argument("--choices", default=None, help="FILE.npy of a run's inputs")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     from pp_decomp.optim import maximizers
@@ -69,7 +91,9 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")
     if args.fd:
         maximizers.has_gradient = lambda acq, X: False
-    rows = asks(args.evals, args.after, args.inference, args.seed)
+    rows, X = asks(args.evals, args.after, args.inference, args.seed)
+    if args.choices:
+        compare_choices(X, args.choices)
     med = {s: float(np.median(t)) for s, t in rows.items()}
     label = "finite differences" if args.fd else "analytic"
     for s, t in rows.items():
