@@ -247,6 +247,7 @@ def maximize_box(
     n_raw: int = 1024,
     n_starts: int = 8,
     maxiter: int = 200,
+    ftol: float | None = None,
 ):
     """Maximise ``acq`` over a box with optional linear constraints ``A x <= b``.
 
@@ -286,7 +287,7 @@ def maximize_box(
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
     ends = [best_x]
     grad = box.dim >= GRADIENT_MIN_DIM and has_gradient(screen, starts[:1])
-    for x, v in _local_searches(screen, box, starts, maxiter, grad):
+    for x, v in _local_searches(screen, box, starts, maxiter, grad, ftol):
         if v > -np.inf:  # feasible
             ends.append(x)
         if v > best_v:
@@ -297,7 +298,7 @@ def maximize_box(
     full = _finite(acq(candidates))
     j = int(np.argmax(full))
     best_x, best_v = candidates[j].copy(), float(full[j])
-    x, v = _local_search(_packed(acq) if grad else acq, box, best_x, maxiter, grad)
+    x, v = _local_search(_packed(acq) if grad else acq, box, best_x, maxiter, grad, ftol)
     return (x, v) if v > best_v else (best_x, best_v)
 
 
@@ -366,18 +367,24 @@ def _packed(acq: Callable) -> Callable:
     return packed
 
 
-def _local_searches(acq: Callable, box: Box, starts, maxiter: int, grad: bool = False) -> list:
+def _local_searches(
+    acq: Callable, box: Box, starts, maxiter: int, grad: bool = False, ftol: float | None = None
+) -> list:
     """:func:`_local_search` from each of ``starts``, L-BFGS-B's and SLSQP's alike,
     :func:`~pp_decomp.optim.maximizers.in_lockstep` (one call of ``acq`` a round serves them
     all; SLSQP is thread-safe from scipy 1.16). With ``grad``, on ``acq.value_and_grad``."""
     f = _packed(acq) if grad else acq
     return in_lockstep(
-        f, [partial(_local_search, box=box, x0=x0, maxiter=maxiter, grad=grad) for x0 in starts]
+        f,
+        [
+            partial(_local_search, box=box, x0=x0, maxiter=maxiter, grad=grad, ftol=ftol)
+            for x0 in starts
+        ],
     )
 
 
 def _local_search(
-    acq: Callable, box: Box, x0, maxiter: int, grad: bool = False
+    acq: Callable, box: Box, x0, maxiter: int, grad: bool = False, ftol: float | None = None
 ) -> tuple[np.ndarray, float]:
     """L-BFGS-B (SLSQP under linear constraints) from ``x0`` in the unit cube, where
     steps are well conditioned; ``-inf`` when the result is not feasible. With
@@ -397,6 +404,7 @@ def _local_search(
         return -out[0], -np.where(np.isfinite(out[1:]), out[1:], 0.0) * scale
 
     u0, bounds = (x0 - lo) / scale, [(0.0, 1.0)] * box.dim
+    options = {"maxiter": maxiter} | ({} if ftol is None else {"ftol": ftol})
     if box.A is not None:
         A_u, b_u = box.A * scale, box.b - box.A @ lo
         cons = [{"type": "ineq", "fun": lambda u: b_u - A_u @ u, "jac": lambda u: -A_u}]
@@ -407,11 +415,11 @@ def _local_search(
             method="SLSQP",
             bounds=bounds,
             constraints=cons,
-            options={"maxiter": maxiter},
+            options=options,
         )
     else:
         res = optimize.minimize(
-            fun, u0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+            fun, u0, jac=True, method="L-BFGS-B", bounds=bounds, options=options
         )
     x = lo + np.clip(res.x, 0.0, 1.0) * scale
     if np.isfinite(res.fun) and box.contains(x[None])[0]:

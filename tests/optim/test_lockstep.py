@@ -68,3 +68,24 @@ def test_an_interruption_of_the_serving_thread_ends_every_search(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         in_lockstep(lambda U: U.sum(1), [lambda g: g(np.zeros((1, 2))) for _ in range(3)])
     assert not [t for t in threading.enumerate() if t.name.startswith("pp_decomp-search")]
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_a_looser_tolerance_stops_the_searches_sooner_near_the_same_optimum(constrained):
+    """``maximize_box(ftol=...)``, L-BFGS-B's and SLSQP's alike (the default: scipy's)."""
+    from pp_decomp.optim.maximizers import maximize_box
+
+    A = np.ones((1, 3)) if constrained else None
+    box = Box(np.zeros(3), np.ones(3), A=A, b=[2.5] if constrained else None)
+    calls = []
+
+    def f(U):
+        calls.append(len(U))
+        return _rows(U)
+
+    x, v = maximize_box(f, box, seed=0, n_raw=64)
+    n_default, calls[:] = len(calls), []
+    y, w = maximize_box(f, box, seed=0, n_raw=64, ftol=1e-2)
+    assert len(calls) < n_default and w == pytest.approx(v, abs=0.05)
+    y, w = maximize_box(f, box, seed=0, n_raw=64, ftol=None)
+    np.testing.assert_array_equal(x, y)  # None keeps the default search
