@@ -265,7 +265,8 @@ def maximize_box(
     (:func:`~pp_decomp.acquisition.surrogate.with_screen`), is maximised on the
     screen, raw points and local searches alike; the searches' ends and the
     starts are then scored by ``acq`` itself and the best polished by one local
-    search of ``acq``. The value returned is always ``acq``'s.
+    search of ``acq``. The value returned is always ``acq``'s. ``ftol``: the
+    searches' stopping tolerance (default scipy's: SLSQP 1e-6, L-BFGS-B 2.2e-9).
 
     Returns
     -------
@@ -294,7 +295,12 @@ def maximize_box(
             best_x, best_v = x, v
     if screen is acq:
         return best_x, best_v
-    candidates = np.vstack([ends, starts])
+    return _rescored(acq, box, np.vstack([ends, starts]), maxiter, grad, ftol)
+
+
+def _rescored(acq, box: Box, candidates, maxiter: int, grad: bool, ftol: float | None):
+    """The best of ``candidates`` (found on ``acq``'s screen) by ``acq`` itself,
+    polished by one local search of ``acq``: ``(x, value)``."""
     full = _finite(acq(candidates))
     j = int(np.argmax(full))
     best_x, best_v = candidates[j].copy(), float(full[j])
