@@ -59,6 +59,7 @@ SMOKE_TESTS = {
     "studies/perceived_diagnosis.py": "test_perceived_diagnosis",
     "studies/prior_sweep.py": "test_prior_sweep",
     "studies/run_posterior.py": "test_run_posterior",
+    "studies/search_budget.py": "test_search_budget",
     "reports/ask_walk.py": "test_ask_walk",
     "reports/decomposition_identifiability.py": "test_decomposition_identifiability",
     "reports/paired_compare.py": "test_paired_compare",
@@ -315,6 +316,21 @@ def test_nuts_fit_time(script):
         r"T=10 D=1 kernel=se: first fit \(compiles\) {n} s; median refit {n} s over 1", out
     )
     assert median == pytest.approx(fits[1][0], abs=0.01)
+
+
+def test_search_budget(script):
+    out = script("studies/search_budget.py --problem tuberculosis --evals 13 --after 11")
+    assert "tuberculosis d-gpucb (map), 2 steps:" in out
+    rows = {
+        name: match(
+            rf"{re.escape(name)} +time {{n}}x the default's; its value at {{n}} of 2 steps; "
+            r"shortfall {n} ± {n} of the spread \(max {n}\)",
+            out,
+        )
+        for name in ("default", "4 starts", "ftol 1e-4", "4 starts, ftol 1e-4", "50 iterations")
+    }
+    assert rows["default"][:4] == [1.0, 2, 0.0, 0.0]  # against itself
+    assert all(r[0] > 0 and 0 <= r[1] <= 2 for r in rows.values())
 
 
 def test_gradient_ab(script):
