@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from pp_decomp.kernels import families as _families  # noqa: F401 (registers the bases)
-from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Kernel, Param, Stationary
+from pp_decomp.kernels.base import DERIVED, FAMILIES, Family, Param, Stationary
 from pp_decomp.kernels.bound import extra_source
 from pp_decomp.prior import Prior
 
@@ -76,8 +76,9 @@ class WarpedFamily(Family):
     base: type[Stationary] = Stationary
 
     def __reduce__(self):
-        # the class is made at run time, so pickle rebuilds it by name (``from_dict``)
-        return Kernel.from_dict, (self.to_dict(),)
+        # the class is made at run time: pickle names its base (by reference), and
+        # the warped class of that very base is made again
+        return _blank, (self.base,), self.__dict__
 
     def __repr__(self):
         base_values = {k: v for k, v in self.values.items() if not k.startswith("warp_")}
@@ -130,6 +131,12 @@ def warped_family(base: type[Stationary]) -> type[WarpedFamily]:
     return cls
 
 
+def _blank(base: type[Stationary]) -> WarpedFamily:
+    """An empty instance of ``base``'s warped family, for unpickling."""
+    cls = warped_family(base)
+    return cls.__new__(cls)
+
+
 def Warped(base: Family, warp_a=None, warp_b=None) -> WarpedFamily:  # noqa: N802 (a kernel)
     """``base`` (a stationary family) on Kumaraswamy-warped inputs (the module docstring).
 
@@ -158,12 +165,15 @@ def Warped(base: Family, warp_a=None, warp_b=None) -> WarpedFamily:  # noqa: N80
     return cls(active_dims=base.active_dims, warp_a=warp_a, warp_b=warp_b, **base.values)
 
 
-def check_unit_box(bound, X, Xs, *, bounds=None, arg: str = "X", tol: float = 1e-9) -> None:
+def check_unit_box(
+    bound, X, Xs, component: str, *, bounds=None, arg: str = "X", tol: float = 1e-9
+) -> None:
     """Refuse inputs off the unit box on a warped family's dimensions, where the
     warp would clip them: ``X (n, d)`` as given (argument ``arg``), ``Xs`` on the
-    model's scale, ``bound`` a :class:`~pp_decomp.kernels.bound.BoundKernel`,
-    ``bounds`` the GP's ``(2, d)`` box or ``None`` (ValueError naming the
-    component, the input and its value)."""
+    model's scale, ``bound`` a :class:`~pp_decomp.kernels.bound.BoundKernel` (shared
+    by GPs of one structure: ``component`` names this one), ``bounds`` the GP's
+    ``(2, d)`` box or ``None`` (ValueError naming the component, the input and
+    its value)."""
     for leaf, dims in zip(bound.leaves, bound.dims, strict=True):
         if not isinstance(leaf, WarpedFamily):
             continue
@@ -177,7 +187,7 @@ def check_unit_box(bound, X, Xs, *, bounds=None, arg: str = "X", tol: float = 1e
                 low, high = float(bounds[0][j]), float(bounds[1][j])
                 box = f"inputs in the GP's bounds [{low!r}, {high!r}] on input {j}"
             raise ValueError(
-                f"component {bound.component!r}: {leaf!r} warps {box}; "
+                f"component {component!r}: {leaf!r} warps {box}; "
                 f"{arg}[{i}, {j}] = {float(X[i, j])!r} lies outside it"
             )
 

@@ -3,6 +3,7 @@ inputs and the intervals cover there, where the unwarped kernel's do not."""
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 import re
@@ -151,7 +152,21 @@ def test_a_redefined_base_gets_its_own_warped_family():
     g = np.zeros(len(theta))
     dims = np.arange(2)
     assert w_old.pair(*x, dims, theta, g) != pytest.approx(w_new.pair(*x, dims, theta, g))
+    # the GPs' compiled kernels too, and a copy keeps its own base (not the latest of the name)
+    gps = [ppd.ComponentGP(K.Warped(c()), input_dim=2, name="a") for c in (old, new)]
+    assert gps[0].bound is not gps[1].bound
+    assert gps[0].bound.leaves[0].base is old and gps[1].bound.leaves[0].base is new
+    for again in (copy.deepcopy(K.Warped(old())), K.Matern52() * K.Warped(old())):
+        assert type(again.leaves()[-1]) is w_old  # a Product deep-copies its factor
     K.warped_family(Cubic)  # the module's Cubic is again the one from_dict finds
+
+
+def test_an_off_box_input_names_its_own_component():
+    """GPs of one structure share a compiled kernel; the message names the GP refused."""
+    X, y = np.array([[0.2], [0.9], [0.5]]), np.array([0.0, 1.0, 0.5])
+    ppd.ComponentGP(K.Warped(K.Matern32()), name="first").fit(X, y)
+    with pytest.raises(ValueError, match=r"component 'second'"):
+        ppd.ComponentGP(K.Warped(K.Matern32()), name="second").fit(X + 1.0, y)
 
 
 @pytest.mark.parametrize("a, b", [(1e-12, 1.0), (1e-300, 1e-3), (1e3, 1e3), (1.0, 1e-12)])

@@ -247,12 +247,11 @@ class KernelGP(ComponentGP):
         return self._bound
 
     def _structure(self) -> tuple:
-        """What identifies the kernel on these inputs: the expression (its families'
-        classes too), the input dimension and the input box's widths."""
+        """What identifies the kernel on these inputs: the expression, its families'
+        classes (the objects: a notebook cell run twice defines a new class of the
+        same name), the input dimension and the input box's widths."""
         widths = None if self.bounds is None else (self.bounds[1] - self.bounds[0]).tolist()
-        families = tuple(
-            f"{type(f).__module__}.{type(f).__qualname__}" for f in self.kernel.leaves()
-        )
+        families = tuple(type(f) for f in self.kernel.leaves())
         expression = json.dumps(self.kernel.to_dict(), sort_keys=True)
         return expression, families, self.input_dim, json.dumps(widths)
 
@@ -261,14 +260,14 @@ class KernelGP(ComponentGP):
         if self.input_dim is None:
             self.input_dim = X.shape[1]
         # before the GP takes the data: a refused fit leaves the last one in place
-        check_unit_box(self.bound, X, self.scale_X(X), bounds=self.bounds)
+        check_unit_box(self.bound, X, self.scale_X(X), self.name, bounds=self.bounds)
         return super()._set_data(X, y, min_rows, mean)
 
     def _Xnew(self, Xnew):
         X = check_X(Xnew, "Xnew", input_dim=self.input_dim)
         Xs = self.scale_X(X)
         # an optimiser's step may overshoot the box by rounding; a user's point may not
-        check_unit_box(self.bound, X, Xs, bounds=self.bounds, arg="Xnew", tol=1e-6)
+        check_unit_box(self.bound, X, Xs, self.name, bounds=self.bounds, arg="Xnew", tol=1e-6)
         return Xs
 
     def hyper_names(self) -> list[str]:
