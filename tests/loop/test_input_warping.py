@@ -67,9 +67,19 @@ def test_input_warping_is_refused_where_it_cannot_apply():
         ppd.Optimizer(problem, "d-gpucb", input_warping=True, correlated=True)
     with pytest.raises(UnsupportedSetting, match="strategy 'add-gp-ucb' models 'additive'"):
         ppd.Optimizer(problem, "add-gp-ucb", input_warping=True)
-    # the run-wide flag would not reach a component's own model
-    with pytest.raises(ValueError, match=r"components \['f1'\] bring their own models"):
-        ppd.Optimizer(problem, components={"f1": K.Matern12()}, input_warping=True)
+
+
+def test_a_component_with_its_own_model_keeps_it_and_the_others_are_warped():
+    problem = _problem()
+    with pytest.warns(UserWarning, match=r"components \['f1'\] keep their own models as given"):
+        opt = ppd.Optimizer(
+            problem, components={"f1": K.Matern12()}, input_warping=True, n_init=2, seed=0
+        )
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, problem.evaluate(x[None])[0])
+    assert repr(opt.models["f0"].kernel).startswith("Warped(Matern32(")
+    assert repr(opt.models["f1"].kernel) == "Matern12()"
 
 
 def test_the_run_command_warps_the_inputs_and_resumes_with_them(tmp_path, capsys):

@@ -6,6 +6,8 @@ are a plain ValueError."""
 
 from __future__ import annotations
 
+import warnings
+
 from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
@@ -43,9 +45,9 @@ def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> No
 
 def check_input_warping(warping, strategy, known, correlated: bool, components: tuple) -> bool:
     """``input_warping``, refused by name where the run's GPs are not the loop's
-    independent component or composed GPs on a fitted kernel, or where some
-    components bring their own models (``components``: ``(name, model)`` pairs),
-    which the run-wide flag would not reach."""
+    independent component or composed GPs on a fitted kernel; the components that
+    bring their own models (``components``: ``(name, model)`` pairs) keep them,
+    unwarped, with a warning naming them."""
     if not isinstance(warping, bool):
         raise TypeError(f"input_warping must be True or False; got {warping!r}")
     if not warping:
@@ -61,10 +63,11 @@ def check_input_warping(warping, strategy, known, correlated: bool, components: 
         )
     if components:
         names = [name for name, _ in components]
-        raise ValueError(
-            f"input_warping=True warps the run's kernel; components {names} bring their own "
-            f"models, which it would not reach: warp their kernels with K.Warped(...) and "
-            f"drop input_warping"
+        warnings.warn(
+            f"input_warping=True warps the run's kernel; components {names} keep their own "
+            f"models as given (warp those with K.Warped(...) in their kernels)",
+            UserWarning,
+            stacklevel=4,
         )
     if strategy.surrogate not in ("decomposed", "composed"):
         raise UnsupportedSetting(

@@ -43,8 +43,8 @@ class ModelSettings:
     input_warping : bool
         Those GPs' kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`
         of ``kernel`` with ``priors``), its shapes inferred with the other
-        hyperparameters (default off); refused beside ``components`` (warp
-        those in their own kernels).
+        hyperparameters (default off); the ``components`` with their own models
+        keep them as given (warp those in their own kernels).
 
     Example
     -------
