@@ -188,6 +188,14 @@ class TBModel:
             w.extend(r[T - t] @ PB)
         return np.array(w)
 
+    def _policies(self, V) -> np.ndarray:
+        """``V`` as ``(m, n)`` contiguous rows (the compiled recursion reads ``n`` per row
+        unchecked: a ValueError names another width)."""
+        V = np.ascontiguousarray(np.atleast_2d(np.asarray(V, dtype=float)))
+        if V.ndim != 2 or V.shape[1] != self.n:
+            raise ValueError(f"policies must have {self.n} columns (one per age); got {V.shape}")
+        return V
+
     def weights_batch(self, V: np.ndarray) -> np.ndarray:
         """:meth:`weights` of every row of ``V (m, n)`` at once: (m, 1 + (T-1) n).
 
@@ -195,7 +203,7 @@ class TBModel:
         each compartment's ages and ``A(v)`` is diagonal per block, so a step is
         elementwise, O(n) instead of O(n³) per policy
         (:func:`~pp_decomp.models.tb_recursion.weights`)."""
-        V = np.ascontiguousarray(np.atleast_2d(np.asarray(V, dtype=float)))
+        V = self._policies(V)
         last = getattr(self, "_last", None)
         # the weights, the known term and their gradients are asked for at the same
         # policies in turn: the last policies' weights are kept
@@ -224,7 +232,7 @@ class TBModel:
         (where differences would take ``n + 1``;
         :func:`~pp_decomp.models.tb_recursion.yearly_weights_grad`).
         """
-        V = np.ascontiguousarray(np.atleast_2d(np.asarray(V, dtype=float)))
+        V = self._policies(V)
         n, T = self.n, self.p.years
         self.weights_batch(V)  # the weights at V come with their gradient
         Pc = self.P @ self.c + self.c_after

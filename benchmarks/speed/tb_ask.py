@@ -65,6 +65,8 @@ def compare_choices(X: np.ndarray, path: str) -> None:
     if os.path.exists(path):
         old = np.load(path)
         n = min(len(old), len(X))
+        if n <= 10:
+            raise SystemExit(f"--choices: {path} and this run have no ask in common (n = {n})")
         moved = np.abs(X[:n] - old[:n]).max(axis=1)[10:]  # after the 10 initial inputs
         problem = get_problem("tuberculosis-110")
         best, best_old = problem.objective(X[:n]).min(), problem.objective(old[:n]).min()

@@ -266,6 +266,8 @@ def test_tuberculosis_weights_of_many_policies_at_once_equal_one_at_a_time(ages)
     V = np.random.default_rng(3).uniform(0, params.v_max, (5, model.n))
     one_by_one = np.stack([model.weights(v) for v in V])
     np.testing.assert_allclose(model.weights_batch(V), one_by_one, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=rf"policies must have {model.n} columns"):
+        model.yearly_weights_grad(V[:, 1:])  # compiled: a narrower row would be read past
 
 
 def test_polishing_tuberculosis_110_policies_never_ends_above_them():
