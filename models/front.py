@@ -21,8 +21,8 @@ the flat parts and the fast one.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
+from pp_decomp.models.optima import grid_maximum
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 
@@ -53,23 +53,6 @@ def fields(X: np.ndarray, p: dict) -> np.ndarray:
     return np.column_stack([front, plume, background])
 
 
-def _optimum(p: dict) -> float:
-    """``max g`` on a 401 x 401 grid, refined by L-BFGS-B from the best five points."""
-    grid = np.linspace(0.0, 1.0, 401)
-    G = np.stack(np.meshgrid(grid, grid, indexing="ij"), -1).reshape(-1, 2)
-    values = fields(G, p) @ WEIGHTS
-    best = float(values.max())
-    for i in np.argsort(values)[-5:]:
-        res = optimize.minimize(
-            lambda z: -float((fields(z[None], p) @ WEIGHTS)[0]),
-            G[i],
-            method="L-BFGS-B",
-            bounds=[(0.0, 1.0)] * 2,
-        )
-        best = max(best, -float(res.fun))
-    return best
-
-
 def front(seed: int = 0) -> Problem:
     """The instance of ``seed`` (see the module docstring)."""
     p = front_parameters(seed)
@@ -79,7 +62,7 @@ def front(seed: int = 0) -> Problem:
         n_components=3,
         weights=WEIGHTS,
         maximize=True,
-        optimum=_optimum(p),
+        optimum=grid_maximum(lambda X: fields(X, p) @ WEIGHTS, dim=2, points=401),
         name="front",
         component_names=["front", "plume", "background"],
         description="a sharp front, a plume in one corner and a smooth background on "

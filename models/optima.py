@@ -12,6 +12,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+from scipy import optimize
+
 OPTIMA_FILE = Path(__file__).parent / "data" / "optima.json"
 
 
@@ -34,6 +37,33 @@ def improve_optimum(key: str, found: dict, lower: bool) -> bool:
     table[key] = found
     _write(table)
     return True
+
+
+def unit_grid(points: int, dim: int) -> np.ndarray:
+    """The ``points^dim`` grid of the unit cube, ``(points^dim, dim)`` (the first input
+    varies slowest)."""
+    axis = np.linspace(0.0, 1.0, points)
+    return np.stack(np.meshgrid(*[axis] * dim, indexing="ij"), -1).reshape(-1, dim)
+
+
+def grid_maximum(g: Callable, dim: int, points: int, polish: int = 5) -> float:
+    """``max g`` over the unit cube: on :func:`unit_grid`, refined by L-BFGS-B from the
+    best ``polish`` grid points; ``g`` maps ``(m, dim)`` inputs to ``(m,)`` values.
+
+    Example
+    -------
+    >>> abs(grid_maximum(lambda X: -((X - 0.3) ** 2).sum(1), dim=2, points=11)) < 1e-12
+    True
+    """
+    G = unit_grid(points, dim)
+    values = g(G)
+    best = float(values.max())
+    for i in np.argsort(values)[-polish:]:
+        res = optimize.minimize(
+            lambda x: -float(g(x[None])[0]), G[i], method="L-BFGS-B", bounds=[(0.0, 1.0)] * dim
+        )
+        best = max(best, -float(res.fun))
+    return best
 
 
 def _read() -> dict:

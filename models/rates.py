@@ -24,8 +24,8 @@ impurity, a spike on a floor.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
+from pp_decomp.models.optima import grid_maximum, unit_grid
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box
 
@@ -43,9 +43,7 @@ def rates_parameters(seed: int) -> dict:
         "centre": rng.uniform(0.2, 0.8, 3),
         "spread": float(rng.uniform(0.08, 0.15)),
     }
-    grid = np.linspace(0.0, 1.0, 21)
-    G = np.stack(np.meshgrid(grid, grid, grid, indexing="ij"), -1).reshape(-1, 3)
-    raw = _raw_fields(G, p)
+    raw = _raw_fields(unit_grid(21, 3), p)
     p["low"], p["high"] = raw.min(axis=0), raw.max(axis=0)
     return p
 
@@ -66,23 +64,6 @@ def fields(X: np.ndarray, p: dict) -> np.ndarray:
     return np.column_stack([throughput, impurity, energy])
 
 
-def _optimum(p: dict) -> float:
-    """``max g`` on a 41³ grid, refined by L-BFGS-B from the best five points."""
-    grid = np.linspace(0.0, 1.0, 41)
-    G = np.stack(np.meshgrid(grid, grid, grid, indexing="ij"), -1).reshape(-1, 3)
-    values = fields(G, p) @ WEIGHTS
-    best = float(values.max())
-    for i in np.argsort(values)[-5:]:
-        res = optimize.minimize(
-            lambda x: -float((fields(x[None], p) @ WEIGHTS)[0]),
-            G[i],
-            method="L-BFGS-B",
-            bounds=[(0.0, 1.0)] * 3,
-        )
-        best = max(best, -float(res.fun))
-    return best
-
-
 def rates(seed: int = 0) -> Problem:
     """The instance of ``seed`` (see the module docstring)."""
     p = rates_parameters(seed)
@@ -92,7 +73,7 @@ def rates(seed: int = 0) -> Problem:
         n_components=3,
         weights=WEIGHTS,
         maximize=True,
-        optimum=_optimum(p),
+        optimum=grid_maximum(lambda X: fields(X, p) @ WEIGHTS, dim=3, points=41),
         name="rates",
         component_names=["throughput", "impurity", "energy"],
         description="a process's throughput (spanning 400x), a sharply peaked impurity "
