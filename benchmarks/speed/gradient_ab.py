@@ -55,8 +55,17 @@ def both_ways(acq, domain, seed: int) -> dict:
 
 
 def steps(
-    problem_name: str, strategy: str, evals: int, after: int, inference: str, seed: int
+    problem_name: str,
+    strategy: str,
+    evals: int,
+    after: int,
+    inference: str,
+    seed: int,
+    measure=both_ways,
 ) -> list[dict]:
+    """``measure(acq, domain, seed)``'s dict at every step of a run from ``after``
+    evaluations on (``acq``: the step's acquisition, screened as the loop screens
+    it), each with the step's ``n``."""
     from pp_decomp import Optimizer
     from pp_decomp.acquisition.surrogate import with_screen
     from pp_decomp.loop.ask import build_context
@@ -71,7 +80,7 @@ def steps(
             rng = np.random.default_rng(seed + k)
             ctx = build_context(opt.setup, opt.state, opt.models, opt.n + 1, rng, hallucinate=False)
             acq = with_screen(opt.strategy.build(ctx))
-            rows.append({"n": opt.n, **both_ways(acq, problem.domain, seed + k)})
+            rows.append({"n": opt.n, **measure(acq, problem.domain, seed + k)})
         opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
     opt.close()
     return rows

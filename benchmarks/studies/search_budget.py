@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
@@ -31,6 +32,10 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+# the run and its steps' acquisitions are gradient_ab's
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "speed"))
+from gradient_ab import steps  # noqa: E402
 
 TOL = 1e-6  # relative: two values closer than this are the same optimum
 BUDGETS = {
@@ -56,29 +61,6 @@ def budgets_at(acq, box, seed: int) -> dict:
     lo, hi = np.quantile(raw[np.isfinite(raw)], [0.1, 0.9])
     out["spread"] = float(hi - lo)
     return out
-
-
-def steps(
-    problem_name: str, strategy: str, evals: int, after: int, inference: str, seed: int
-) -> list[dict]:
-    from pp_decomp import Optimizer
-    from pp_decomp.acquisition.surrogate import with_screen
-    from pp_decomp.loop.ask import build_context
-    from pp_decomp.models import get_problem
-
-    problem = get_problem(problem_name, seed=seed)
-    opt = Optimizer(problem, strategy, inference=inference, n_init=10, seed=seed)
-    rows = []
-    for k in range(evals):
-        x = opt.ask()
-        if opt.n >= after:  # the step's models and β, its input not yet pending
-            rng = np.random.default_rng(seed + k)
-            ctx = build_context(opt.setup, opt.state, opt.models, opt.n + 1, rng, hallucinate=False)
-            acq = with_screen(opt.strategy.build(ctx))
-            rows.append({"n": opt.n, **budgets_at(acq, problem.domain, seed + k)})
-        opt.tell(x, problem.evaluate(x[None], seed=seed)[0])
-    opt.close()
-    return rows
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -109,7 +91,9 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    rows = steps(args.problem, args.strategy, args.evals, args.after, args.inference, args.seed)
+    rows = steps(
+        args.problem, args.strategy, args.evals, args.after, args.inference, args.seed, budgets_at
+    )
     print(f"{args.problem} {args.strategy} ({args.inference}), {len(rows)} steps:")
     for line in summary(rows):
         print(line)
