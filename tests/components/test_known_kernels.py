@@ -331,3 +331,18 @@ def test_known_kernels_give_a_min_strategy_the_components_and_the_known_gp_of_g(
     assert list(gps) == [*pt.component_names, "composed"]
     np.testing.assert_array_equal(gps["composed"].draws.eta, comp.eta)
     np.testing.assert_array_equal(gps[pt.component_names[0]].draws.eta, [14.0])
+
+
+def test_a_noise_free_fit_of_small_outputs_becomes_known_kernels():
+    # y spread below 1 and no noise: the fit's noise in output units falls under
+    # the jitter, and the known kernel keeps the jitter alone instead of refusing
+    X = np.linspace(0.0, 1.0, 30)[:, None]
+    y = 0.3 * np.sin(6 * X[:, 0])
+    gp = ComponentGP("se", 1, bounds=[[0.0], [1.0]], priors=Priors(mean_sd=0.0))
+    gp.fit(X, y, seed=0)
+    known = KnownKernels.from_components([gp], [[0.0], [1.0]])
+    assert 0 < known.draws[0].sigma[0] < 1e-6
+    again = ComponentGP("se", 1, bounds=[[0.0], [1.0]], standardize=False)
+    again.condition(X, y, known.draws[0], mean=known.mean[0])
+    Xs = np.linspace(0.0, 1.0, 7)[:, None]
+    np.testing.assert_allclose(again.predict(Xs)[0], gp.predict(Xs)[0], atol=1e-3 * y.std())

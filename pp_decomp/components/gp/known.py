@@ -135,7 +135,9 @@ class KnownKernels:
             d = c.draws
             # the same noise in original units, jitter included: y_std² (σ² + J) = σ'² + J
             var = c.y_std**2 * (d.sigma**2 + JITTER) - JITTER
-            sigma = np.sqrt(np.maximum(var, 0.0))
+            # below the jitter (a noise-free fit of outputs spread less than 1) the
+            # nearest representable noise is the jitter alone: σ' tiny but positive
+            sigma = np.sqrt(np.maximum(var, 1e-24))
             draws.append(HyperDraws(d.ls, d.eta * c.y_std, sigma, d.alpha))
         return cls(
             kernels.pop(),
