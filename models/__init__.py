@@ -133,14 +133,58 @@ PROBLEMS: dict[str, ProblemEntry] = {
         _lazy("classic", "himmelblau_problem"), "negated tilted Himmelblau, 2-D box (Contal 2014)"
     ),
     "gaussian-mixture": ProblemEntry(
-        _lazy("classic", "gaussian_mixture_problem"),
-        "3 Gaussian bumps + GP perturbation on a 40x40 grid (Contal 2014)",
+        _lazy("contal", "gaussian_mixture_problem"),
+        "3 Gaussian bumps + GP perturbation on a 40x40 grid, 1% noise (Contal 2014)",
     ),
     "gp-sample-2d": ProblemEntry(
-        _lazy("classic", "gp_sample_problem", dim=2), "SE GP sample on a 30x30 grid (Contal 2014)"
+        _lazy("contal", "gp_sample_problem", dim=2),
+        "Matérn 3/2 GP sample at 1000 points of [0,40]^2, lengthscale 1, its kernel known "
+        "(Contal 2014)",
     ),
     "gp-sample-4d": ProblemEntry(
-        _lazy("classic", "gp_sample_problem", dim=4), "SE GP sample on 1000 points of [0,1]^4"
+        _lazy("contal", "gp_sample_problem", dim=4),
+        "Matérn 3/2 GP sample at 1000 points of [0,40]^4, lengthscale 16, its kernel known "
+        "(Contal 2014)",
+    ),
+    "mackey-glass": ProblemEntry(
+        _lazy("mackey_glass", "mackey_glass"),
+        "the Mackey-Glass series 85 steps ahead over 1000 6-D delay vectors, no noise "
+        "(Contal 2014)",
+    ),
+    **{
+        f"{name}-known": ProblemEntry(
+            factory,
+            f"{name} under Contal 2014's protocol: an SE kernel fitted by MAP on half of "
+            f"its {where}, for inference 'fixed'",
+        )
+        for name, factory, where in (
+            ("branin", _lazy("contal", "search_set_problem", name="branin"), "1000 points"),
+            (
+                "goldstein-price",
+                _lazy("contal", "search_set_problem", name="goldstein-price"),
+                "1000 points",
+            ),
+            (
+                "himmelblau",
+                _lazy("contal", "search_set_problem", name="himmelblau"),
+                "1000 points",
+            ),
+            (
+                "gaussian-mixture",
+                _lazy("contal", "gaussian_mixture_problem", known_kernels=True),
+                "grid",
+            ),
+            (
+                "mackey-glass",
+                _lazy("mackey_glass", "mackey_glass", known_kernels=True),
+                "delay vectors",
+            ),
+        )
+    },
+    "independent-sites": ProblemEntry(
+        _lazy("contal", "independent_sites"),
+        "100 uncorrelated N(0,1) sites, their kernel known: GP-MI's linear regret "
+        "(Contal 2014's erratum)",
     ),
     "rolland-star": ProblemEntry(
         _lazy("graphs", "rolland", graph="star"),

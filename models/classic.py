@@ -5,10 +5,10 @@
 * ``himmelblau``: negated Himmelblau tilted by a linear term, ``-(H(x, y) + 0.5 x)``,
   on ``[-5, 5]²``; four peaks, one global maximum (the paper does not print its
   tilt; ``0.5 x`` is this module's choice).
-* ``gaussian-mixture``: three 2-D Gaussian bumps (the highest one thin) plus a
-  smooth Matérn-5/2 GP perturbation, on a 40 x 40 grid of ``[0, 1]²`` (exact optimum).
-* ``gp-sample-2d``, ``gp-sample-4d``: SE GP samples on 900 grid points of
-  ``[0, 1]²`` / 1000 uniform points of ``[0, 1]⁴`` (exact optimum).
+
+The Gaussian mixture, the generated GPs and the paper's protocol (the
+functions on a finite search set, kernels fitted beforehand on half of it)
+are in :mod:`pp_decomp.models.contal`.
 
 Each has ``J = 1`` component (the function itself) and ``g = f_1``, so
 decomposed and composed strategies coincide; the decomposition does not matter
@@ -20,8 +20,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from pp_decomp.components.samples import stable_cholesky
-from pp_decomp.kernels import kernel_matrix
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet
 
@@ -64,14 +62,16 @@ def _box_optimum(fn, box: Box, starts) -> float:
     return best
 
 
-def _single(name, domain, fn, optimum, description, maximize=True):
+def _single(name, domain, fn, optimum, description, *, noise_sd=0.0, known=None):
     return Problem(
         domain=domain,
         components=lambda X: fn(np.asarray(X, dtype=float))[:, None],
         n_components=1,
         weights=np.ones(1),
         lipschitz=np.ones(1),
-        maximize=maximize,
+        maximize=True,
+        noise_sd=noise_sd,
+        known_kernels=known,
         optimum=optimum,
         name=name,
         component_names=["f"],
@@ -114,7 +114,17 @@ def himmelblau_problem(seed: int = 0) -> Problem:
     )
 
 
-def _grid_problem(name, X, values, description):
+def candidate_problem(
+    name: str, X, values, description: str, *, noise_sd: float = 0.0, known=None
+) -> Problem:
+    """One component known at the candidate points ``X (N, d)`` only, ``values (N,)``
+    maximised, with observation noise ``noise_sd`` and optionally its known kernel.
+
+    >>> import numpy as np
+    >>> p = candidate_problem("two", np.array([[0.0], [1.0]]), np.array([1.0, 2.0]), "two points")
+    >>> p.optimum, p.evaluate(np.array([[1.0]]))[0, 0]
+    (2.0, 2.0)
+    """
     lookup = {tuple(x): v for x, v in zip(X, values, strict=True)}
 
     def fn(Z):
@@ -123,37 +133,6 @@ def _grid_problem(name, X, values, description):
         except KeyError as err:
             raise ValueError(f"{name}: {err.args[0]} is not a candidate point") from err
 
-    return _single(name, CandidateSet(X), fn, float(values.max()), description)
-
-
-def _gp_sample(kernel, X, ls, rng):
-    K = kernel_matrix(kernel, X, X, np.full((1, X.shape[1]), ls), np.ones(1))[0]
-    return stable_cholesky(K) @ rng.standard_normal(len(X))
-
-
-def gaussian_mixture_problem(seed: int = 0) -> Problem:
-    """Maximise three Gaussian bumps plus a small Matérn GP perturbation on a 40 x 40 grid."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
-    g = np.linspace(0, 1, 40)
-    X = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    centers = np.array([[0.25, 0.3], [0.7, 0.75], [0.8, 0.2]])
-    widths = np.array([0.15, 0.12, 0.03])  # the highest peak is thin
-    heights = np.array([0.8, 0.9, 1.2])
-    d2 = ((X[:, None, :] - centers[None]) ** 2).sum(-1)
-    f = (heights * np.exp(-d2 / (2 * widths**2))).sum(1)
-    f = f + 0.05 * _gp_sample("matern52", X, 0.2, rng)
-    return _grid_problem(
-        "gaussian-mixture", X, f, "3 Gaussian bumps + Matérn GP perturbation on a 40x40 grid"
+    return _single(
+        name, CandidateSet(X), fn, float(values.max()), description, noise_sd=noise_sd, known=known
     )
-
-
-def gp_sample_problem(seed: int = 0, dim: int = 2) -> Problem:
-    """Maximise an SE GP sample: a 30 x 30 grid for ``dim=2``, 1000 uniform points otherwise."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, dim]))
-    if dim == 2:
-        g = np.linspace(0, 1, 30)
-        X = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    else:
-        X = rng.uniform(size=(1000, dim))
-    f = _gp_sample("se", X, 0.25 if dim == 2 else 0.4, rng)
-    return _grid_problem(f"gp-sample-{dim}d", X, f, f"SE GP sample on {len(X)} points, {dim}-D")
