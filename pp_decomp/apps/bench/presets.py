@@ -19,19 +19,26 @@ PRESETS = {
         iterations=100,
         n_init=5,
     ),
+    # the paper's protocol: finite search sets, kernels known beforehand (the
+    # generated GPs' own, else SE fitted on half the set), 10 initial points, δ = 1e-6
     "contal2014": dict(
         problems=[
-            "gaussian-mixture",
-            "himmelblau",
-            "branin",
-            "goldstein-price",
             "gp-sample-2d",
             "gp-sample-4d",
+            "gaussian-mixture-known",
+            "himmelblau-known",
+            "branin-known",
+            "goldstein-price-known",
+            "mackey-glass-known",
         ],
         strategies=["gp-mi", "gp-ucb", "ei"],
         trials=30,
         iterations=100,
-        n_init=5,
+        n_init=10,
+        inference="fixed",
+        beta_schedule="contal",
+        baseline="gp-mi",
+        compared=["gp-ucb", "ei"],
     ),
     "kandasamy2015": dict(
         problems=["kandasamy-24-6-4"],

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pp_decomp.acquisition import BetaKandasamy
+from pp_decomp.acquisition import BetaDiscrete, BetaKandasamy
 from pp_decomp.additive import AdditiveSettings
 from pp_decomp.apps.bench.presets import PRESETS, QUICK
 from pp_decomp.choices import INFERENCE_METHODS
@@ -21,8 +21,22 @@ from pp_decomp.components import Priors
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import check_problem_name, get_problem
+from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import UnsupportedSetting, canonical_strategy, get_strategy
 from pp_decomp.validate import canonical_choice, check_choice, check_positive_int
+
+BETA_SCHEDULES = ("default", "kandasamy", "contal")
+
+
+def contal_beta(problem) -> BetaDiscrete:
+    """Contal et al.'s GP-UCB on a finite search set: Srinivas et al.'s
+    ``β_t = 2 log(|X| t² π² / (6δ))`` unscaled, with their ``δ = 10⁻⁶``."""
+    if not isinstance(problem.domain, CandidateSet):
+        raise ValueError(
+            f"beta_schedule 'contal' needs a finite search set; problem {problem.name!r} "
+            f"has a {type(problem.domain).__name__} domain"
+        )
+    return BetaDiscrete(problem.domain.size, delta=1e-6, scale=1.0)
 
 
 @dataclass(frozen=True)
@@ -54,11 +68,11 @@ class Task:
         """The keyword arguments of this task's :class:`~pp_decomp.Optimizer` on
         ``problem`` (this trial's instance): the strategy and its settings."""
         beta = None
-        if (
-            self.beta_schedule == "kandasamy"
-            and get_strategy(self.strategy).surrogate != "additive"
-        ):
+        surrogate = get_strategy(self.strategy).surrogate
+        if self.beta_schedule == "kandasamy" and surrogate != "additive":
             beta = BetaKandasamy(problem.dim)  # the papers' GP-UCB baseline: 0.2 D log 2t
+        elif self.beta_schedule == "contal":
+            beta = contal_beta(problem)
         return dict(
             strategy=self.strategy,
             n_init=self.n_init,
@@ -129,7 +143,7 @@ class BenchSpec:
             # a strategy the flag does not reach would not check it
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
-        check_choice(self.beta_schedule, "beta_schedule", ("default", "kandasamy"))
+        check_choice(self.beta_schedule, "beta_schedule", BETA_SCHEDULES)
         if self.kernel is not None:
             self.kernel = canonical_kernel(self.kernel)
         # each pair's settings are checked where a run checks them, before any run
