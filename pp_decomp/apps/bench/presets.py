@@ -40,6 +40,19 @@ PRESETS = {
         baseline="gp-mi",
         compared=["gp-ucb", "ei"],
     ),
+    # the paper's erratum: on a GP sample of uncorrelated sites, told the true kernel,
+    # GP-MI stops exploring and its average regret R_T / T stays above zero
+    "contal2014-erratum": dict(
+        problems=["independent-sites"],
+        strategies=["gp-mi", "gp-ucb"],
+        trials=30,
+        iterations=400,
+        n_init=2,
+        inference="fixed",
+        beta_schedule="contal",
+        baseline="gp-mi",
+        compared=["gp-ucb"],
+    ),
     "kandasamy2015": dict(
         problems=["kandasamy-24-6-4"],
         strategies=["add-gp-ucb-oracle", "add-gp-ucb", "gp-ucb", "random"],
