@@ -122,7 +122,7 @@ def candidate_problem(
 
     >>> import numpy as np
     >>> p = candidate_problem("two", np.array([[0.0], [1.0]]), np.array([1.0, 2.0]), "two points")
-    >>> p.optimum, p.evaluate(np.array([[1.0]]))[0, 0]
+    >>> p.optimum, float(p.evaluate(np.array([[1.0]]))[0, 0])
     (2.0, 2.0)
     """
     lookup = {tuple(x): v for x, v in zip(X, values, strict=True)}
