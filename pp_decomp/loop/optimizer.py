@@ -168,7 +168,7 @@ class Optimizer(_Views):
         self.updater = make_updater(s, self.setup.strategy, seen, updater)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
-        self.checkpoint, self._file = checkpoint, None
+        self.checkpoint, self._file, self._schedule = checkpoint, None, ckpt.SaveSchedule()
         if checkpoint is not None:
             self._file = attach(checkpoint, fresh=True, overwrite=overwrite)
 
@@ -233,6 +233,7 @@ class Optimizer(_Views):
         workers: int | None = None,
         scheduler: str | None = None,
         max_failures_in_a_row: int = 25,
+        save_every: float = 0.0,
     ) -> xr.Dataset:
         """Evaluate the problem until ``n_iter`` evaluations succeeded (initial design included).
 
@@ -240,10 +241,15 @@ class Optimizer(_Views):
         told is kept), ``"record"`` tells it, ``"retry"`` retries ``retries`` times
         first; ``max_failures_in_a_row`` in a row raise. ``workers=K`` keeps up to K
         in flight on a Dask ``LocalCluster`` (``scheduler``: an existing cluster),
-        asking as each result arrives (:mod:`pp_decomp.loop.workers`)."""
+        asking as each result arrives (:mod:`pp_decomp.loop.workers`). ``save_every=s``
+        writes the checkpoint at most every ``s`` seconds and when ``run`` ends
+        (:mod:`pp_decomp.loop.checkpoint.schedule`; default: after every ask and tell)."""
         policy = ErrorPolicy(on_error, retries, max_failures_in_a_row)
         n_iter = check_positive_int(n_iter, "n_iter")
-        run_loop(self.setup, self.state, self.steps, n_iter, progress, policy, workers, scheduler)
+        with self._schedule.every(save_every, flush=self._save):
+            run_loop(
+                self.setup, self.state, self.steps, n_iter, progress, policy, workers, scheduler
+            )
         return self.results()
 
     def predict(
@@ -289,7 +295,7 @@ class Optimizer(_Views):
         return report_of(self.report_view(), out, notes)
 
     def _save(self) -> None:
-        if self._file is not None:
+        if self._file is not None and self._schedule.due():
             self._file.check_writable()
             self.save(self.checkpoint)
             self._file.first_written()

@@ -3,7 +3,10 @@
 Each task is one checkpointed :class:`~pp_decomp.Optimizer` run written to
 ``OUT/runs/PROBLEM/STRATEGY/trialNNN.nc`` when it completes (its checkpoint
 ``*.partial.nc`` until then), so rerunning the same command skips finished
-tasks and resumes interrupted ones.
+tasks and resumes interrupted ones. A task's checkpoint is written at most every
+:data:`SAVE_EVERY` seconds (a killed bench redoes at most that much of each
+run, with the same choices): on a cheap function, writing after every step was
+most of a task's time (:doc:`/performance`, "Benchmark checkpoints").
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.models import get_problem
 from pp_decomp.results import package_versions
 
+SAVE_EVERY = 30.0  # seconds between a task's checkpoint writes
+
 
 def run_task(task: Task, out) -> str:
     """Run (or resume, or skip) one task; returns the path of its finished results."""
@@ -41,7 +46,7 @@ def run_task(task: Task, out) -> str:
 
     problem = get_problem(task.problem, seed=task.seed)
     opt = Optimizer.open(partial, problem, **task.optimizer_kwargs(problem))
-    opt.run(task.iterations)
+    opt.run(task.iterations, save_every=SAVE_EVERY)
     os.replace(partial, final)
     ckpt.previous(partial).unlink(missing_ok=True)  # a finished run needs no earlier file
     return str(final)

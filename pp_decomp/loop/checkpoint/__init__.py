@@ -4,9 +4,10 @@
   loop's state as JSON, the draw log), written atomically in two generations,
   locked against a second writer and checked on reading;
 * :mod:`~pp_decomp.loop.checkpoint.resume`: opening a file for a run, deciding
-  whether a resume continues the same run, and the loop state stored and restored.
+  whether a resume continues the same run, and the loop state stored and restored;
+* :mod:`~pp_decomp.loop.checkpoint.schedule`: when a run writes its file.
 
-The names below are those of the two modules.
+The names below are those of the three modules.
 """
 
 from pp_decomp.loop.checkpoint.file import (
@@ -37,6 +38,7 @@ from pp_decomp.loop.checkpoint.resume import (
     restore,
     stored_problem,
 )
+from pp_decomp.loop.checkpoint.schedule import SaveSchedule
 
 __all__ = [
     "AS_STORED",
@@ -48,6 +50,7 @@ __all__ = [
     "FileLock",
     "GROUP",
     "PREVIOUS",
+    "SaveSchedule",
     "attach",
     "check_resume",
     "content_checksum",
