@@ -95,20 +95,18 @@ class Optimizer(_Views):
         linear ``g``, else ``d-gpucb-mc-min`` (:func:`~pp_decomp.strategies.default_strategy`).
         One that cannot run on the problem is refused.
     checkpoint : path, optional
-        Results file rewritten atomically after every ``tell`` (the one before kept
-        as ``NAME.prev``), locked against a second writer. An existing file is
-        refused (see :meth:`resume`, :meth:`open`) unless ``overwrite=True``, which
-        keeps it as ``.NAME.bak`` until this run's first checkpoint is written.
+        Results file rewritten atomically after every ask and tell (:meth:`run`: ``save_every``),
+        the one before kept as ``NAME.prev``, locked against a second writer. An existing file is
+        refused (:meth:`resume`, :meth:`open`) unless ``overwrite=True`` (kept as ``.NAME.bak``).
     n_init : int
         Space-filling initial design size (shared by all strategies for a seed), counting
         inputs told unasked (data you bring); at least 2, or 0 with ``inference="fixed"``.
-    inference : {"map", "nuts", "fixed"}
-        Hyperparameters by MAP or NUTS at each refit, or ``"fixed"``: GPs
-        conditioned on known kernels (``known_kernels``, default
-        ``problem.known_kernels``), as in Wang et al.'s experiments.
-    refit_every : int
-        Refit every this many new observations (the last draws conditioned in between).
-    warm_start : bool
+    inference, known_kernels : {"map", "nuts", "fixed"}, KnownKernels
+        Hyperparameters by MAP or NUTS at each refit, or ``"fixed"``: GPs conditioned
+        on known kernels (``known_kernels``, default ``problem.known_kernels``), as in
+        Wang et al.'s experiments.
+    refit_every, warm_start : int, bool
+        Refit every this many new observations (the last draws conditioned in between);
         MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``).
     kernel, priors, beta, input_warping :
         Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``;
@@ -120,8 +118,9 @@ class Optimizer(_Views):
         Root seed of every random choice.
     nuts_kwargs : dict, optional
         ``NutsSettings`` fields (fast path: only target_accept, low_rank_mass_matrix).
-    max_draws, mc_samples : int
-        Draws kept per GP; posterior-predictive draws of the Monte Carlo acquisitions.
+    max_draws, mc_samples, max_retries : int
+        Draws kept per GP; posterior-predictive draws of the Monte Carlo acquisitions; how
+        many times an input that failed may be asked again (default 0: never).
     acq_method : {"auto", "lbfgs", "direct"}
         Maximiser on continuous boxes.
     fast, fast_settings :
@@ -129,18 +128,13 @@ class Optimizer(_Views):
         ``inference="nuts"``) and its refit policy.
     additive_settings : AdditiveSettings, optional
         Structure learning and maximisation of the additive strategies.
-    known_kernels : KnownKernels, optional
-        The components' kernels for ``inference="fixed"``.
-    max_retries : int
-        How many times an input that failed may be asked again (default 0: never).
     correlated, copula : bool
         One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
         independent GPs whose errors a copula correlates (default: wherever it applies,
         :func:`~pp_decomp.loop.settings.copula_applies`).
     updater : Updater, optional
-        Keeps the models up to date (:class:`~pp_decomp.loop.updaters.Updater`);
-        default the one the settings choose (:mod:`pp_decomp.loop.updaters.factory`).
-        Pass the same one again to :meth:`resume`.
+        Keeps the models up to date (:class:`~pp_decomp.loop.updaters.Updater`; default
+        :mod:`pp_decomp.loop.updaters.factory`'s choice); pass it again to :meth:`resume`.
     outcome_transform : {"none", "log"}
         The component GPs regress ``y_j`` or ``log y_j`` (:mod:`pp_decomp.problem`).
     """
