@@ -39,6 +39,7 @@ SMOKE_TESTS = {
     "speed/map_objective_speed.py": "test_map_objective_speed",
     "speed/sqdist_speed.py": "test_sqdist_speed",
     "reports/tb_optimum.py": "test_tb_optimum",
+    "reports/average_regret.py": "test_average_regret",
     "speed/maxsum_time.py": "test_maxsum_time",
     "speed/mc_blocks_ab.py": "test_mc_blocks_ab",
     "speed/mc_step_cost.py": "test_mc_step_cost",
@@ -621,6 +622,28 @@ def test_tb_optimum(script, tmp_path_factory, monkeypatch):
     assert match(r"polished best {n} \(from the runs' #1\)", out)[0] == pytest.approx(found)
     assert found > stored and out.rstrip().endswith("stored optimum kept")  # random policies
     assert table.read_text() == optima.OPTIMA_FILE.read_text()
+
+
+def test_average_regret(script, bench):
+    out = script("reports/average_regret.py", bench, "--at 7,3 --tail 2")
+    rows = {
+        r[1]: r for r in (line.split(" | ") for line in out.splitlines()) if r[0] == "| synthetic"
+    }
+    with xr.open_dataset(bench / "bench.nc") as ds:
+        avg = (ds["cumulative_regret"] / ds["iteration"]).sel(problem="synthetic")
+        paired = (avg.sel(strategy="d-gpucb") - avg.sel(strategy="gp-ucb")).sel(iteration=7)
+        for strategy in ("d-gpucb", "gp-ucb"):
+            at3, at7 = (rows[strategy][k].split(" ± ") for k in (3, 4))
+            for (mean, se), t in ((at3, 3), (at7, 7)):
+                runs = avg.sel(strategy=strategy, iteration=t).values
+                assert float(mean) == pytest.approx(runs.mean(), rel=1e-3)
+                assert float(se) == pytest.approx(runs.std(ddof=1) / np.sqrt(2), rel=0.05)
+    # the bench's baseline is gp-ucb: d-gpucb's row holds the paired difference
+    diff = float(rows["d-gpucb"][5].split(" ± ")[0])
+    assert diff == pytest.approx(float(paired.mean()), rel=1e-3)
+    assert rows["gp-ucb"][5] == "" and rows["gp-ucb"][6].endswith(" of 2 |")
+    with pytest.raises(SystemExit, match=r"--at must lie in 1\.\.7"):
+        script("reports/average_regret.py", bench, "--at 3,9")
 
 
 def test_paired_compare(script, bench):
