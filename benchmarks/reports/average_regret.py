@@ -9,8 +9,9 @@ bench`` folder this prints, as a markdown table, ``R_T / T`` at each step of
 ``--at`` (mean ± standard error over the trials; ``T`` counts every evaluation,
 the initial design included), the paired difference ``strategy − baseline`` at
 the last of them with its standard error and ``z``, and how many runs are
-stuck: the same input and the same positive regret at every one of the last
-``--tail`` steps, so that ``R_T`` grows linearly from there. The baseline is the
+stuck: the same positive regret at every one of the last ``--tail`` steps (on
+a function of continuous values, the same input), so that ``R_T`` grows
+linearly from there. Only ``bench.nc`` is read (not the per-run files). The baseline is the
 bench's own (its settings) unless ``--baseline`` names another strategy.
 """
 
@@ -30,16 +31,10 @@ def mean_se(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean(-1)), float(sd / np.sqrt(n))
 
 
-def stuck_runs(run_files: list[Path], tail: int) -> int:
-    """How many runs repeat one input with one positive regret over their last ``tail`` steps."""
-    import xarray as xr
-
-    count = 0
-    for path in run_files:
-        with xr.open_dataset(path) as ds:
-            x, regret = ds["x"].values[-tail:], ds["regret"].values[-tail:]
-        count += bool(np.all(x == x[0]) and np.all(regret == regret[0]) and regret[0] > 0)
-    return count
+def stuck_runs(regret: np.ndarray, tail: int) -> int:
+    """How many runs of ``regret (trials, T)`` keep one positive regret over the last ``tail``."""
+    last = regret[:, -tail:]
+    return int(np.sum(np.all(last == last[:, :1], axis=1) & (last[:, 0] > 0)))
 
 
 def table(folder: Path, at: list[int], tail: int, baseline: str | None) -> str:
@@ -67,10 +62,9 @@ def table(folder: Path, at: list[int], tail: int, baseline: str | None) -> str:
                 d = (runs - avg.sel(strategy=baseline)).sel(iteration=at[-1]).dropna("trial")
                 m, se = mean_se(d.values)
                 paired = f"{m:+.4g} ± {se:.2g} (z = {m / se:+.1f})"
-            files = sorted(
-                (folder / "runs" / problem.replace(":", "--") / strategy).glob("trial*[0-9].nc")
-            )
-            stuck = f"{stuck_runs(files, tail)} of {len(files)}"
+            regret = ds["regret"].sel(problem=problem, strategy=strategy)
+            regret = regret.dropna("trial", how="all").values
+            stuck = f"{stuck_runs(regret, tail)} of {len(regret)}"
             lines.append(
                 f"| {problem} | {strategy} | {runs.sizes['trial']} | {' | '.join(cells)} "
                 f"| {paired} | {stuck} |"
