@@ -33,9 +33,9 @@ import numpy as np
 from pp_decomp.models.classic import candidate_problem
 from pp_decomp.models.contal import fitted_on_half
 from pp_decomp.problem import Problem
-from pp_decomp.validate import check_positive_int
+from pp_decomp.validate import check_positive, check_positive_int
 
-BETA, GAMMA, POWER, TAU = 0.2, 0.1, 10, 17.0
+BETA, GAMMA, TAU = 0.2, 0.1, 17.0  # the exponent n = 10 is in _rate
 STEP = 0.1
 TRANSIENT = 1000
 LENGTH = 20_000
@@ -43,7 +43,11 @@ LAG, EMBEDDING, HORIZON = 6, 6, 85
 
 
 def _rate(x, delayed):
-    return BETA * delayed / (1.0 + delayed**POWER) - GAMMA * x
+    # x**10 by multiplications: libm's pow may differ in the last bit between
+    # machines, and the chaotic series would carry that difference everywhere.
+    d2 = delayed * delayed
+    d4 = d2 * d2
+    return BETA * delayed / (1.0 + d4 * d4 * d2) - GAMMA * x
 
 
 @lru_cache(maxsize=2)
@@ -57,6 +61,9 @@ def mackey_glass_series(
     >>> x.shape
     (50,)
     """
+    length = check_positive_int(length, "length")
+    transient = check_positive_int(transient, "transient", minimum=0)
+    step = check_positive(step, "step")
     per_unit, lag = round(1 / step), round(TAU / step)
     if not (np.isclose(per_unit * step, 1.0) and np.isclose(lag * step, TAU)):
         raise ValueError(
@@ -95,10 +102,10 @@ def mackey_glass(seed: int = 0, n_points: int = 1000, known_kernels: bool = Fals
     """
     seed = check_positive_int(seed, "seed", minimum=0)
     n = check_positive_int(n_points, "n_points", minimum=2)
-    series = mackey_glass_series()
     first, last = LAG * (EMBEDDING - 1), LENGTH - HORIZON
     if n > last - first:
         raise ValueError(f"n_points must be at most {last - first}; got {n_points}")
+    series = mackey_glass_series()
     rng = np.random.default_rng(np.random.SeedSequence([seed, 6]))
     times = np.sort(rng.choice(np.arange(first, last), size=n, replace=False))
     X, f = delay_vectors(series, times), series[times + HORIZON]

@@ -41,6 +41,26 @@ def test_mackey_glass_integration_converges_and_stays_on_its_attractor():
     assert 0.2 < x.min() and x.max() < 1.5  # the chaotic attractor's band
     with pytest.raises(ValueError, match="step must divide"):
         mackey_glass_series(10, step=0.3)
+    for kwargs, name in [
+        ({"length": 0}, "length"),
+        ({"transient": -1}, "transient"),
+        ({"step": 0.0}, "step"),
+        ({"step": -0.1}, "step"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            mackey_glass_series(**kwargs)
+
+
+def test_mackey_glass_series_is_pinned():
+    # The series is chaotic: one last-bit difference in a step (libm's pow, say)
+    # grows to an O(1) difference within a few thousand units, changing every
+    # task built on it. These values pin it.
+    x = mackey_glass_series()
+    np.testing.assert_allclose(
+        x[[0, 1000, 5000, 19999]],
+        [0.946426656601, 0.754388895048, 0.526091243042, 1.140090342891],
+        atol=1e-9,
+    )
 
 
 def test_mackey_glass_points_are_delay_vectors_valued_85_steps_ahead():
