@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from pp_decomp.components import KnownKernels
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet
 
@@ -115,7 +116,13 @@ def himmelblau_problem(seed: int = 0) -> Problem:
 
 
 def candidate_problem(
-    name: str, X, values, description: str, *, noise_sd: float = 0.0, known=None
+    name: str,
+    X: np.ndarray,
+    values: np.ndarray,
+    description: str,
+    *,
+    noise_sd: float = 0.0,
+    known: KnownKernels | None = None,
 ) -> Problem:
     """One component known at the candidate points ``X (N, d)`` only, ``values (N,)``
     maximised, with observation noise ``noise_sd`` and optionally its known kernel.

@@ -48,7 +48,13 @@ from pp_decomp.models.classic import (
 )
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet
-from pp_decomp.validate import check_choice, check_positive_int
+from pp_decomp.validate import (
+    check_choice,
+    check_nonnegative,
+    check_positive_int,
+    check_X,
+    check_y,
+)
 
 SIDE = 40.0  # the hypercube's side in the authors' code (gp_sample.m)
 BANDWIDTH = {2: 1.0, 4: 16.0}
@@ -60,24 +66,46 @@ CLOSED_FORMS = {
 }
 
 
-def fitted_on_half(X: np.ndarray, values: np.ndarray, seed: int) -> KnownKernels:
-    """An SE kernel fitted by MAP on a random half of the search set ``X (N, d)``.
+def fitted_on_half(
+    X: np.ndarray, values: np.ndarray, seed: int, noise_sd: float = 0.0
+) -> KnownKernels:
+    """An SE kernel fitted by MAP on a random half of the search set ``X (N, d)``,
+    whose ``values (N,)`` are observed there with noise of sd ``noise_sd``.
 
     The paper estimated its hyperparameters by cross-validation on that half;
     MAP under the package's priors is the estimate this package has.
+
+    >>> import numpy as np
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> fitted_on_half(X, np.sin(6 * X[:, 0]), seed=0).kernel
+    'se'
     """
-    return _fitted(X.tobytes(), X.shape, values.tobytes(), seed)
+    X = np.ascontiguousarray(check_X(X, "X", min_rows=2), dtype=float)
+    values = np.ascontiguousarray(check_y(values, "values", n=len(X)), dtype=float)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    noise_sd = check_nonnegative(noise_sd, "noise_sd")
+    return _fitted(X.tobytes(), X.shape, values.tobytes(), seed, noise_sd)
 
 
 @lru_cache(maxsize=16)
-def _fitted(X_bytes, shape, value_bytes, seed) -> KnownKernels:
+def _fitted(X_bytes, shape, value_bytes, seed, noise_sd) -> KnownKernels:
     # cached: a benchmark builds each trial's instance once per strategy
     X = np.frombuffer(X_bytes).reshape(shape)
     values = np.frombuffer(value_bytes)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2014]))
     half = np.sort(rng.choice(len(X), len(X) // 2, replace=False))
+    observed = values[half] + noise_sd * rng.standard_normal(len(half))
     bounds = CandidateSet(X).bounds
-    return KnownKernels.fit(X[half], values[half, None], bounds, kernel="se", seed=seed)
+    return KnownKernels.fit(X[half], observed[:, None], bounds, kernel="se", seed=seed)
+
+
+def _true_kernel(ls: float, dim: int, scale: np.ndarray) -> tuple[HyperDraws, KnownKernels]:
+    """The unit-variance Matérn 3/2 kernel of lengthscale ``ls`` with noise ``NOISE``,
+    and the same kernel as the problem's ``known_kernels``, its lengthscales divided
+    by the search set's ``scale (dim,)`` (the widths the package's unit domain uses)."""
+    truth = HyperDraws(ls=np.full((1, dim), ls), eta=np.ones(1), sigma=np.array([NOISE]))
+    known = HyperDraws(ls=truth.ls / scale, eta=truth.eta, sigma=truth.sigma)
+    return truth, KnownKernels("matern32", (known,))
 
 
 def _rng(seed: int, *tag: int) -> np.random.Generator:
@@ -97,15 +125,8 @@ def gp_sample_problem(seed: int = 0, dim: int = 2, n_points: int = 1000) -> Prob
     n = check_positive_int(n_points, "n_points", minimum=2)
     rng = _rng(seed, dim)
     X = SIDE * rng.uniform(size=(n, dim))
-    truth = HyperDraws(
-        ls=np.full((1, dim), BANDWIDTH[dim]), eta=np.ones(1), sigma=np.array([NOISE])
-    )
+    truth, known = _true_kernel(BANDWIDTH[dim], dim, CandidateSet(X).widths)
     f = sample_function("matern32", X, truth, rng)
-    widths = CandidateSet(X).widths
-    known = KnownKernels(
-        "matern32",
-        (HyperDraws(ls=truth.ls / widths, eta=truth.eta, sigma=truth.sigma),),
-    )
     return candidate_problem(
         f"gp-sample-{dim}d",
         X,
@@ -129,13 +150,14 @@ def gaussian_mixture_problem(seed: int = 0, known_kernels: bool = False) -> Prob
     # sigma is unused: only the kernel matrix is drawn from
     perturbation = HyperDraws(ls=np.full((1, 2), 0.2), eta=np.ones(1), sigma=np.ones(1))
     f = f + 0.05 * sample_function("matern52", X, perturbation, rng)
+    noise_sd = NOISE * float(f.std())
     return candidate_problem(
         "gaussian-mixture-known" if known_kernels else "gaussian-mixture",
         X,
         f,
         "3 Gaussian bumps + Matérn GP perturbation on a 40x40 grid",
-        noise_sd=NOISE * float(f.std()),
-        known=fitted_on_half(X, f, seed) if known_kernels else None,
+        noise_sd=noise_sd,
+        known=fitted_on_half(X, f, seed, noise_sd) if known_kernels else None,
     )
 
 
@@ -165,11 +187,8 @@ def independent_sites(seed: int = 0, n_sites: int = 100) -> Problem:
     """
     n = check_positive_int(n_sites, "n_sites", minimum=2)
     X = np.arange(float(n))[:, None]
-    truth = HyperDraws(ls=np.full((1, 1), 1e-3), eta=np.ones(1), sigma=np.array([NOISE]))
+    truth, known = _true_kernel(1e-3, 1, CandidateSet(X).widths)
     f = sample_function("matern32", X, truth, _rng(seed, 1))
-    known = KnownKernels(
-        "matern32", (HyperDraws(ls=truth.ls / (n - 1), eta=truth.eta, sigma=truth.sigma),)
-    )
     return candidate_problem(
         "independent-sites",
         X,

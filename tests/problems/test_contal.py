@@ -8,7 +8,7 @@ from pp_decomp import Optimizer
 from pp_decomp.apps.bench.spec import BenchSpec, contal_beta, preset
 from pp_decomp.models import get_problem
 from pp_decomp.models.classic import branin
-from pp_decomp.models.contal import gp_sample_problem, search_set_problem
+from pp_decomp.models.contal import fitted_on_half, gp_sample_problem, search_set_problem
 from pp_decomp.models.mackey_glass import (
     HORIZON,
     delay_vectors,
@@ -104,6 +104,7 @@ def test_contal_beta_is_srinivas_unscaled_and_needs_a_search_set():
         BenchSpec(["branin"], ["gp-ucb"], trials=1, iterations=3, beta_schedule="contal")
 
 
+@pytest.mark.slow  # builds all seven problems, fitting five kernels
 def test_contal2014_preset_is_the_papers_protocol():
     spec = preset("contal2014")
     assert spec.inference == "fixed" and spec.n_init == 10 and spec.beta_schedule == "contal"
@@ -128,5 +129,31 @@ def test_gp_mi_stops_exploring_on_a_gp_sample_and_keeps_a_linear_regret(seed):
     regret, sites = _tail_regret("gp-mi", seed)
     assert len(np.unique(sites)) == 1 and regret.min() > 0.1
     np.testing.assert_allclose(regret, regret[0])  # the same regret every step: linear R_T
+    # GP-UCB's growing beta visits every site and then mostly plays the best (on seeds
+    # 2-7 its mean tail regret was 0 or 0.001, GP-MI's 0.50-2.4)
     ucb_regret, _ = _tail_regret("gp-ucb", seed)
-    assert ucb_regret.max() == 0  # GP-UCB's growing beta visits every site and keeps the best
+    assert ucb_regret.mean() < 0.05 < 0.1 * regret.mean()
+
+
+def test_fitted_on_half_refuses_bad_input_by_name():
+    X = np.linspace(0, 1, 10)[:, None]
+    with pytest.raises(ValueError, match="values has 9 value"):
+        fitted_on_half(X, np.zeros(9), seed=0)
+    with pytest.raises(ValueError, match="X must be finite"):
+        fitted_on_half(np.full_like(X, np.nan), np.zeros(10), seed=0)
+    with pytest.raises(ValueError, match="noise_sd"):
+        fitted_on_half(X, np.zeros(10), seed=0, noise_sd=-1.0)
+
+
+def test_the_half_is_observed_with_the_tasks_noise():
+    # a noisy task's kernel must be fitted on noisy observations, as the paper's
+    # were: a fit on the exact values would learn a near-zero noise
+    X = np.linspace(0, 1, 100)[:, None]
+    f = np.sin(6 * X[:, 0])
+    clean = fitted_on_half(X, f, seed=0).draws[0].sigma[0]
+    noisy = fitted_on_half(X, f, seed=0, noise_sd=0.05).draws[0].sigma[0]
+    assert clean < 0.01 and 0.025 < noisy < 0.1
+    p = get_problem("gaussian-mixture-known", seed=0)
+    X, f = p.domain.X, p.components(p.domain.X)[:, 0]
+    expected = fitted_on_half(X, f, seed=0, noise_sd=p.noise_sd[0]).draws[0]
+    np.testing.assert_array_equal(p.known_kernels.draws[0].sigma, expected.sigma)

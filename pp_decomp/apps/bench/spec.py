@@ -21,6 +21,7 @@ from pp_decomp.components import Priors
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.models import check_problem_name, get_problem
+from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import UnsupportedSetting, canonical_strategy, get_strategy
 from pp_decomp.validate import canonical_choice, check_choice, check_positive_int
@@ -28,7 +29,7 @@ from pp_decomp.validate import canonical_choice, check_choice, check_positive_in
 BETA_SCHEDULES = ("default", "kandasamy", "contal")
 
 
-def contal_beta(problem) -> BetaDiscrete:
+def contal_beta(problem: Problem) -> BetaDiscrete:
     """Contal et al.'s GP-UCB on a finite search set: Srinivas et al.'s
     ``β_t = 2 log(|X| t² π² / (6δ))`` unscaled, with their ``δ = 10⁻⁶``."""
     if not isinstance(problem.domain, CandidateSet):

@@ -29,6 +29,9 @@ from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import canonical_kernel
 from pp_decomp.validate import check_bounds, check_positive_int, check_X, check_Y, check_y
 
+# the smallest noise variance a known kernel carries: σ' = 1e-12, below any jitter
+MIN_NOISE_VAR = 1e-24
+
 
 @dataclass(frozen=True)
 class KnownKernels:
@@ -137,7 +140,8 @@ class KnownKernels:
             var = c.y_std**2 * (d.sigma**2 + JITTER) - JITTER
             # below the jitter (a noise-free fit of outputs spread less than 1) the
             # nearest representable noise is the jitter alone: σ' tiny but positive
-            sigma = np.sqrt(np.maximum(var, 1e-24))
+            # (HyperDraws refuses σ' = 0)
+            sigma = np.sqrt(np.maximum(var, MIN_NOISE_VAR))
             draws.append(HyperDraws(d.ls, d.eta * c.y_std, sigma, d.alpha))
         return cls(
             kernels.pop(),
