@@ -10,6 +10,7 @@ import pytest
 from pp_decomp.components import Priors
 from pp_decomp.components.correlated.density import (
     CoregionDensity,
+    _correlation_terms,
     build_model,
     correlation_cholesky,
 )
@@ -65,6 +66,26 @@ def test_density_differences_and_gradient_match_the_pymc_model(kernel, priors):
     h = 1e-5
     numeric = [(f(z0 + h * e)[0] - f(z0 - h * e)[0]) / (2 * h) for e in np.eye(len(z0))]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("jacobian", [False, True])
+def test_the_correlations_derivatives_match_central_differences(jacobian):
+    n_comp = 5
+    y = np.random.default_rng(3).normal(0.0, 1.2, n_comp * (n_comp - 1) // 2)
+    y[0] = 0.0  # tanh(y) = 0: the derivative of L_im must not divide by it
+
+    def at(v):
+        L, log_lkj, log_jac = correlation_cholesky(v, n_comp)
+        return L @ L.T, log_lkj + (log_jac if jacobian else 0.0)
+
+    C, value, dC, dv = _correlation_terms(y, n_comp, jacobian)
+    np.testing.assert_array_equal(C, at(y)[0])
+    assert value == at(y)[1]
+    h = 1e-6
+    for k, e in enumerate(np.eye(len(y))):
+        (C1, v1), (C0, v0) = at(y + h * e), at(y - h * e)
+        np.testing.assert_allclose(dC[k], (C1 - C0) / (2 * h), atol=1e-7)
+        assert dv[k] == pytest.approx((v1 - v0) / (2 * h), abs=1e-6)
 
 
 def _lkj_value(model, name, value):

@@ -113,9 +113,9 @@ def test_correlated_components_are_warm_started_too(small_synthetic, monkeypatch
     starts = []
     real = compiled.map_search
 
-    def recorded(f, s, bounds, name):
+    def recorded(f, s, bounds, name, **kw):
         starts.append(len(s))
-        return real(f, s, bounds, name)
+        return real(f, s, bounds, name, **kw)
 
     monkeypatch.setattr("pp_decomp.components.correlated.model.map_search", recorded)
     kw = dict(n_init=4, seed=1, correlated=True, warm_start=True)

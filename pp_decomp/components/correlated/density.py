@@ -46,7 +46,6 @@ from pp_decomp.kernels.builtin import FAMILY
 
 CORRELATED_KERNELS = ("se", "matern52", "matern32")
 LKJ_ETA = 2.0  # C ~ LKJ(2): density ∝ det(C), pulls towards independence, any C allowed
-_FD_STEP = 1e-6  # central differences of the O(J²) correlation transform, never of K
 
 
 def correlation_and_slope(kernel: str, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,16 +111,41 @@ def _correlation_at(y: np.ndarray, J: int, jacobian: bool):
 @numba.njit(cache=True)
 def _correlation_terms(y: np.ndarray, J: int, jacobian: bool):
     """``C``, its log prior (with the transform's Jacobian if ``jacobian``), and
-    their derivatives in ``y`` by central differences: (J, J), float, (k, J, J), (k,)."""
-    C, value = _correlation_at(y, J, jacobian)
+    their derivatives in ``y``: (J, J), float, (k, J, J), (k,).
+
+    ``y_m`` (row ``i`` of ``L``, column ``m``, ``t = tanh(y_m)``) moves row ``i`` only:
+    ``L_im = t √left_m`` with ``left_m = 1 - Σ_{j<m} L_ij²`` gives
+    ``∂L_im = (1 - t²) √left_m``, and ``∂L_ij = -t L_ij`` for ``j > m`` (the
+    diagonal included), since every later entry carries the factor ``√(1 - t²)``.
+    So ``∂C = r Lᵀ + L rᵀ`` with ``r`` that row, ``∂ log L_ii = -t``, and the log
+    density moves by ``-t (2 lkj_eta - 2)``, plus ``-t (J - m)`` with the Jacobian.
+    """
+    L, log_lkj, log_jac = correlation_cholesky(y, J)
+    C = L @ L.T
+    value = log_lkj + (log_jac if jacobian else 0.0)
     k = len(y)
-    dC, dv = np.empty((k, J, J)), np.empty(k)
-    for i in range(k):
-        step = np.zeros(k)
-        step[i] = _FD_STEP
-        C1, v1 = _correlation_at(y + step, J, jacobian)
-        C0, v0 = _correlation_at(y - step, J, jacobian)
-        dC[i], dv[i] = (C1 - C0) / (2 * _FD_STEP), (v1 - v0) / (2 * _FD_STEP)
+    dC, dv = np.zeros((k, J, J)), np.empty(k)
+    r = np.empty(J)
+    idx = 0
+    for i in range(1, J):
+        for m in range(i):
+            t = math.tanh(y[idx])
+            r[:] = 0.0
+            # √left_m from the row's tail: left_m = L_ii² + Σ_{j≥m} L_ij² (L_im / t fails at t = 0)
+            root = L[i, i]
+            for j in range(i - 1, m - 1, -1):
+                root = math.sqrt(root * root + L[i, j] * L[i, j])
+            r[m] = (1.0 - t * t) * root
+            for j in range(m + 1, i + 1):
+                r[j] = -t * L[i, j]
+            for c in range(J):
+                acc = 0.0
+                for j in range(i + 1):
+                    acc += r[j] * L[c, j]
+                dC[idx, i, c] += acc
+                dC[idx, c, i] += acc
+            dv[idx] = -t * (2 * LKJ_ETA - 2) - (t * (J - m) if jacobian else 0.0)
+            idx += 1
     return C, value, dC, dv
 
 

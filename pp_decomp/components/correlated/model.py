@@ -271,7 +271,9 @@ class CorrelatedComponents:
 
             d, J = self.input_dim, self.n_components
             starts = map_starts(self.priors, d, J, restarts, rng, init)
-            best = map_search(f, starts, search_bounds(d, J), self.label)
+            # full memory: near-noise-free data make the mode's Hessian ill-conditioned
+            # (condition ~1e8), where 10 corrections crawl for thousands of steps
+            best = map_search(f, starts, search_bounds(d, J), self.label, memory=objective.size)
             self.log_draws = best.x[None]
             self.draws = self.to_draws(self.log_draws)
             self.idata = None

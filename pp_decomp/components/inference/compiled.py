@@ -63,10 +63,18 @@ class MapSearch:
     name: str
     to_draws: Callable | None = None
     data: tuple = ()  # the model-scale data searched on, for the model adopting the result
+    memory: int = 10  # L-BFGS-B's corrections kept (scipy's maxcor)
 
     def run(self, z0):
         """The L-BFGS-B search from ``z0``: scipy's ``OptimizeResult``."""
-        return optimize.minimize(self.f, z0, jac=True, method="L-BFGS-B", bounds=self.bounds)
+        return optimize.minimize(
+            self.f,
+            z0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=self.bounds,
+            options={"maxcor": self.memory},
+        )
 
     def best(self, results=None):
         """The lowest finite result of ``results`` (default: :meth:`run` from every
@@ -82,12 +90,13 @@ class MapSearch:
         return best
 
 
-def map_search(f: Callable, starts, bounds, name: str):
-    """Multi-start L-BFGS-B on ``f(z) -> (value, gradient)``; the best finite result.
+def map_search(f: Callable, starts, bounds, name: str, memory: int = 10):
+    """Multi-start L-BFGS-B on ``f(z) -> (value, gradient)``, keeping ``memory``
+    corrections; the best finite result.
 
     Raises a RuntimeError naming the model ``name`` when every start fails.
     """
-    return MapSearch(f, starts, bounds, name).best()
+    return MapSearch(f, starts, bounds, name, memory=memory).best()
 
 
 def map_searches(searches: list[MapSearch], workers: int) -> list:
