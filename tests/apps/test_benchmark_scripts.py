@@ -31,6 +31,7 @@ NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan"
 SMOKE_TESTS = {
     "speed/additive_nuts_speed.py": "test_additive_nuts_speed",
     "speed/ask_latency.py": "test_ask_latency",
+    "speed/correlated_map_time.py": "test_correlated_map_time",
     "speed/criticism_cost.py": "test_criticism_cost",
     "speed/fast_settings_time.py": "test_fast_settings_time",
     "speed/gradient_ab.py": "test_gradient_ab",
@@ -349,6 +350,25 @@ def test_gradient_ab(script):
         out,
     )
     assert steps == 2 and ratio > 0 and 0 <= same <= steps
+
+
+def test_correlated_map_time(script, tmp_path):
+    np.save(tmp_path / "x.npy", np.full((6, 5), -1.0))  # another tree's choices
+    choices = f"--choices {tmp_path / 'x.npy'}"
+    out = script(f"speed/correlated_map_time.py --problem flu --steps 6 {choices}")
+    (same, n, first) = match(
+        r"choices against .*x\.npy: {n} of {n} the same; first differs at {n}", out
+    )
+    assert (same, n, first) == (0, 6, 0)
+    rows = [
+        match(rf"{label} {{n}} s, ask median {{n}} s, max {{n}} s, regret {{n}}", out)
+        for label in ("correlated", "independent")
+    ]
+    for seconds, median, largest, regret in rows:
+        assert 0 < median <= largest < seconds and regret >= 0  # one ask after 5 initial
+    (ratio,) = match(r"correlated / independent: {n}x", out)
+    assert ratio == pytest.approx(rows[0][0] / rows[1][0], rel=0.1)  # of 1-decimal seconds
+    assert np.load(tmp_path / "x.npy").shape == (6, 5)  # this run's, kept
 
 
 def test_tb_ask(script, tmp_path):
