@@ -80,7 +80,7 @@ def fitted_on_half(
     >>> fitted_on_half(X, np.sin(6 * X[:, 0]), seed=0).kernel
     'se'
     """
-    X = np.ascontiguousarray(check_X(X, "X", min_rows=2), dtype=float)
+    X = np.ascontiguousarray(check_X(X, "X", min_rows=4), dtype=float)  # a half of >= 2
     values = np.ascontiguousarray(check_y(values, "values", n=len(X)), dtype=float)
     seed = check_positive_int(seed, "seed", minimum=0)
     noise_sd = check_nonnegative(noise_sd, "noise_sd")

@@ -37,25 +37,26 @@ from pp_decomp.validate import check_positive, check_positive_int
 
 BETA, GAMMA, TAU = 0.2, 0.1, 17.0  # the exponent n = 10 is in _rate
 STEP = 0.1
+MIN_STEP = 1e-3  # 20 000 units at a finer step would take hours of Python
 TRANSIENT = 1000
 LENGTH = 20_000
 LAG, EMBEDDING, HORIZON = 6, 6, 85
 
 
 def _rate(x, delayed):
-    # x**10 by multiplications: libm's pow may differ in the last bit between
+    # x**10 by multiplications: libm's pow may differ in its last bits between
     # machines, and the chaotic series would carry that difference everywhere.
     d2 = delayed * delayed
     d4 = d2 * d2
     return BETA * delayed / (1.0 + d4 * d4 * d2) - GAMMA * x
 
 
-@lru_cache(maxsize=2)
 def mackey_glass_series(
     length: int = LENGTH, transient: int = TRANSIENT, step: float = STEP
 ) -> np.ndarray:
     """``x(t)`` at the unit times ``t = 0, ..., length - 1`` after ``transient`` units, (length,),
-    integrated with step ``step`` (``1 / step`` and ``τ / step`` whole numbers).
+    integrated with step ``step`` (at least 0.001; ``1 / step`` and ``τ / step`` whole
+    numbers). Read-only, cached.
 
     >>> x = mackey_glass_series(50, transient=10)
     >>> x.shape
@@ -64,16 +65,23 @@ def mackey_glass_series(
     length = check_positive_int(length, "length")
     transient = check_positive_int(transient, "transient", minimum=0)
     step = check_positive(step, "step")
+    if step < MIN_STEP:
+        raise ValueError(f"step must be at least {MIN_STEP:g}; got {step}")
     per_unit, lag = round(1 / step), round(TAU / step)
     if not (np.isclose(per_unit * step, 1.0) and np.isclose(lag * step, TAU)):
         raise ValueError(
             f"step must divide 1 and tau = {TAU:g} a whole number of times; got {step}"
         )
+    return _series(length, transient, per_unit, lag)
+
+
+@lru_cache(maxsize=2)
+def _series(length: int, transient: int, per_unit: int, lag: int) -> np.ndarray:
     n = (transient + length) * per_unit
     x = np.empty(lag + n + 1)
     x[: lag + 1] = 1.2  # the constant history up to t = 0
     xs = x.tolist()  # a scalar loop on a list: 20x faster than on an array
-    h = per_unit**-1
+    h = 1.0 / per_unit
     for k in range(lag, lag + n):
         d0, d1 = xs[k - lag], xs[k - lag + 1]
         dh = 0.5 * (d0 + d1)

@@ -73,14 +73,15 @@ def test_the_correlations_derivatives_match_central_differences(jacobian):
     n_comp = 5
     y = np.random.default_rng(3).normal(0.0, 1.2, n_comp * (n_comp - 1) // 2)
     y[0] = 0.0  # tanh(y) = 0: the derivative of L_im must not divide by it
+    y[1], y[2] = 4.0, -4.0  # the MAP search's walls, where tanh saturates
 
     def at(v):
         L, log_lkj, log_jac = correlation_cholesky(v, n_comp)
         return L @ L.T, log_lkj + (log_jac if jacobian else 0.0)
 
     C, value, dC, dv = _correlation_terms(y, n_comp, jacobian)
-    np.testing.assert_array_equal(C, at(y)[0])
-    assert value == at(y)[1]
+    np.testing.assert_allclose(C, at(y)[0], rtol=1e-14, atol=1e-15)
+    assert value == pytest.approx(at(y)[1], rel=1e-14)
     h = 1e-6
     for k, e in enumerate(np.eye(len(y))):
         (C1, v1), (C0, v0) = at(y + h * e), at(y - h * e)

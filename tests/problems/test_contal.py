@@ -42,6 +42,7 @@ def test_mackey_glass_integration_converges_and_stays_on_its_attractor():
     with pytest.raises(ValueError, match="step must divide"):
         mackey_glass_series(10, step=0.3)
     for kwargs, name in [
+        ({"step": 1e-4}, "step must be at least"),
         ({"length": 0}, "length"),
         ({"transient": -1}, "transient"),
         ({"step": 0.0}, "step"),
@@ -129,14 +130,17 @@ def test_gp_mi_stops_exploring_on_a_gp_sample_and_keeps_a_linear_regret(seed):
     regret, sites = _tail_regret("gp-mi", seed)
     assert len(np.unique(sites)) == 1 and regret.min() > 0.1
     np.testing.assert_allclose(regret, regret[0])  # the same regret every step: linear R_T
-    # GP-UCB's growing beta visits every site and then mostly plays the best (on seeds
-    # 2-7 its mean tail regret was 0 or 0.001, GP-MI's 0.50-2.4)
+    # GP-UCB's growing beta visits every site and then mostly plays the best one (an
+    # occasional revisit of another is allowed: its mean, not its maximum, is bounded)
     ucb_regret, _ = _tail_regret("gp-ucb", seed)
-    assert ucb_regret.mean() < 0.05 < 0.1 * regret.mean()
+    assert ucb_regret.mean() < 0.05
+    assert regret.mean() > 10 * ucb_regret.mean()
 
 
 def test_fitted_on_half_refuses_bad_input_by_name():
     X = np.linspace(0, 1, 10)[:, None]
+    with pytest.raises(ValueError, match="X needs at least 4"):
+        fitted_on_half(X[:3], np.zeros(3), seed=0)
     with pytest.raises(ValueError, match="values has 9 value"):
         fitted_on_half(X, np.zeros(9), seed=0)
     with pytest.raises(ValueError, match="X must be finite"):

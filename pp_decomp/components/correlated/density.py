@@ -103,12 +103,6 @@ def correlation_cholesky(y: np.ndarray, J: int) -> tuple[np.ndarray, float, floa
 
 
 @numba.njit(cache=True)
-def _correlation_at(y: np.ndarray, J: int, jacobian: bool):
-    L, log_lkj, log_jac = correlation_cholesky(y, J)
-    return L @ L.T, log_lkj + (log_jac if jacobian else 0.0)
-
-
-@numba.njit(cache=True)
 def _correlation_terms(y: np.ndarray, J: int, jacobian: bool):
     """``C``, its log prior (with the transform's Jacobian if ``jacobian``), and
     their derivatives in ``y``: (J, J), float, (k, J, J), (k,).

@@ -273,7 +273,8 @@ class CorrelatedComponents:
             starts = map_starts(self.priors, d, J, restarts, rng, init)
             # full memory: near-noise-free data make the mode's Hessian ill-conditioned
             # (condition ~1e8), where 10 corrections crawl for thousands of steps
-            best = map_search(f, starts, search_bounds(d, J), self.label, memory=objective.size)
+            memory = max(10, objective.size)
+            best = map_search(f, starts, search_bounds(d, J), self.label, memory=memory)
             self.log_draws = best.x[None]
             self.draws = self.to_draws(self.log_draws)
             self.idata = None

@@ -96,6 +96,7 @@ def map_search(f: Callable, starts, bounds, name: str, memory: int = 10):
 
     Raises a RuntimeError naming the model ``name`` when every start fails.
     """
+    memory = check_positive_int(memory, "memory")
     return MapSearch(f, starts, bounds, name, memory=memory).best()
 
 
