@@ -83,7 +83,7 @@ def main(argv=None) -> None:
         label = "correlated" if correlated else "independent"
         print(
             f"{label} {r['seconds']:.1f} s, ask median {r['ask_median']:.3f} s, "
-            f"max {r['ask_max']:.2f} s, regret {r['regret']:.4f}"
+            f"max {r['ask_max']:.3f} s, regret {r['regret']:.4f}"
         )
     print(f"correlated / independent: {rows[True]['seconds'] / rows[False]['seconds']:.2f}x")
 
