@@ -120,15 +120,15 @@ def _correlation_terms(y: np.ndarray, J: int, jacobian: bool):
     k = len(y)
     dC, dv = np.zeros((k, J, J)), np.empty(k)
     r = np.empty(J)
-    idx = 0
     for i in range(1, J):
-        for m in range(i):
+        # √left_m from the row's tail, m walking down: left_m = L_ii² + Σ_{j≥m} L_ij²
+        # (L_im / t would fail at t = 0)
+        root = L[i, i]
+        for m in range(i - 1, -1, -1):
+            root = math.sqrt(root * root + L[i, m] * L[i, m])
+            idx = i * (i - 1) // 2 + m  # y lists the (i, m), m < i, row by row
             t = math.tanh(y[idx])
             r[:] = 0.0
-            # √left_m from the row's tail: left_m = L_ii² + Σ_{j≥m} L_ij² (L_im / t fails at t = 0)
-            root = L[i, i]
-            for j in range(i - 1, m - 1, -1):
-                root = math.sqrt(root * root + L[i, j] * L[i, j])
             r[m] = (1.0 - t * t) * root
             for j in range(m + 1, i + 1):
                 r[j] = -t * L[i, j]
@@ -139,7 +139,6 @@ def _correlation_terms(y: np.ndarray, J: int, jacobian: bool):
                 dC[idx, i, c] += acc
                 dC[idx, c, i] += acc
             dv[idx] = -t * (2 * LKJ_ETA - 2) - (t * (J - m) if jacobian else 0.0)
-            idx += 1
     return C, value, dC, dv
 
 

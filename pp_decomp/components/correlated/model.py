@@ -271,8 +271,8 @@ class CorrelatedComponents:
 
             d, J = self.input_dim, self.n_components
             starts = map_starts(self.priors, d, J, restarts, rng, init)
-            # full memory: near-noise-free data make the mode's Hessian ill-conditioned
-            # (condition ~1e8), where 10 corrections crawl for thousands of steps
+            # full memory: near-noise-free data leave the mode ill-conditioned, where 10
+            # corrections crawl (docs/performance.md, "Correlated components under MAP")
             memory = max(10, objective.size)
             best = map_search(f, starts, search_bounds(d, J), self.label, memory=memory)
             self.log_draws = best.x[None]
