@@ -28,6 +28,7 @@ from pp_decomp.components.posterior.batched import (
 )
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.components.posterior.gradient import moments_and_grad
+from pp_decomp.components.posterior.triangular import lower_times, lower_transposed_times
 
 
 class IncrementalPosterior:
@@ -69,11 +70,12 @@ class IncrementalPosterior:
         self._cap = n + 16
         self._L = np.zeros((S, self._cap, self._cap))
         self._L[:, :n, :n] = L_inv
-        self.z = np.einsum("sij,j->si", self.L_inv, self.y)  # (S, n)
+        every = np.arange(S)
+        self.z = lower_times(self._L, every, n, np.broadcast_to(self.y[:, None], (S, n, 1)))[..., 0]
         self.logw = np.zeros(S)
         if self.Xc is not None:
             self._V = np.empty((S, self._cap, len(self.Xc)))
-            self._V[:, :n] = self.L_inv @ self._k(self.X, self.Xc)
+            self._V[:, :n] = lower_times(self._L, every, n, self._k(self.X, self.Xc))
             V = self._V[:, :n]
             self.mean = np.einsum("snm,sn->sm", V, self.z)
             self.qsum = np.einsum("snm,snm->sm", V, V)
@@ -110,9 +112,8 @@ class IncrementalPosterior:
         n = len(self.X)
         if n == self._cap:
             self._grow()
-        L_inv = self.L_inv
-        k_new = self._k(self.X, x)[:, :, 0]  # (S, n)
-        lk = np.einsum("sij,sj->si", L_inv, k_new)  # L⁻¹ k
+        every = np.arange(len(self._L))
+        lk = lower_times(self._L, every, n, self._k(self.X, x))[:, :, 0]  # L⁻¹ k: (S, n)
         kxx = self._prior_var_at(x)[:, 0] + self.draws.sigma**2 + JITTER
         d2 = np.maximum(kxx - np.einsum("si,si->s", lk, lk), 1e-300)
         d = np.sqrt(d2)
@@ -125,7 +126,8 @@ class IncrementalPosterior:
             self._V[:, n] = v_new
             self.mean += v_new * z_new[:, None]
             self.qsum += v_new**2
-        self._L[:, n, :n] = -np.einsum("si,sij->sj", lk, L_inv) / d[:, None]
+        back = lower_transposed_times(self._L, every, n, lk[:, :, None])[:, :, 0]  # L⁻ᵀ L⁻¹ k
+        self._L[:, n, :n] = -back / d[:, None]
         self._L[:, n, n] = 1.0 / d
         self.z = np.concatenate([self.z, z_new[:, None]], axis=1)
         self.X = np.vstack([self.X, x])
@@ -174,10 +176,7 @@ class IncrementalPosterior:
         else:
             keep, back = np.unique(np.asarray(idx), return_inverse=True)
         d = self.draws.subset(keep)
-        Ks = self._k(self.X, Xs, d)  # (S', n, m)
-        n, V = len(self.X), np.empty_like(Ks)
-        for k, s in enumerate(keep):
-            np.matmul(self._L[s, :n, :n], Ks[k], out=V[k])
+        V = lower_times(self._L, keep, len(self.X), self._k(self.X, Xs, d))  # (S', n, m)
         mean = np.einsum("snm,sn->sm", V, self.z[keep])
         var = np.maximum(self._prior_var_at(Xs, d) - np.einsum("snm,snm->sm", V, V), 0.0)
         return (mean, var) if back is None else (mean[back], var[back])
@@ -192,13 +191,10 @@ class IncrementalPosterior:
         n = len(self.X)
 
         def solves(K):
-            V, W = np.empty_like(K), np.empty_like(K)
-            for k, s in enumerate(keep):
-                np.matmul(self._L[s, :n, :n], K[k], out=V[k])
-                np.matmul(self._L[s, :n, :n].T, V[k], out=W[k])
-            return V, W
+            V = lower_times(self._L, keep, n, K)
+            return V, lower_transposed_times(self._L, keep, n, V)
 
-        alpha = np.stack([self._L[s, :n, :n].T @ self.z[s] for s in keep])  # L⁻ᵀ z = K⁻¹ y
+        alpha = lower_transposed_times(self._L, keep, n, self.z[keep][:, :, None])[:, :, 0]
         d = self.draws.subset(keep)
         out = moments_and_grad(
             self.kernel, self.X, Xs, d, solves, alpha, self._prior_var_at(Xs, d), self.mean_var
@@ -231,7 +227,7 @@ class IncrementalPosterior:
             V = self._V[idx][:, :n][:, :, rows]
             mean = self.mean[idx][:, rows]
         else:
-            V = self.L_inv[idx] @ self._k(self.X, Xs, d)
+            V = lower_times(self._L, idx, n, self._k(self.X, Xs, d))
             mean = np.einsum("snm,sn->sm", V, self.z[idx])
         return mean, self._k(Xs, Xs, d) - V.transpose(0, 2, 1) @ V
 
