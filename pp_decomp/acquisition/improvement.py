@@ -150,7 +150,7 @@ class _Improvement:
         (:mod:`~pp_decomp.acquisition.mc_gradient`), ``u_k = (h_k - h* - ξ) / τ`` and
         ``a = log mean_k e^{L(u_k)}``, ``∂a = Σ_k share_k L'(u_k) ∂h_k / τ``."""
         normals = self.model.normals(self.z)
-        F, dF = samples_and_gradients(self.model.per_draw_grad(X), self.draw_idx, normals)
+        F, dF = samples_and_gradients(*self.model.used_per_draw(X, self.draw_idx, True), normals)
         u = (self.model.h(F, X) - self.best - self.xi) / self.tau  # (n, m)
         per = self._log_smoothed(u)
         share = np.exp(per - logsumexp(per, axis=0))

@@ -455,7 +455,7 @@ class MonteCarloUCB:
         component has no input gradient."""
         X = np.asarray(X, dtype=float)
         normals = self.model.normals(self.z)
-        F, dF = samples_and_gradients(self.model.per_draw_grad(X), self.draw_idx, normals)
+        F, dF = samples_and_gradients(*self.model.used_per_draw(X, self.draw_idx, True), normals)
         h = self.model.h(F, X)  # (n, m)
         G = max(self.groups, 1)
         per, rows = len(self.z) // G, np.arange(len(X))

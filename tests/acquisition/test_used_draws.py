@@ -1,0 +1,94 @@
+"""The Monte Carlo acquisitions predict only the hyperparameter draws their samples use,
+and give the same values and gradients as from every draw."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pp_decomp import Box, ComponentGP, HyperDraws, Problem
+from pp_decomp.acquisition.improvement import ExpectedImprovement
+from pp_decomp.acquisition.surrogate import CopulaSurrogate, DecomposedSurrogate
+from pp_decomp.acquisition.ucb import MonteCarloUCB
+from pp_decomp.components.posterior.incremental import IncrementalPosterior
+from pp_decomp.loop.updaters.fast_view import FastGPView
+
+RNG = np.random.default_rng(5)
+X = RNG.uniform(size=(14, 2))
+Y = np.c_[np.sin(3 * X[:, 0]), X[:, 1] ** 2 - X[:, 0], np.cos(2 * X.sum(1))]
+S = 16
+DRAWS = HyperDraws(
+    ls=RNG.uniform(0.3, 0.9, (S, 2)), eta=RNG.uniform(0.6, 1.4, S), sigma=np.full(S, 0.1)
+)
+XQ = RNG.uniform(0.05, 0.95, size=(6, 2))
+
+
+class Counted(IncrementalPosterior):
+    """An incremental posterior that records the draws each prediction reads."""
+
+    read: list
+
+    def at(self, Xs, idx=None):
+        self.read.append(np.unique(idx))
+        return super().at(Xs, idx)
+
+    def at_grad(self, Xs, idx):
+        self.read.append(np.unique(idx))
+        return super().at_grad(Xs, idx)
+
+
+def _view(j: int) -> FastGPView:
+    gp = ComponentGP("matern52", 2, name=f"f{j}", bounds=(np.zeros(2), np.ones(2)))
+    gp.condition(X, Y[:, j], DRAWS)
+    ys = (Y[:, j] - Y[:, j].mean()) / Y[:, j].std()
+    post = Counted("matern52", X, ys, DRAWS)
+    post.read = []
+    post.logw = RNG.normal(scale=0.3, size=S)  # weights: the resample repeats some draws
+    return FastGPView(SimpleNamespace(gp=gp, post=post), None, np.random.default_rng(j))
+
+
+class EveryDraw:
+    """A view without ``predict_draws``: predicted for all its draws."""
+
+    def __init__(self, view):
+        self.view, self.name, self.n_draws = view, view.name, view.n_draws
+        self.posterior = view.posterior  # the copula reads its residuals
+        self.predict_per_draw = view.predict_per_draw
+        self.predict_per_draw_grad = view.predict_per_draw_grad
+
+
+def _problem() -> Problem:
+    return Problem(
+        Box(np.zeros(2), np.ones(2)),
+        n_components=3,
+        g=lambda F, X: F[..., 0] * F[..., 1] - F[..., 2] ** 2,
+    )
+
+
+@pytest.mark.parametrize("surrogate", [DecomposedSurrogate, CopulaSurrogate])
+@pytest.mark.parametrize("make", ["ucb", "ei"])
+def test_monte_carlo_acquisitions_read_only_their_draws(surrogate, make):
+    views = [_view(j) for j in range(3)]
+    every = surrogate([EveryDraw(v) for v in views], _problem())
+    used = surrogate(views, _problem())
+
+    def acquisition(model):
+        if make == "ucb":
+            return MonteCarloUCB(model, beta=2.0, n_samples=256, seed=2)
+        return ExpectedImprovement(model, best=0.1, n_samples=256, seed=2)
+
+    a_every, a_used = acquisition(every), acquisition(used)
+    np.testing.assert_allclose(a_used(XQ), a_every(XQ), rtol=1e-12, atol=1e-14)
+    (v1, g1), (v2, g2) = a_used.value_and_grad(XQ), a_every.value_and_grad(XQ)
+    np.testing.assert_allclose(v1, v2, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-12)
+    for j, v in enumerate(views):
+        picked = np.unique(v.posterior.draw_idx[np.unique(a_used.draw_idx[:, j] % S)])
+        reads = v.comp.post.read  # used, every, used (gradient), every (gradient)
+        assert len(reads) == 4
+        for r in reads[0::2]:
+            np.testing.assert_array_equal(r, picked)
+        for r in reads[1::2]:
+            np.testing.assert_array_equal(r, np.unique(v.posterior.draw_idx))
+        if make == "ucb":  # 4 joint draws (256 samples, 64 each) of the 16
+            assert len(picked) <= 4 < len(reads[1])
