@@ -31,6 +31,7 @@ from pp_decomp.components.posterior.gradient import (
     moments_and_grad,
     triangular_solves,
 )
+from pp_decomp.components.posterior.triangular import lower_times
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.validate import check_positive_int
 
@@ -330,7 +331,7 @@ class GPPosterior(DrawPosterior):
         for sl in self._chunks(m):
             Ks = self.prior_cov(self.X, Xnew[sl])  # (S, n, mc)
             mean[:, sl] = np.einsum("snm,sn->sm", Ks, self.alpha)
-            V = self.L_inv @ Ks
+            V = lower_times(self.L_inv, np.arange(self.n_draws), len(self.X), Ks)
             var[:, sl] = self.prior_var(Xnew[sl]) - np.einsum("snm,snm->sm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
@@ -357,9 +358,9 @@ class GPPosterior(DrawPosterior):
         Xnew = np.asarray(Xnew, dtype=float)
         if idx is None:
             idx = np.arange(self.n_draws)
-        draws, L_inv, alpha = self.draws.subset(idx), self.L_inv[idx], self.alpha[idx]
+        draws, alpha = self.draws.subset(idx), self.alpha[idx]
         Ks, Kss = self._k(draws, self.X, Xnew), self._k(draws, Xnew, Xnew)
-        V = L_inv @ Ks
+        V = lower_times(self.L_inv, idx, len(self.X), Ks)
         mean = np.einsum("snm,sn->sm", Ks, alpha)
         cov = Kss - V.transpose(0, 2, 1) @ V
         return mean, cov

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pp_decomp.components.posterior.triangular import lower_times, lower_transposed_times
 from pp_decomp.kernels.builtin import FAMILY, correlation_from_sqdist, scaled_sqdist
 
 
@@ -74,9 +75,11 @@ def contract(coef: np.ndarray, X: np.ndarray, Xs: np.ndarray, inv_ls2: np.ndarra
 def triangular_solves(L_inv: np.ndarray):
     """``K -> (L⁻¹ K, L⁻ᵀ L⁻¹ K)`` batched over the draws of ``L_inv (S, n, n)``."""
 
+    every, n = np.arange(len(L_inv)), L_inv.shape[-1]
+
     def solves(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        V = L_inv @ K
-        return V, np.swapaxes(L_inv, 1, 2) @ V
+        V = lower_times(L_inv, every, n, K)
+        return V, lower_transposed_times(L_inv, every, n, V)
 
     return solves
 
