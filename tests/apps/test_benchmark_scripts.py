@@ -39,6 +39,7 @@ SMOKE_TESTS = {
     "speed/loop_overhead.py": "test_loop_overhead",
     "speed/map_objective_speed.py": "test_map_objective_speed",
     "speed/sqdist_speed.py": "test_sqdist_speed",
+    "speed/triangular_speed.py": "test_triangular_speed",
     "reports/tb_optimum.py": "test_tb_optimum",
     "reports/average_regret.py": "test_average_regret",
     "speed/maxsum_time.py": "test_maxsum_time",
@@ -249,6 +250,14 @@ def test_sqdist_speed(script):
     for case in ("16x8x3x1", "4x5x2x6"):
         t_draw, t_batch, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
         assert t_draw > 0 and t_batch > 0 and diff < 1e-12
+
+
+def test_triangular_speed(script):
+    out = script("speed/triangular_speed.py --cases 12x3x1,20x2x4 --calls 2")
+    assert out.startswith("n x S x m | matmul ms | triangular ms")
+    for case in ("12x3x1", "20x2x4"):
+        t_mat, t_tri, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
+        assert t_mat > 0 and t_tri > 0 and diff < 1e-12
 
 
 def test_refit_routes(script):

@@ -5,9 +5,8 @@ spare rows (:class:`~pp_decomp.components.posterior.incremental.IncrementalPoste
 and an acquisition's every evaluation at new inputs multiplies it by the
 kernel's ``(n, m)`` cross-covariances. A general product (``np.matmul``) reads
 the whole ``(n, n)`` block and makes ``2n²m`` flops; BLAS's triangular product
-``dtrmm`` reads the triangle and makes half of them. On 1000 points with 5 to
-200 inputs it takes 0.55-0.65 of ``np.matmul``'s time
-(`docs/performance.md <../performance.html>`_, "Triangular products").
+``dtrmm`` reads the triangle and makes half of them (figures: docs/performance.md,
+"Triangular products, and only the draws a bound uses").
 
 Both functions read rows ``keep`` of a C-ordered ``(S, cap, cap)`` buffer whose
 leading ``(n, n)`` block is the factor (the spare rows are skipped by BLAS's
