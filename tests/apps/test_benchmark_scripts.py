@@ -66,6 +66,7 @@ SMOKE_TESTS = {
     "reports/ask_walk.py": "test_ask_walk",
     "reports/decomposition_identifiability.py": "test_decomposition_identifiability",
     "reports/paired_compare.py": "test_paired_compare",
+    "reports/ask_times.py": "test_ask_times",
     "reports/peer_models.py": "test_peer_models",
     "reports/refit_report.py": "test_refit_report",
     "reports/structure_recovery.py": "test_structure_recovery",
@@ -686,6 +687,27 @@ def test_paired_compare(script, bench):
         assert a == pytest.approx(final(bench, var, "gp-ucb").mean(), rel=1e-3)
         assert b == pytest.approx(final(bench, var, "d-gpucb").mean(), rel=1e-3)
         assert diff == pytest.approx(b - a, rel=1e-2, abs=1e-3)
+
+
+def test_ask_times(script, bench):
+    out = script("reports/ask_times.py", bench)
+    assert out.startswith("asks after 5 evaluations")
+    with xr.open_dataset(bench / "bench.nc") as ds:
+        for strategy in ("d-gpucb", "gp-ucb"):
+            sec = ds["ask_seconds"].sel(strategy=strategy).isel(iteration=slice(5, None))
+            n, median, mean, p95, longest = match(
+                rf"synthetic {strategy}: {{n}} asks, median {{n}} s, mean {{n}} s, "
+                r"p95 {n} s, max {n} s",
+                out,
+            )
+            assert n == sec.size == 4  # two trials, two asks after the design each
+            assert median == pytest.approx(float(np.median(sec)), abs=1e-3)
+            assert longest == pytest.approx(float(sec.max()), abs=1e-3)
+            assert median <= p95 <= longest and mean <= longest
+    out = script("reports/ask_times.py", bench, "--after 6")
+    assert match(r"synthetic gp-ucb: {n} asks, .*", out)[0] == 2
+    with pytest.raises(SystemExit, match="--problem 'flu' is not in"):
+        script("reports/ask_times.py", bench, "--problem flu")
 
 
 def test_refit_report(script, bench):
