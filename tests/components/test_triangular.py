@@ -56,3 +56,36 @@ def test_bad_arguments_are_named(keep, n, shape, match):
 def test_a_buffer_that_is_not_a_c_ordered_stack_of_squares_is_refused():
     with pytest.raises(ValueError, match="buf must be"):
         lower_times(np.zeros((2, 4, 4))[:, :3, :3], [0], 2, np.zeros((1, 2, 1)))
+
+
+def test_empty_products_are_empty_and_silent(capfd):
+    buf = np.zeros((2, 4, 4))
+    assert lower_times(buf, [0, 1], 3, np.zeros((2, 3, 0))).shape == (2, 3, 0)
+    assert lower_times(buf, [0], 0, np.zeros((1, 0, 2))).shape == (1, 0, 2)
+    assert lower_transposed_times(buf, [], 3, np.zeros((0, 3, 1))).shape == (0, 3, 1)
+    assert lower_times(buf, [0], 0, np.zeros((1, 0, 1))).shape == (1, 0, 1)
+    out, err = capfd.readouterr()
+    assert "illegal" not in out + err  # BLAS's complaint at a zero leading dimension
+
+
+@pytest.mark.parametrize(
+    "buf, keep, K, match",
+    [
+        (np.zeros((2, 4, 4), dtype=np.float32), [0], np.zeros((1, 3, 1)), "float64"),
+        (np.zeros((2, 4, 4)), [0], np.zeros((3, 1)), "K must have shape"),
+        (np.zeros((2, 4, 4)), [0.0], np.zeros((1, 3, 1)), "keep must be a 1-D array of integers"),
+        (np.zeros((2, 4, 4)), [[0]], np.zeros((1, 3, 1)), "keep must be a 1-D array of integers"),
+    ],
+)
+def test_wrong_types_and_shapes_are_refused_by_name(buf, keep, K, match):
+    with pytest.raises(ValueError, match=match):
+        lower_times(buf, keep, 3, K)
+
+
+def test_a_read_only_input_is_multiplied_as_any_other():
+    rng = np.random.default_rng(2)
+    buf = _buffer(1, 3, 5, rng)
+    y = rng.normal(size=3)
+    K = np.broadcast_to(y[:, None], (1, 3, 1))  # read-only, as IncrementalPosterior passes y
+    want = np.tril(np.nan_to_num(buf[0, :3, :3])) @ y
+    np.testing.assert_allclose(lower_times(buf, [0], 3, K)[0, :, 0], want, rtol=1e-12)

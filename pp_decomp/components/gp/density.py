@@ -24,28 +24,18 @@ import math
 
 import numba
 import numpy as np
-from llvmlite import binding
-from numba.extending import get_cython_function_address
 
 from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
+from pp_decomp.components.posterior.cython_routines import cython_routine
 from pp_decomp.kernels.families import ExpQuad, Matern32, Matern52, RatQuad
 
 KERNELS = ("se", "matern52", "matern32", "rq")
 LOG_2PI = math.log(2.0 * math.pi)
 
 
-def _lapack(name: str):
-    """SciPy's Cython LAPACK routine ``name`` (five pointer arguments) as a symbol
-    numba links by name, so the compiled functions can be cached on disk (a
-    ctypes pointer would be baked in as this process's address)."""
-    symbol = f"pp_decomp_{name}"
-    binding.add_symbol(symbol, get_cython_function_address("scipy.linalg.cython_lapack", name))
-    return numba.types.ExternalFunction(symbol, numba.types.void(*[numba.types.intp] * 5))
-
-
 # a C-ordered matrix is Fortran's transpose: its lower triangle is Fortran's upper
-_dpotrf, _dpotri = _lapack("dpotrf"), _lapack("dpotri")
+_dpotrf, _dpotri = cython_routine("lapack", "dpotrf", 5), cython_routine("lapack", "dpotri", 5)
 _UPPER = ord("U")
 
 # the constants vector ``prm`` (see :func:`constants`)

@@ -73,7 +73,9 @@ def contract(coef: np.ndarray, X: np.ndarray, Xs: np.ndarray, inv_ls2: np.ndarra
 
 
 def triangular_solves(L_inv: np.ndarray):
-    """``K -> (L⁻¹ K, L⁻ᵀ L⁻¹ K)`` batched over the draws of ``L_inv (S, n, n)``."""
+    """``K -> (L⁻¹ K, L⁻ᵀ L⁻¹ K)`` batched over the draws of ``L_inv (S, n, n)``, a
+    C-ordered float64 array of lower-triangular factors (what is above their
+    diagonals is not read: :mod:`~pp_decomp.components.posterior.triangular`)."""
 
     every, n = np.arange(len(L_inv)), L_inv.shape[-1]
 

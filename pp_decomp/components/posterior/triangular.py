@@ -26,21 +26,15 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numba
 import numpy as np
-from llvmlite import binding
-from numba.extending import get_cython_function_address
 
-# SciPy's Cython BLAS dtrmm (eleven pointer arguments), linked by symbol name so that
-# the compiled loop is cached on disk (a ctypes pointer would be this process's address)
-binding.add_symbol(
-    "pp_decomp_dtrmm", get_cython_function_address("scipy.linalg.cython_blas", "dtrmm")
-)
-_dtrmm = numba.types.ExternalFunction("pp_decomp_dtrmm", numba.types.void(*[numba.types.intp] * 11))
-binding.add_symbol(
-    "pp_decomp_dtrmv", get_cython_function_address("scipy.linalg.cython_blas", "dtrmv")
-)
-_dtrmv = numba.types.ExternalFunction("pp_decomp_dtrmv", numba.types.void(*[numba.types.intp] * 8))
+from pp_decomp.components.posterior.cython_routines import cython_routine
+
+_dtrmm = cython_routine("blas", "dtrmm", 11)
+_dtrmv = cython_routine("blas", "dtrmv", 8)
 _RIGHT, _UPPER, _NO, _TRANSPOSE = ord("R"), ord("U"), ord("N"), ord("T")
 
 
@@ -52,8 +46,7 @@ def _products(buf, keep, n, K, out, trans):
     A C-ordered lower ``L`` is Fortran's upper ``U = Lᵀ`` with leading dimension
     ``cap``, and the C-ordered ``(n, m)`` result is Fortran's ``(m, n)`` transpose:
     ``(L K)ᵀ = Kᵀ U`` and ``(Lᵀ K)ᵀ = Kᵀ Uᵀ``, so ``dtrmm`` multiplies from the
-    right. One input (``m = 1``) is ``dtrmv``'s (``L k = Uᵀ k``), which OpenBLAS
-    makes faster than a one-column ``dtrmm``."""
+    right; one input (``m = 1``) is ``dtrmv``'s ``L k = Uᵀ k``."""
     m = K.shape[2]
     # side, uplo, trans of dtrmm, diag, trans of dtrmv
     flags = np.array(
@@ -92,30 +85,41 @@ def _products(buf, keep, n, K, out, trans):
         )
 
 
-def _checked(buf: np.ndarray, keep, n: int, K: np.ndarray) -> tuple:
-    keep = np.ascontiguousarray(keep, dtype=np.int64)
-    K = np.ascontiguousarray(K, dtype=float)
-    if not buf.flags.c_contiguous or buf.ndim != 3 or buf.shape[1] != buf.shape[2]:
-        raise ValueError(f"buf must be a C-ordered (S, cap, cap) array; got {buf.shape}")
-    if K.shape[:2] != (len(keep), n) or n > buf.shape[1]:
+def _checked(buf: np.ndarray, keep, n: int, K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``keep`` and ``K`` as the compiled loop takes them (int64; C-ordered, writable
+    float64, so that one compiled version serves every call) and the output, after
+    checking every argument by name."""
+    if not isinstance(buf, np.ndarray) or buf.dtype != np.float64 or buf.ndim != 3:
+        raise ValueError(f"buf must be a float64 (S, cap, cap) array; got {np.shape(buf)}")
+    if not buf.flags.c_contiguous or buf.shape[1] != buf.shape[2]:
+        raise ValueError(f"buf must be C-ordered with square blocks; got {buf.shape}")
+    keep = np.asarray(keep)
+    if keep.ndim != 1 or not (keep.size == 0 or np.issubdtype(keep.dtype, np.integer)):
+        raise ValueError(f"keep must be a 1-D array of integers; got {keep!r}")
+    if len(keep) and (keep.min() < 0 or keep.max() >= len(buf)):
+        raise ValueError(f"keep must index buf's {len(buf)} factors; got {keep}")
+    K = np.require(K, dtype=np.float64, requirements=["C", "W"])
+    if K.ndim != 3 or K.shape[:2] != (len(keep), n) or not 0 <= n <= buf.shape[1]:
         raise ValueError(
             f"K must have shape ({len(keep)}, {n}, m) within {buf.shape}; got {K.shape}"
         )
-    if len(keep) and (keep.min() < 0 or keep.max() >= len(buf)):
-        raise ValueError(f"keep must index buf's {len(buf)} factors; got {keep}")
-    return keep, K, np.empty(K.shape)
+    return keep.astype(np.int64), K, np.empty(K.shape)
 
 
-def lower_times(buf: np.ndarray, keep, n: int, K: np.ndarray) -> np.ndarray:
+def lower_times(buf: np.ndarray, keep: Sequence[int] | np.ndarray, n: int, K) -> np.ndarray:
     """``L_s K_k`` for ``s = keep[k]``, ``L_s = buf[s, :n, :n]`` lower triangular
     (what is above its diagonal is not read): ``(len(keep), n, m)``."""
     keep, K, out = _checked(buf, keep, n, K)
-    _products(buf, keep, n, K, out, False)
+    if out.size:  # BLAS refuses zero leading dimensions
+        _products(buf, keep, n, K, out, False)
     return out
 
 
-def lower_transposed_times(buf: np.ndarray, keep, n: int, K: np.ndarray) -> np.ndarray:
+def lower_transposed_times(
+    buf: np.ndarray, keep: Sequence[int] | np.ndarray, n: int, K
+) -> np.ndarray:
     """``L_sᵀ K_k`` for ``s = keep[k]`` (as :func:`lower_times`): ``(len(keep), n, m)``."""
     keep, K, out = _checked(buf, keep, n, K)
-    _products(buf, keep, n, K, out, True)
+    if out.size:
+        _products(buf, keep, n, K, out, True)
     return out
