@@ -72,6 +72,7 @@ class IncrementalPosterior:
         self._L[:, :n, :n] = L_inv
         every = np.arange(S)
         self.z = lower_times(self._L, every, n, np.broadcast_to(self.y[:, None], (S, n, 1)))[..., 0]
+        self._alphas = None
         self.logw = np.zeros(S)
         if self.Xc is not None:
             self._V = np.empty((S, self._cap, len(self.Xc)))
@@ -133,6 +134,7 @@ class IncrementalPosterior:
         self._L[:, n, :n] = -back / d[:, None]
         self._L[:, n, n] = 1.0 / d
         self.z = np.concatenate([self.z, z_new[:, None]], axis=1)
+        self._alphas = None
         self.X = np.vstack([self.X, x])
         self.y = np.append(self.y, y)
 
@@ -197,12 +199,20 @@ class IncrementalPosterior:
             V = lower_times(self._L, keep, n, K)
             return V, lower_transposed_times(self._L, keep, n, V)
 
-        alpha = lower_transposed_times(self._L, keep, n, self.z[keep][:, :, None])[:, :, 0]
+        alpha = self._alpha()[keep]
         d = self.draws.subset(keep)
         out = moments_and_grad(
             self.kernel, self.X, Xs, d, solves, alpha, self._prior_var_at(Xs, d), self.mean_var
         )
         return tuple(a[back] for a in out)
+
+    def _alpha(self) -> np.ndarray:
+        """``K_s⁻¹ y = L_s⁻ᵀ z_s`` of every draw: (S, n), kept until the next append (every
+        gradient evaluation of a step reads it)."""
+        if self._alphas is None:
+            every, n = np.arange(len(self.logw)), len(self.X)
+            self._alphas = lower_transposed_times(self._L, every, n, self.z[:, :, None])[..., 0]
+        return self._alphas
 
     def per_draw(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Means and variances of draws ``idx`` at every candidate: (len(idx), N) each."""
