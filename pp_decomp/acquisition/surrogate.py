@@ -61,7 +61,7 @@ def _thinned(model, k: int):
     return model if thin is None else thin(k)
 
 
-def _every_draw(component, X, grad: bool) -> tuple[np.ndarray, ...]:
+def _every_draw(component, X: np.ndarray, grad: bool) -> tuple[np.ndarray, ...]:
     """``component``'s per-draw moments at ``X`` (with ``grad``, and their input
     gradients; ``NotImplementedError`` where it has none)."""
     if not grad:
@@ -216,7 +216,9 @@ class DecomposedSurrogate:
         """Signed composition ``sign · g(F; X)`` for ``F (..., m, J)``, ``X (m, d)``."""
         return self.sign * self.problem.compose(F, X)
 
-    def used_per_draw(self, X, draw_idx: np.ndarray, grad: bool = False) -> tuple[list, np.ndarray]:
+    def used_per_draw(
+        self, X: np.ndarray, draw_idx: np.ndarray, grad: bool = False
+    ) -> tuple[list, np.ndarray]:
         """:meth:`per_draw` (with ``grad``, :meth:`per_draw_grad`) of only the draws that
         ``draw_idx (n, J)`` picks (modulo each component's draws), and ``draw_idx``
         renumbered to them: the same samples for

@@ -75,7 +75,7 @@ def test_monte_carlo_acquisitions_read_only_their_draws(surrogate, make):
     def acquisition(model):
         if make == "ucb":
             return MonteCarloUCB(model, beta=2.0, n_samples=256, seed=2)
-        return ExpectedImprovement(model, best=0.1, n_samples=256, seed=2)
+        return ExpectedImprovement(model, best=0.1, n_samples=6, seed=2)  # 6 draws at most
 
     a_every, a_used = acquisition(every), acquisition(used)
     np.testing.assert_allclose(a_used(XQ), a_every(XQ), rtol=1e-12, atol=1e-14)
@@ -90,5 +90,29 @@ def test_monte_carlo_acquisitions_read_only_their_draws(surrogate, make):
             np.testing.assert_array_equal(r, picked)
         for r in reads[1::2]:
             np.testing.assert_array_equal(r, np.unique(v.posterior.draw_idx))
-        if make == "ucb":  # 4 joint draws (256 samples, 64 each) of the 16
-            assert len(picked) <= 4 < len(reads[1])
+        assert len(picked) <= (4 if make == "ucb" else 6) < len(reads[1])  # UCB: 256 / 64 draws
+
+
+def test_components_with_and_without_their_own_draws_mix_and_a_screen_thins_them(monkeypatch):
+    from pp_decomp.acquisition import surrogate
+
+    monkeypatch.setattr(surrogate, "SCREEN_DRAWS", 6)  # of the 16
+
+    views = [_view(j) for j in range(3)]
+    mixed = DecomposedSurrogate([views[0], EveryDraw(views[1]), views[2]], _problem())
+    every = DecomposedSurrogate([EveryDraw(v) for v in views], _problem())
+    a_mixed = MonteCarloUCB(mixed, beta=2.0, n_samples=256, seed=4)
+    a_every = MonteCarloUCB(every, beta=2.0, n_samples=256, seed=4)
+    np.testing.assert_allclose(a_mixed(XQ), a_every(XQ), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        a_mixed.value_and_grad(XQ)[1], a_every.value_and_grad(XQ)[1], rtol=1e-10, atol=1e-12
+    )
+    screened = surrogate.with_screen(
+        MonteCarloUCB(DecomposedSurrogate(views, _problem()), 2.0, 256, 4)
+    )
+    thin = screened.screen.model.components
+    assert all(c.n_draws == 6 for c in thin)
+    every_thin = DecomposedSurrogate([EveryDraw(c) for c in thin], _problem())
+    reference = MonteCarloUCB(every_thin, 2.0, 256, 4)
+    reference.draw_idx, reference.z = screened.screen.draw_idx, screened.screen.z
+    np.testing.assert_allclose(screened.screen(XQ), reference(XQ), rtol=1e-12, atol=1e-14)

@@ -140,7 +140,7 @@ class FastGPView:
             var = var + self.posterior.noise_var[:, None]
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
-    def predict_draws(self, X, idx) -> tuple[np.ndarray, np.ndarray]:
+    def predict_draws(self, X: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict_per_draw` (latent ``f``) of the step's draws ``idx`` only
         (positions in its resample, as ``predict_per_draw``'s rows): (len(idx), m) each,
         the same numbers at the cost of their factors alone on a box."""
@@ -154,7 +154,7 @@ class FastGPView:
             mean, var = self.comp.post.at(gp.scale_X(np.asarray(X, dtype=float)), draws)
         return self.y_mean + self.y_std * mean, self.y_std**2 * var
 
-    def predict_draws_grad(self, X, idx) -> tuple[np.ndarray, ...]:
+    def predict_draws_grad(self, X: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`predict_per_draw_grad` of the step's draws ``idx`` only (as
         :meth:`predict_draws`)."""
         return self._grad_of(X, self.posterior.draw_idx[np.asarray(idx)])
