@@ -488,6 +488,22 @@ class HallucinatedGP:
             var[:, sl] = np.maximum(var[:, sl] - np.einsum("skm,skm->sm", V, V), 0.0)
         return mean, var
 
+    def predict_draws(self, X: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict_per_draw` (latent ``f``) of draws ``idx`` only: (len(idx), m)
+        each, at the cost of those draws where the GP predicts draws alone
+        (``predict_draws``)."""
+        X, idx = np.asarray(X, dtype=float), np.asarray(idx)
+        own = getattr(self.gp, "predict_draws", None)
+        if own is not None:
+            mean, var = own(X, idx)
+        else:
+            mean, var = (a[idx] for a in self.gp.predict_per_draw(X))
+        for start in range(0, len(X), _CHUNK):
+            sl = slice(start, start + _CHUNK)
+            _, _, V = self._reduction(X[sl], idx)
+            var[:, sl] = np.maximum(var[:, sl] - np.einsum("skm,skm->sm", V, V), 0.0)
+        return mean, var
+
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Equal-weight mixture mean and variance over the draws: (m,) each."""
         return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))

@@ -52,9 +52,10 @@ class EveryDraw:
 
     def __init__(self, view):
         self.view, self.name, self.n_draws = view, view.name, view.n_draws
-        self.posterior = view.posterior  # the copula reads its residuals
+        self.posterior = getattr(view, "posterior", None)  # the copula reads its residuals
         self.predict_per_draw = view.predict_per_draw
-        self.predict_per_draw_grad = view.predict_per_draw_grad
+        if hasattr(view, "predict_per_draw_grad"):  # pending inputs have none
+            self.predict_per_draw_grad = view.predict_per_draw_grad
 
 
 def _problem() -> Problem:
@@ -116,3 +117,21 @@ def test_components_with_and_without_their_own_draws_mix_and_a_screen_thins_them
     reference = MonteCarloUCB(every_thin, 2.0, 256, 4)
     reference.draw_idx, reference.z = screened.screen.draw_idx, screened.screen.z
     np.testing.assert_allclose(screened.screen(XQ), reference(XQ), rtol=1e-12, atol=1e-14)
+
+
+def test_pending_inputs_keep_the_saving_and_the_values():
+    from pp_decomp.acquisition.surrogate import HallucinatedGP
+
+    views = [_view(j) for j in range(3)]
+    P = RNG.uniform(size=(2, 2))
+    used = DecomposedSurrogate([HallucinatedGP(v, P) for v in views], _problem())
+    every = DecomposedSurrogate([EveryDraw(HallucinatedGP(v, P)) for v in views], _problem())
+    a_used = MonteCarloUCB(used, beta=2.0, n_samples=256, seed=3)
+    a_every = MonteCarloUCB(every, beta=2.0, n_samples=256, seed=3)
+    for v in views:
+        v.comp.post.read = []
+    np.testing.assert_allclose(a_used(XQ), a_every(XQ), rtol=1e-12, atol=1e-14)
+    for j, v in enumerate(views):
+        picked = np.unique(v.posterior.draw_idx[np.unique(a_used.draw_idx[:, j] % S)])
+        np.testing.assert_array_equal(v.comp.post.read[0], picked)  # the means and variances
+        assert len(picked) <= 4
