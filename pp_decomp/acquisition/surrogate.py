@@ -481,12 +481,7 @@ class HallucinatedGP:
         """Per-draw means (unchanged) and hallucinated variances at ``Xnew``: (S, m) each."""
         X = np.asarray(Xnew, dtype=float)
         mean, var = self.gp.predict_per_draw(X, pred_noise)
-        idx = np.arange(self.n_draws)
-        for start in range(0, len(X), _CHUNK):
-            sl = slice(start, start + _CHUNK)
-            _, _, V = self._reduction(X[sl], idx)
-            var[:, sl] = np.maximum(var[:, sl] - np.einsum("skm,skm->sm", V, V), 0.0)
-        return mean, var
+        return mean, self._reduced(X, np.arange(self.n_draws), var)
 
     def predict_draws(self, X: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict_per_draw` (latent ``f``) of draws ``idx`` only: (len(idx), m)
@@ -498,11 +493,16 @@ class HallucinatedGP:
             mean, var = own(X, idx)
         else:
             mean, var = (a[idx] for a in self.gp.predict_per_draw(X))
+        return mean, self._reduced(X, idx, var)
+
+    def _reduced(self, X: np.ndarray, idx: np.ndarray, var: np.ndarray) -> np.ndarray:
+        """Draws ``idx``'s variances ``var (len(idx), m)`` at ``X``, in place, less the
+        pending inputs' reduction, in chunks of :data:`_CHUNK` inputs."""
         for start in range(0, len(X), _CHUNK):
             sl = slice(start, start + _CHUNK)
             _, _, V = self._reduction(X[sl], idx)
             var[:, sl] = np.maximum(var[:, sl] - np.einsum("skm,skm->sm", V, V), 0.0)
-        return mean, var
+        return var
 
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Equal-weight mixture mean and variance over the draws: (m,) each."""
