@@ -109,17 +109,18 @@ def _checked(buf: np.ndarray, keep, n: int, K) -> tuple[np.ndarray, np.ndarray, 
 def lower_times(buf: np.ndarray, keep: Sequence[int] | np.ndarray, n: int, K) -> np.ndarray:
     """``L_s K_k`` for ``s = keep[k]``, ``L_s = buf[s, :n, :n]`` lower triangular
     (what is above its diagonal is not read): ``(len(keep), n, m)``."""
-    keep, K, out = _checked(buf, keep, n, K)
-    if out.size:  # BLAS refuses zero leading dimensions
-        _products(buf, keep, n, K, out, False)
-    return out
+    return _multiplied(buf, keep, n, K, False)
 
 
 def lower_transposed_times(
     buf: np.ndarray, keep: Sequence[int] | np.ndarray, n: int, K
 ) -> np.ndarray:
     """``L_sᵀ K_k`` for ``s = keep[k]`` (as :func:`lower_times`): ``(len(keep), n, m)``."""
+    return _multiplied(buf, keep, n, K, True)
+
+
+def _multiplied(buf: np.ndarray, keep, n: int, K, trans: bool) -> np.ndarray:
     keep, K, out = _checked(buf, keep, n, K)
-    if out.size:
-        _products(buf, keep, n, K, out, True)
+    if out.size:  # BLAS refuses zero leading dimensions
+        _products(buf, keep, n, K, out, trans)
     return out
