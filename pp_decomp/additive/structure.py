@@ -117,7 +117,7 @@ class _Scorer:
         for g, a in zip(groups, eta2, strict=True):
             K += a * ExpQuad.correlation(scaled[:, :, list(g)].sum(-1))
         K[np.diag_indices(n)] += sigma**2 + JITTER
-        return gaussian_log_likelihood(K, self.y)
+        return gaussian_log_likelihood(K, self.y, overwrite_K=True)
 
 
 def log_marginal_likelihood(X, y, groups, ls, sigma, eta=None) -> float:

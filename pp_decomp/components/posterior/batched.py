@@ -31,6 +31,7 @@ from pp_decomp.components.posterior.gradient import (
     moments_and_grad,
     triangular_solves,
 )
+from pp_decomp.components.posterior.likelihood import gaussian_log_likelihoods
 from pp_decomp.components.posterior.triangular import lower_times
 from pp_decomp.kernels import kernel_matrix
 from pp_decomp.validate import check_positive_int
@@ -99,28 +100,19 @@ def log_likelihood_after(L_inv: np.ndarray, r: np.ndarray, n0: int) -> np.ndarra
     return -0.5 * np.einsum("si,si->s", z, z) + log_diag.sum(1) - 0.5 * (n - n0) * np.log(2 * np.pi)
 
 
-def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray):
+def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray, overwrite_K: bool = False):
     """``log N(r; 0, K)`` for one ``(n, n)`` matrix (a float) or a batch ``(S, n, n)``
     ((S,)), ``-inf`` where ``K`` is not positive definite.
 
-    Only the likelihood: one Cholesky factor and one triangular solve, cheaper
-    than :func:`factorise` where no prediction follows (structure scoring, the
-    weights of prior draws).
+    Only the likelihood, one Cholesky factor and a forward substitution per
+    matrix (:func:`~pp_decomp.components.posterior.likelihood.gaussian_log_likelihoods`),
+    cheaper than :func:`factorise` where no prediction follows (structure
+    scoring, the weights of prior draws). ``overwrite_K``: a batch may be
+    factorised in place.
     """
     if np.ndim(K) == 3:
-        try:
-            L = np.linalg.cholesky(K)
-        except np.linalg.LinAlgError:  # one bad matrix: the others keep their values
-            return np.array([gaussian_log_likelihood(k, r) for k in K])
-        z = np.linalg.solve(L, np.broadcast_to(r, K.shape[:-1])[..., None])[..., 0]
-        log_det_half = np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
-        return -0.5 * np.einsum("si,si->s", z, z) - log_det_half - 0.5 * len(r) * np.log(2 * np.pi)
-    try:
-        L = np.linalg.cholesky(K)
-    except np.linalg.LinAlgError:
-        return -np.inf
-    z = np.linalg.solve(L, r)
-    return float(-0.5 * z @ z - np.log(np.diag(L)).sum() - 0.5 * len(r) * np.log(2 * np.pi))
+        return gaussian_log_likelihoods(K, r, overwrite_K)
+    return float(gaussian_log_likelihoods(np.asarray(K)[None], r, overwrite_K)[0])
 
 
 def cholesky_inverse(K: np.ndarray) -> np.ndarray:
