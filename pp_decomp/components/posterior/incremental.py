@@ -17,7 +17,13 @@ Everything is float64 and batched over draws and candidates.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+# with the module, not on first use: a first import inside a refit thread, where
+# ArviZ's lazy loader reads the whole call stack (inspect.stack), cost the first ask 1-2 s
+from arviz_stats.base import array_stats
 
 from pp_decomp.components.posterior.batched import (
     JITTER,
@@ -270,10 +276,6 @@ def pareto_k(logw: np.ndarray) -> float:
     importance sampling", JMLR 25): the shape of a generalised Pareto fitted to
     their largest values. Above about 0.7 (less for few draws) the weighted
     draws' estimates are unreliable whatever the ESS says."""
-    import warnings
-
-    from arviz_stats.base import array_stats
-
     if np.ptp(logw) == 0.0:  # equal weights (no observation since the fit)
         return -np.inf
     with warnings.catch_warnings():
@@ -317,4 +319,4 @@ def log_likelihood(kernel, X, y, draws, mean_var: float = 0.0) -> np.ndarray:
     K = draws_cov(kernel, X, X, draws) + mean_var
     idx = np.arange(len(X))
     K[:, idx, idx] += (draws.sigma**2)[:, None] + JITTER
-    return gaussian_log_likelihood(K, y)
+    return gaussian_log_likelihood(K, y, overwrite_K=True)
