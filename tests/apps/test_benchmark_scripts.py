@@ -40,6 +40,7 @@ SMOKE_TESTS = {
     "speed/map_objective_speed.py": "test_map_objective_speed",
     "speed/sqdist_speed.py": "test_sqdist_speed",
     "speed/triangular_speed.py": "test_triangular_speed",
+    "speed/likelihood_speed.py": "test_likelihood_speed",
     "reports/tb_optimum.py": "test_tb_optimum",
     "reports/average_regret.py": "test_average_regret",
     "speed/maxsum_time.py": "test_maxsum_time",
@@ -251,6 +252,14 @@ def test_sqdist_speed(script):
     for case in ("16x8x3x1", "4x5x2x6"):
         t_draw, t_batch, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
         assert t_draw > 0 and t_batch > 0 and diff < 1e-12
+
+
+def test_likelihood_speed(script):
+    out = script("speed/likelihood_speed.py --cases 40x3,7x12 --calls 2")
+    assert out.startswith("S x n | numpy ms | compiled ms")
+    for case in ("40x3", "7x12"):
+        t_np, t_c, ratio, diff = match(rf"{case} \| {{n}} \| {{n}} \| {{n}} \| {{n}}", out)
+        assert t_np > 0 and t_c > 0 and diff < 1e-9
 
 
 def test_triangular_speed(script):
