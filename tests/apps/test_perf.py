@@ -3,7 +3,7 @@
 import numpy as np
 import xarray as xr
 
-from pp_decomp.apps.perf import refit_convergence
+from pp_decomp.apps.perf import ask_latency, refit_convergence
 
 
 def test_refit_convergence_counts_first_run_and_repaired_shares():
@@ -51,6 +51,21 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["refresh_ess_min"] == 600.0 and r["share_all_fits"] == 5 / 6
     map_run = ds.assign(rhat_max=(dims, np.full((4, 2), nan)))
     assert refit_convergence(map_run) == {"refits": 6}
+
+
+def test_ask_latency_sets_the_first_ask_apart_and_names_the_longest_other():
+    ds = xr.Dataset(
+        {
+            "phase": ("iteration", ["initial"] * 2 + ["acquisition"] * 5),
+            "ask_seconds": ("iteration", [0.0, 0.0, 3.0, 0.2, 0.4, 1.5, 0.3]),
+        }
+    )
+    a = ask_latency(ds)
+    assert a["first"] == 3.0 and a["max"] == 3.0 and a["p50"] == 0.4
+    assert a["next_max"] == 1.5 and a["next_max_iteration"] == 5
+    assert a["line"] == 2 * 0.4 + 1
+    one = ask_latency(ds.isel(iteration=slice(0, 3)))
+    assert one["first"] == one["max"] == 3.0 and "next_max" not in one
 
 
 def test_an_unknown_case_is_refused_before_any_run():
