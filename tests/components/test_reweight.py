@@ -47,11 +47,12 @@ def test_a_poor_proposal_is_refused():
     assert reweight_chains(_chains([A, B], rng), _two_modes, 1000, rng, 4000.0) is None
 
 
-def test_the_weights_use_the_density_nuts_samples():
+@pytest.mark.parametrize("kernel", ["se", "matern52", "matern32", "rq"])
+def test_the_weights_use_the_density_nuts_samples(kernel):
     rng = np.random.default_rng(2)
     X, y = rng.uniform(size=(9, 2)), rng.standard_normal(9)
-    prm = constants("matern52", 2, Priors(), 0.5)
-    Z = rng.normal(size=(6, 4))
+    prm = constants(kernel, 2, Priors(), 0.5)
+    Z = rng.normal(size=(6, 5 if kernel == "rq" else 4))
     Z[0, :2] = 12.0  # lengthscales e^12: every point alike, K still positive definite
     Z[1, 3] = -40.0  # noise e^-40 with identical inputs below: not positive definite
     X[1] = X[0]

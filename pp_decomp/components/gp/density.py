@@ -131,6 +131,18 @@ def _corr(kernel, r2, alpha):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _value(kernel, r2, alpha):
+    """Unit-amplitude correlation ``c(r²)`` alone."""
+    if kernel == 0:
+        return _SE(r2)
+    if kernel == 1:
+        return _M52(r2)
+    if kernel == 2:
+        return _M32(r2)
+    return _RQ(r2, alpha)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _gamma(z, a, b):
     """``log Gamma(e^z; a, rate b)`` and its derivative in ``z``."""
     x = math.exp(z)
@@ -193,6 +205,28 @@ def _kernel_matrices(z, X, prm):
             K[j, i] = K[i, j]
         K[i, i] += s2 + prm[P_JITTER]
     return K, c, slope, dalpha
+
+
+@numba.njit(nogil=True, cache=True)
+def _kernel_lower(z, X, prm):
+    """``K`` (n, n) on and below its diagonal only (above it: zeros), without the
+    gradient's terms: what a Cholesky factor of ``K`` reads, at a third of
+    :func:`_kernel_matrices`' time on 1000 points."""
+    n, d = X.shape
+    kernel = int(prm[P_KERNEL])
+    inv_ls = np.exp(-z[:d])
+    eta2, s2 = math.exp(2.0 * z[d]), math.exp(2.0 * z[d + 1])
+    alpha = math.exp(z[d + 2]) if kernel == 3 else 1.0
+    K = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            r2 = 0.0
+            for k in range(d):
+                t = (X[i, k] - X[j, k]) * inv_ls[k]
+                r2 += t * t
+            K[i, j] = eta2 * _value(kernel, r2, alpha) + prm[P_MEAN_VAR]
+        K[i, i] += s2 + prm[P_JITTER]
+    return K
 
 
 @numba.njit(nogil=True, cache=True)
@@ -264,7 +298,7 @@ def _log_value(z, X, y, prm):
     """:func:`log_density` with the Jacobian, without the gradient: one Cholesky
     factor and one triangular solve instead of the inverse."""
     n, d = X.shape
-    K = _kernel_matrices(z, X, prm)[0]
+    K = _kernel_lower(z, X, prm)
     if not _cholesky(K):
         return -np.inf
     value = -0.5 * n * LOG_2PI  # K's lower triangle now holds L, K = L Lᵀ
