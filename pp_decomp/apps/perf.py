@@ -127,7 +127,7 @@ def ask_latency(ds) -> dict:
     out = {"p50": float(p50), "p95": float(p95), "max": float(ask.max()), "first": float(ask[0])}
     if len(ask) > 1:
         k = int(np.argmax(ask[1:])) + 1
-        out.update(next_max=float(ask[k]), next_max_iteration=int(steps[k]))
+        out.update(next_max=float(ask[k]), next_max_iteration=int(ds["iteration"].values[steps[k]]))
     out["line"] = 2.0 * out["p50"] + 1.0
     return out
 

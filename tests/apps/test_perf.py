@@ -58,11 +58,12 @@ def test_ask_latency_sets_the_first_ask_apart_and_names_the_longest_other():
         {
             "phase": ("iteration", ["initial"] * 2 + ["acquisition"] * 5),
             "ask_seconds": ("iteration", [0.0, 0.0, 3.0, 0.2, 0.4, 1.5, 0.3]),
-        }
+        },
+        coords={"iteration": np.arange(1, 8)},  # as a run's results number them
     )
     a = ask_latency(ds)
     assert a["first"] == 3.0 and a["max"] == 3.0 and a["p50"] == 0.4
-    assert a["next_max"] == 1.5 and a["next_max_iteration"] == 5
+    assert a["next_max"] == 1.5 and a["next_max_iteration"] == 6
     assert a["line"] == 2 * 0.4 + 1
     one = ask_latency(ds.isel(iteration=slice(0, 3)))
     assert one["first"] == one["max"] == 3.0 and "next_max" not in one
