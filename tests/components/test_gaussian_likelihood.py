@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
+from pp_decomp.components.posterior.batched import gaussian_log_likelihood
 from pp_decomp.components.posterior.likelihood import gaussian_log_likelihoods
 
 
@@ -12,7 +13,7 @@ def _covariances(S: int, n: int, rng) -> np.ndarray:
     return A @ A.transpose(0, 2, 1) + 0.1 * np.eye(n)
 
 
-@pytest.mark.parametrize("n", [1, 4, 33])
+@pytest.mark.parametrize("n", [1, 4, 33, 200])  # 200: LAPACK's blocked factorisation
 def test_matches_scipy_and_a_matrix_that_is_not_positive_definite_weighs_nothing(n):
     rng = np.random.default_rng(n)
     K = _covariances(5, n, rng)
@@ -45,3 +46,14 @@ def test_empty_batches_and_points_and_shapes_refused_by_name():
         gaussian_log_likelihoods(np.eye(3), np.zeros(3))
     with pytest.raises(ValueError, match=r"got K \(1, 3, 3\) and r \(2,\)"):
         gaussian_log_likelihoods(np.eye(3)[None], np.zeros(2))
+
+
+def test_one_matrix_gives_a_float_and_names_its_own_shape():
+    K, r = np.eye(3) + 0.5, np.array([0.3, -1.0, 2.0])
+    want = multivariate_normal(np.zeros(3), K).logpdf(r)
+    assert gaussian_log_likelihood(K, r) == pytest.approx(want, rel=1e-12)
+    assert np.isnan(gaussian_log_likelihood(K, np.array([0.3, np.nan, 2.0])))
+    with pytest.raises(ValueError, match=r"got K \(3,\) and r \(3,\)"):
+        gaussian_log_likelihood(np.ones(3), r)
+    with pytest.raises(ValueError, match=r"got K \(3, 3\) and r \(2,\)"):
+        gaussian_log_likelihood(K, r[:2])

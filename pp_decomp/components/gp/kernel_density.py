@@ -17,8 +17,9 @@ import math
 import numba
 import numpy as np
 
-from pp_decomp.components.gp.density import LOG_2PI, _chol_inverse, _cholesky
+from pp_decomp.components.gp.density import LOG_2PI, _chol_inverse
 from pp_decomp.components.inference.native import nuts_value
+from pp_decomp.components.posterior.likelihood import cholesky_in_place, log_normal_of_factor
 from pp_decomp.prior import log_prior
 
 _DENSITIES: dict = {}
@@ -133,17 +134,10 @@ def _make_log_values(kfun):
                     K[i, j] = kfun(X[i], X[j], th, g) + mean_var
                     K[j, i] = K[i, j]
                 K[i, i] += s2 + jitter
-            if not _cholesky(K):
+            if not cholesky_in_place(K):
                 out[r] = -np.inf
                 continue
-            value = -0.5 * n * LOG_2PI  # K's lower triangle holds L
-            w = np.empty(n)
-            for i in range(n):
-                acc = y[i]
-                for j in range(i):
-                    acc -= K[i, j] * w[j]
-                w[i] = acc / K[i, i]
-                value -= 0.5 * w[i] * w[i] + math.log(K[i, i])
+            value = log_normal_of_factor(K, y)  # K's lower triangle holds L
             value += prior_and_jacobian(z, positive, priors, True, np.zeros(F + 1))
             out[r] = value
         return out

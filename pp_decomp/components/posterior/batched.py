@@ -100,19 +100,26 @@ def log_likelihood_after(L_inv: np.ndarray, r: np.ndarray, n0: int) -> np.ndarra
     return -0.5 * np.einsum("si,si->s", z, z) + log_diag.sum(1) - 0.5 * (n - n0) * np.log(2 * np.pi)
 
 
-def gaussian_log_likelihood(K: np.ndarray, r: np.ndarray, overwrite_K: bool = False):
+def gaussian_log_likelihood(
+    K: np.ndarray, r: np.ndarray, overwrite_K: bool = False
+) -> float | np.ndarray:
     """``log N(r; 0, K)`` for one ``(n, n)`` matrix (a float) or a batch ``(S, n, n)``
     ((S,)), ``-inf`` where ``K`` is not positive definite.
 
     Only the likelihood, one Cholesky factor and a forward substitution per
     matrix (:func:`~pp_decomp.components.posterior.likelihood.gaussian_log_likelihoods`),
     cheaper than :func:`factorise` where no prediction follows (structure
-    scoring, the weights of prior draws). ``overwrite_K``: a batch may be
-    factorised in place.
+    scoring, the weights of prior draws). ``overwrite_K``: ``K`` (either shape)
+    may be factorised in place, its lower triangle then holding ``L``.
     """
-    if np.ndim(K) == 3:
+    K = np.asarray(K)
+    if K.ndim == 3:
         return gaussian_log_likelihoods(K, r, overwrite_K)
-    return float(gaussian_log_likelihoods(np.asarray(K)[None], r, overwrite_K)[0])
+    if K.ndim != 2 or np.shape(r) != K.shape[:1] or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"K must be (n, n) or (S, n, n) and r (n,); got K {K.shape} and r {np.shape(r)}"
+        )
+    return float(gaussian_log_likelihoods(K[None], r, overwrite_K)[0])
 
 
 def cholesky_inverse(K: np.ndarray) -> np.ndarray:

@@ -38,37 +38,49 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @numba.njit(nogil=True, cache=True)
+def cholesky_in_place(K) -> bool:
+    """``L`` (``K = L Lᵀ``) in place of the lower triangle of the C-ordered
+    symmetric ``K`` (n, n), the only part read (LAPACK's ``dpotrf``); ``False``
+    where ``K`` is not numerically positive definite."""
+    uplo = np.full(1, _UPPER, dtype=np.uint8)
+    size = np.full(1, K.shape[0], dtype=np.int32)
+    info = np.zeros(1, dtype=np.int32)
+    _dpotrf(uplo.ctypes.data, size.ctypes.data, K.ctypes.data, size.ctypes.data,
+            info.ctypes.data)  # fmt: skip
+    return info[0] == 0
+
+
+@numba.njit(nogil=True, cache=True)
+def log_normal_of_factor(L, r) -> float:
+    """``log N(r; 0, L Lᵀ)`` from the lower triangle of ``L`` (n, n), by forward
+    substitution: ``-½ ‖L⁻¹ r‖² - Σ_i log L_ii - n/2 log 2π``."""
+    n = L.shape[0]
+    z = np.empty(n)
+    value = -0.5 * n * _LOG_2PI
+    for i in range(n):
+        acc = r[i]
+        for j in range(i):
+            acc -= L[i, j] * z[j]
+        z[i] = acc / L[i, i]
+        value -= 0.5 * z[i] * z[i] + math.log(L[i, i])
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
 def _log_likelihoods(K, r, out):
     """``out[s] = log N(r; 0, K[s])``, each ``K[s]`` overwritten by its factor."""
-    S, n = K.shape[0], K.shape[1]
-    uplo = np.full(1, _UPPER, dtype=np.uint8)
-    size = np.full(1, n, dtype=np.int32)
-    info = np.zeros(1, dtype=np.int32)
-    z = np.empty(n)
-    for s in range(S):
-        L = K[s]
-        _dpotrf(uplo.ctypes.data, size.ctypes.data, L.ctypes.data, size.ctypes.data,
-                info.ctypes.data)  # fmt: skip
-        if info[0] != 0:
-            out[s] = -np.inf
-            continue
-        quad, log_det_half = 0.0, 0.0
-        for i in range(n):
-            acc = r[i]
-            for j in range(i):
-                acc -= L[i, j] * z[j]
-            z[i] = acc / L[i, i]
-            quad += z[i] * z[i]
-            log_det_half += math.log(L[i, i])
-        out[s] = -0.5 * quad - log_det_half - 0.5 * n * _LOG_2PI
+    for s in range(K.shape[0]):
+        out[s] = log_normal_of_factor(K[s], r) if cholesky_in_place(K[s]) else -np.inf
 
 
 def gaussian_log_likelihoods(K: np.ndarray, r: np.ndarray, overwrite_K: bool = False) -> np.ndarray:
     """``log N(r; 0, K_s)`` for every matrix of ``K`` (S, n, n): (S,), ``-inf``
-    where ``K_s`` is not positive definite (module docstring).
+    where ``K_s`` is not positive definite, NaN where it or ``r`` holds NaN
+    (module docstring).
 
-    ``overwrite_K``: factorise ``K`` in place where it is already a C-ordered
-    float64 array (its lower triangles then hold the factors); by default a copy.
+    ``overwrite_K``: factorise ``K`` in place where it is already a C-ordered,
+    writeable float64 array (its lower triangles then hold the factors); by
+    default, or otherwise, a copy.
     """
     K = np.asarray(K)
     r = np.ascontiguousarray(r, dtype=np.float64)
