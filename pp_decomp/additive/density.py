@@ -27,6 +27,7 @@ import numpy as np
 
 from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.posterior.batched import JITTER
+from pp_decomp.components.posterior.likelihood import log_normal_of_factor
 from pp_decomp.kernels.families import ExpQuad
 
 _SE = numba.njit(nogil=True, cache=True, inline="always")(ExpQuad.correlation)
@@ -203,19 +204,10 @@ def ard_log_posterior(z, d2, W, y, prm):
 def _log_normal(K, y, noise):
     """``log N(y; 0, K + noise I)`` by one Cholesky factor and one forward solve,
     ``-inf`` where the matrix is not positive definite or not finite."""
-    n = len(y)
     _, L, ok = _noisy_cholesky(K, noise)
     if not ok:
         return -np.inf
-    v = np.empty(n)
-    value = -0.5 * n * _LOG_2PI
-    for a in range(n):
-        t = y[a]
-        for b in range(a):
-            t -= L[a, b] * v[b]
-        v[a] = t / L[a, a]
-        value -= np.log(L[a, a]) + 0.5 * v[a] ** 2
-    return value
+    return log_normal_of_factor(L, y)
 
 
 @numba.njit(nogil=True, cache=True)
