@@ -221,7 +221,8 @@ def get_problem(name: str, seed: int = 0, **kwargs):
     """Build the problem called ``name`` (``seed`` picks the instance where random).
 
     ``name`` is a shipped problem (:data:`PROBLEMS`) or a user's own, written
-    ``package.module:factory`` for a function returning a :class:`pp_decomp.Problem`;
+    ``package.module:factory`` for a function returning a :class:`pp_decomp.Problem`
+    (or ``package.module:attr`` naming a Problem made in Python, used as it is);
     the factory gets ``seed=`` if it takes that argument. The instance's seed is
     recorded in ``problem.metadata["seed"]``, so that a resume on another
     instance is refused.
@@ -262,6 +263,13 @@ def _user_problem(name: str, seed: int, **kwargs):
         raise ValueError(
             f"problem {name!r}: cannot import {func!r} from {module!r} ({err})"
         ) from err
+    if isinstance(factory, Problem) and not kwargs:  # made in Python: no instance to pick
+        return factory
+    if not callable(factory):
+        raise TypeError(
+            f"problem {name!r} must name a pp_decomp.Problem or a function returning one; "
+            f"got {type(factory).__name__}"
+        )
     try:
         takes_seed = "seed" in inspect.signature(factory).parameters
     except (TypeError, ValueError):

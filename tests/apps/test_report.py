@@ -15,6 +15,7 @@ import pytest
 
 import pp_decomp as ppd
 from pp_decomp.apps.cli import main
+from pp_decomp.apps.cli.user_code import load_components
 from pp_decomp.apps.report_pictures import run_pictures
 from pp_decomp.models import get_problem
 
@@ -192,6 +193,29 @@ def test_the_cli_finds_the_problem_module_in_the_current_folder(python_run, tmp_
     out = tmp_path / "run-report"
     assert {p.name for p in out.glob("*.png")} == PICTURES
     assert (out / "report.md").read_text().startswith("# tiny: d-gpucb-mc (map), 6 evaluations")
+
+
+def test_the_problem_may_be_a_problem_object_and_the_components_a_function(tmp_path, monkeypatch):
+    (tmp_path / "asobjects.py").write_text(
+        TINY
+        + """
+PROBLEM = make()
+COUNT = 3
+
+
+def components():
+    return {"f0": ppd.ComponentGP("matern52")}
+"""
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = __import__("asobjects")
+    assert get_problem("asobjects:PROBLEM") is own.PROBLEM
+    assert get_problem("asobjects:make").name == "tiny"
+    with pytest.raises(TypeError, match="'asobjects:COUNT' must name a pp_decomp.Problem or a"):
+        get_problem("asobjects:COUNT")
+    assert list(load_components("asobjects:components")) == ["f0"]
+    with pytest.raises(TypeError, match="--components 'asobjects:COUNT' must name a dict"):
+        load_components("asobjects:COUNT")
 
 
 @pytest.mark.slow

@@ -45,8 +45,11 @@ def load_object(spec: str, flag: str):
 
 def load_components(spec: str) -> dict | list:
     """``--components package.module:attr``: a dict (by component name) or list of
-    component models, as ``Optimizer.resume(path, problem, components=...)`` takes."""
+    component models, as ``Optimizer.resume(path, problem, components=...)`` takes,
+    or a function of no arguments returning one."""
     models = load_object(spec, "--components")
+    if callable(models) and not isinstance(models, dict | list | tuple):
+        models = models()
     if not isinstance(models, dict | list | tuple):
         raise TypeError(
             f"--components {spec!r} must name a dict or list of component models; "
