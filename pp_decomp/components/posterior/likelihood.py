@@ -19,8 +19,8 @@ Example
 >>> K = np.stack([np.eye(3) + 0.5, -np.eye(3)])
 >>> r = np.array([0.3, -1.0, 2.0])
 >>> out = gaussian_log_likelihoods(K, r)
->>> bool(np.isclose(out[0], multivariate_normal(np.zeros(3), K[0]).logpdf(r))), out[1]
-(True, np.float64(-inf))
+>>> bool(np.isclose(out[0], multivariate_normal(np.zeros(3), K[0]).logpdf(r))), float(out[1])
+(True, -inf)
 """
 
 from __future__ import annotations
