@@ -222,7 +222,8 @@ def get_problem(name: str, seed: int = 0, **kwargs):
 
     ``name`` is a shipped problem (:data:`PROBLEMS`) or a user's own, written
     ``package.module:factory`` for a function returning a :class:`pp_decomp.Problem`
-    (or ``package.module:attr`` naming a Problem made in Python, used as it is);
+    (or ``package.module:attr`` naming a Problem made in Python, used as it is,
+    through a copy);
     the factory gets ``seed=`` if it takes that argument. The instance's seed is
     recorded in ``problem.metadata["seed"]``, so that a resume on another
     instance is refused.
@@ -251,6 +252,7 @@ def check_problem_name(name: str) -> str:
 
 
 def _user_problem(name: str, seed: int, **kwargs):
+    import copy
     import inspect
     from importlib import import_module
 
@@ -264,7 +266,10 @@ def _user_problem(name: str, seed: int, **kwargs):
             f"problem {name!r}: cannot import {func!r} from {module!r} ({err})"
         ) from err
     if isinstance(factory, Problem) and not kwargs:  # made in Python: no instance to pick
-        return factory
+        # a copy, so that recording the seed leaves the user's object as it was
+        problem = copy.copy(factory)
+        problem.metadata = dict(factory.metadata)
+        return problem
     if not callable(factory):
         raise TypeError(
             f"problem {name!r} must name a pp_decomp.Problem or a function returning one; "

@@ -59,6 +59,7 @@ SMOKE_TESTS = {
     "studies/importance_coverage.py": "test_importance_coverage",
     "studies/inducing_points.py": "test_inducing_points",
     "studies/loo_choice.py": "test_loo_choice",
+    "studies/output_warp_coverage.py": "test_output_warp_coverage",
     "studies/nuts_convergence.py": "test_nuts_convergence",
     "studies/perceived_diagnosis.py": "test_perceived_diagnosis",
     "studies/prior_sweep.py": "test_prior_sweep",
@@ -572,6 +573,32 @@ def test_loo_choice(script):
         out,
     )
     assert all(0 <= c <= 1 for c in covers)
+
+
+def test_output_warp_coverage(script, tmp_path):
+    out = script(
+        "studies/output_warp_coverage.py --problems flu --seeds 2 --iterations 12 --at 12 "
+        "--points 24 --warps none,sas --out",
+        tmp_path / "w.json",
+    )
+    cover = r"flu t= 12 (package|none|sas) +level 0\.(50|90|95): components (.*)  objective "
+    rows = [
+        (m[1], float("0." + m[2]), numbers(m[3])[::2], numbers(m[4])[0])
+        for line in out.splitlines()
+        if (m := re.fullmatch(cover + r"(.*)  \(2 seeds\)", line.strip()))
+    ]
+    assert len(rows) == 3 * 3  # 3 arms × 3 levels
+    for arm in ("package", "none", "sas"):
+        by_level = sorted((level, comps, obj) for a, level, comps, obj in rows if a == arm)
+        assert all(len(comps) == 5 and all(0 <= c <= 1 for c in comps) for _, comps, _ in by_level)
+        for lower, higher in zip(by_level, by_level[1:], strict=False):  # nested intervals
+            assert all(a <= b for a, b in zip(lower[1], higher[1], strict=True))
+            assert lower[2] <= higher[2]
+    assert matches(r"flu t= 12 sas +log likelihood at the MAP − none's: {n} ± {n}", out)
+    report = json.loads((tmp_path / "w.json").read_text())
+    (seed0, _) = report["runs"]["flu"]
+    assert set(seed0["12"]) == {"package", "none", "sas"}
+    assert len(seed0["12"]["sas"]["lml"]) == 5
 
 
 def test_nuts_convergence(script):

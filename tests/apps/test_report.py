@@ -209,7 +209,9 @@ def components():
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     own = __import__("asobjects")
-    assert get_problem("asobjects:PROBLEM") is own.PROBLEM
+    got = get_problem("asobjects:PROBLEM", seed=4)
+    assert got.components is own.PROBLEM.components and got.metadata["seed"] == 4
+    assert "seed" not in own.PROBLEM.metadata  # the user's object is left as it was
     assert get_problem("asobjects:make").name == "tiny"
     with pytest.raises(TypeError, match="'asobjects:COUNT' must name a pp_decomp.Problem or a"):
         get_problem("asobjects:COUNT")
