@@ -177,21 +177,33 @@ def _log_prior(z, d, prm, grad):
     return total
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _hyperparameters(z, d, kernel):
+    """``1/ℓ (d,)``, ``η²``, ``σ²`` and ``α`` (1 but for ``rq``) from the log-space ``z``."""
+    alpha = math.exp(z[d + 2]) if kernel == 3 else 1.0
+    return np.exp(-z[:d]), math.exp(2.0 * z[d]), math.exp(2.0 * z[d + 1]), alpha
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _scaled_sqdist(X, i, j, inv_ls):
+    """``r² = Σ_k ((X_ik − X_jk) / ℓ_k)²``."""
+    r2 = 0.0
+    for k in range(X.shape[1]):
+        t = (X[i, k] - X[j, k]) * inv_ls[k]
+        r2 += t * t
+    return r2
+
+
 @numba.njit(nogil=True, cache=True)
 def _kernel_matrices(z, X, prm):
     """``K`` (n, n) and, on its lower triangle, ``c``, ``∂c/∂r²`` and ``∂c/∂log α``."""
-    n, d = X.shape
+    n = X.shape[0]
     kernel = int(prm[P_KERNEL])
-    inv_ls = np.exp(-z[:d])
-    eta2, s2 = math.exp(2.0 * z[d]), math.exp(2.0 * z[d + 1])
-    alpha = math.exp(z[d + 2]) if kernel == 3 else 1.0
+    inv_ls, eta2, s2, alpha = _hyperparameters(z, X.shape[1], kernel)
     c, slope, dalpha, K = np.empty((n, n)), np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
     for i in range(n):
         for j in range(i + 1):
-            r2 = 0.0
-            for k in range(d):
-                t = (X[i, k] - X[j, k]) * inv_ls[k]
-                r2 += t * t
+            r2 = _scaled_sqdist(X, i, j, inv_ls)
             c[i, j], slope[i, j], dalpha[i, j] = _corr(kernel, r2, alpha)
             K[i, j] = eta2 * c[i, j] + prm[P_MEAN_VAR]
             K[j, i] = K[i, j]
@@ -204,18 +216,13 @@ def _kernel_lower(z, X, prm):
     """``K`` (n, n) on and below its diagonal only (above it: zeros), without the
     gradient's terms of :func:`_kernel_matrices`: what a Cholesky factor of ``K``
     reads, one triangle written where that writes three more and ``K``'s upper one."""
-    n, d = X.shape
+    n = X.shape[0]
     kernel = int(prm[P_KERNEL])
-    inv_ls = np.exp(-z[:d])
-    eta2, s2 = math.exp(2.0 * z[d]), math.exp(2.0 * z[d + 1])
-    alpha = math.exp(z[d + 2]) if kernel == 3 else 1.0
+    inv_ls, eta2, s2, alpha = _hyperparameters(z, X.shape[1], kernel)
     K = np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1):
-            r2 = 0.0
-            for k in range(d):
-                t = (X[i, k] - X[j, k]) * inv_ls[k]
-                r2 += t * t
+            r2 = _scaled_sqdist(X, i, j, inv_ls)
             K[i, j] = eta2 * _value(kernel, r2, alpha) + prm[P_MEAN_VAR]
         K[i, i] += s2 + prm[P_JITTER]
     return K
@@ -289,7 +296,7 @@ def log_density(z, X, y, prm, jacobian):
 def _log_value(z, X, y, prm):
     """:func:`log_density` with the Jacobian, without the gradient: one Cholesky
     factor and one triangular solve instead of the inverse."""
-    n, d = X.shape
+    d = X.shape[1]
     K = _kernel_lower(z, X, prm)
     if not cholesky_in_place(K):
         return -np.inf
