@@ -145,15 +145,17 @@ def loop_run(
     correlated: bool = False,
     **settings,
 ) -> dict:
-    """One run of ``steps`` evaluations: wall time, regret, ask latency, refit convergence
-    (``settings``: further :class:`~pp_decomp.Optimizer` arguments, stored with the run)."""
+    """One run of ``steps`` evaluations: wall time (the optimiser's construction
+    included: what it imports or compiles there is the run's cost too), regret, ask
+    latency, refit convergence (``settings``: further :class:`~pp_decomp.Optimizer`
+    arguments, stored with the run)."""
     problem = get_problem(case, seed=seed)
-    opt = Optimizer(
-        problem, strategy, inference=inference, seed=seed, correlated=correlated, **settings
-    )
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        opt = Optimizer(
+            problem, strategy, inference=inference, seed=seed, correlated=correlated, **settings
+        )
         ds = opt.run(steps)
     wall = time.perf_counter() - start
     return {

@@ -10,11 +10,12 @@ on standardised ``u``::
 
     w(u; ε, δ) = sinh(δ · arcsinh(u) − ε),      δ > 0
 
-``(ε, δ) = (0, 1)`` is the identity. For large ``|u|``, ``w ≈ ±½ (2|u|)^δ e^{∓ε}``:
-``δ`` sets how fast both tails grow (``δ < 1`` pulls heavy tails in), and
-``ε > 0`` pulls the right tail in and stretches the left (a right-skewed ``u``
-is made symmetric). Its inverse is ``u = sinh((arcsinh(z) + ε) / δ)`` and its
-log-slope ``log δ + log cosh(δ arcsinh(u) − ε) − ½ log(1 + u²)``.
+``(ε, δ) = (0, 1)`` is the identity. For large ``u > 0``, ``w ≈ ½ (2u)^δ e^{−ε}``,
+and for large ``u < 0``, ``w ≈ −½ (2|u|)^δ e^{ε}``: ``δ`` sets how fast both tails
+grow (``δ < 1`` pulls heavy tails in), and ``ε > 0`` pulls the right tail in and
+stretches the left (a right-skewed ``u`` is made symmetric). Its inverse is
+``u = sinh((arcsinh(z) + ε) / δ)`` and its log-slope
+``log δ + log cosh(δ arcsinh(u) − ε) − ½ log(1 + u²)``.
 
 The Box-Cox warp (Box & Cox 1964) acts on positive ``r`` (``y`` over its geometric
 mean, say)::

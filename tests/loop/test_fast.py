@@ -418,3 +418,25 @@ def test_rescaled_moves_only_what_the_data_decide(rng):
     moved = rescaled(draws, 0.8, ComponentGP(priors=loose))
     np.testing.assert_allclose(moved.eta / draws.eta, 0.8, rtol=0.01)
     np.testing.assert_allclose(moved.sigma, draws.sigma, rtol=0.02)
+
+
+def test_a_fast_run_imports_the_sampler_when_built_not_in_a_refit_beside_an_ask():
+    """The first background NUTS refit used to import nutpie (and dask.array, arro3)
+    in its thread, whose Python-level imports held the GIL against the asks."""
+    import subprocess
+    import sys
+
+    probe = """
+import sys
+from pp_decomp import Box, Optimizer, Problem
+import numpy as np
+problem = Problem(Box([[0, 1]]), lambda X: np.sin(X), n_components=1, weights=[1.0])
+assert "nutpie" not in sys.modules
+Optimizer(problem, "d-gpucb", inference="map")
+assert "nutpie" not in sys.modules  # MAP runs pay nothing for it
+Optimizer(problem, "d-gpucb", inference="nuts")
+print(sorted(m for m in ("nutpie", "dask.array", "arro3.core") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['arro3.core', 'dask.array', 'nutpie']"

@@ -37,6 +37,7 @@ to the adaptation: 3.3 s against 1.5 s for 4 x 50 draws at T = 100.
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import dataclass, replace
 
@@ -161,6 +162,21 @@ class StartAtDraws:
     def __call__(self, seed) -> np.ndarray:
         pick = np.random.default_rng(seed).integers(len(self.points))
         return self.points[pick].copy()
+
+
+def import_sampler() -> None:
+    """Import nutpie and what its first run imports besides (``dask.array``, which
+    xarray imports on its first array where dask is installed; ``arro3``, the
+    draws' Arrow tables), about a second once per process. A run whose NUTS refits
+    go to a background thread calls this first: imports run Python code that holds
+    the GIL, so in the refit thread they stalled the asks beside it."""
+    import nutpie  # noqa: F401
+
+    for module in ("dask.array", "arro3.core"):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # not installed: nothing to pay for
+            pass
 
 
 def run_nutpie(model, s: NutsSettings, seed: int, starts=None):

@@ -72,6 +72,7 @@ from pp_decomp.components.inference.laplace import (
     laplace_mode,
     prior_ess_fraction,
 )
+from pp_decomp.components.inference.nuts import import_sampler
 from pp_decomp.components.inference.refresh import refresh_fit
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import KernelDraws
@@ -358,6 +359,7 @@ class FastUpdater(Updater):
     def __init__(self, settings, problem):
         self.settings, self.problem = settings, problem
         self.components: dict[str, FastComponent] = {}
+        import_sampler()  # here, not in the first refit's thread beside an ask
         dom = problem.domain
         self.index = candidate_index(dom.X) if isinstance(dom, CandidateSet) else None
 
