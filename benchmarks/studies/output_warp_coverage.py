@@ -13,7 +13,9 @@ of ``--warps``. The GP regresses
 ``v = (w(u; ψ) − m_w) / s_w`` (``m_w``, ``s_w`` the mean and sd of ``w`` over the
 data, so the amplitude's prior, tight around 1, stays right) with
 ``Σ log w'(u_i) − n log s_w`` added to the log likelihood
-(:mod:`pp_decomp.components.output_warps`):
+(:mod:`pp_decomp.components.output_warps`): for given data this is the exact
+Jacobian of a monotone map of each ``u_i``; that ``m_w`` and ``s_w`` depend on the
+data is ignored, as the standardisation of ``y`` is in every arm:
 
 * ``none``: ``v = u``, the standardised ``y_j`` (the package's model; a check on
   this study);
@@ -33,11 +35,13 @@ A fit's central interval of the noise-free ``f_j`` at each input is the inverse
 warp of the latent GP's ``μ ± z σ``; the objective's is the central interval of
 512 samples per input pushed through ``g`` (components independent; its
 quantiles are order statistics, so a Box-Cox draw at ``+∞``, past the image's
-edge where ``λ < 0``, counts as a large value). Prints one
+edge where ``λ < 0``, counts as a large value where ``g`` keeps it one, and
+where ``g`` makes it NaN the input is scored as a miss). All fits find the
+mode in the parameters' own space, as the package's MAP does. Prints one
 line per problem, step, arm and level: the components' and the objective's
 coverage, mean ± SE over seeds, then each arm's log likelihood at its MAP on
 ``y``'s scale (Jacobians included, so arms compare; a learned warp's extra
-parameters make it higher by construction), summed over components, minus
+parameters usually make it higher), summed over components, minus
 ``none``'s, and the share of seeds on which ``choose`` took the log::
 
     python benchmarks/studies/output_warp_coverage.py --problems flu,synthetic \\
@@ -161,8 +165,9 @@ class WarpedModel:
         ins = model.value_vars
         outs = model.replace_rvs_by_values([mu, var, lml, *psi])
         self._predict = pytensor.function(ins, outs, on_unused_input="ignore")
-        self._logp = model.compile_logp()
-        self._dlogp = model.compile_dlogp()
+        # the mode in the parameters' own space, as the package's MAP finds it
+        self._logp = model.compile_logp(jacobian=False)
+        self._dlogp = model.compile_dlogp(jacobian=False)
         ip = model.initial_point()
         self.names = [v.name for v in ins]
         self.shapes = [np.shape(ip[n]) for n in self.names]

@@ -27,8 +27,9 @@ mean, say)::
 and is taken as ``0`` (``λ > 0``) or ``+∞`` (``λ < 0``) beyond, the image's edge.
 
 The functions broadcast over their arguments (``skew`` and ``tail`` of shape
-``(S, 1)`` against ``u (n,)`` give one row per hyperparameter draw), and take
-``math=pytensor.tensor`` to build the same expression in a PyMC model.
+``(S, 1)`` against ``u (n,)`` give one row per hyperparameter draw). The warps
+and their log-slopes take ``math=pytensor.tensor`` to build the same expression
+in a PyMC model; the inverses are numpy's.
 
 Example
 -------
@@ -73,8 +74,8 @@ def sinh_arcsinh_log_slope(u, skew, tail, math=np):
 
 
 def _ratio(top, a, math, series):
-    # top(a) / a, by its two-term series where |a| < 1e-8 (error O(a²)), finite in
-    # value and gradient at a = 0, where w's λ → 0 limit is the log
+    # top(a) / a, by its series to a² where |a| < 1e-8, finite in value and first
+    # and second derivatives at a = 0, where w's λ → 0 limit is the log
     small = math.abs(a) < 1e-8
     return math.where(small, series(a), top(math.where(small, 1.0, a)) / math.where(small, 1.0, a))
 
@@ -82,7 +83,7 @@ def _ratio(top, a, math, series):
 def box_cox(r, lam, math=np):
     """``w(r) = (r^λ − 1) / λ = log r · expm1(λ log r) / (λ log r)``, ``r > 0``."""
     log_r = math.log(r)
-    return log_r * _ratio(math.expm1, lam * log_r, math, lambda a: 1.0 + a / 2.0)
+    return log_r * _ratio(math.expm1, lam * log_r, math, lambda a: 1.0 + a / 2.0 + a * a / 6.0)
 
 
 def box_cox_inverse(z, lam):
@@ -90,8 +91,8 @@ def box_cox_inverse(z, lam):
     ``+∞`` (``λ < 0``) where ``1 + λ z ≤ 0``, the edge of the warp's image."""
     z, lam = np.asarray(z, dtype=float), np.asarray(lam, dtype=float)
     b = lam * z
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inside = np.exp(z * _ratio(np.log1p, b, np, lambda a: 1.0 - a / 2.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inside = np.exp(z * _ratio(np.log1p, b, np, lambda a: 1.0 - a / 2.0 + a * a / 3.0))
     return np.where(1.0 + b > 0, inside, np.where(lam > 0, 0.0, np.inf))
 
 

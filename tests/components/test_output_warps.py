@@ -103,3 +103,15 @@ def test_box_cox_pytensor_form_and_gradient_at_the_log():
             - np.sum(box_cox(R, value - h) + box_cox_log_slope(R, value - h))
         ) / (2 * h)
         assert np.isfinite(g) and g == pytest.approx(fd, rel=1e-4)
+
+
+def test_box_cox_second_derivative_in_lambda_at_the_log():
+    import pytensor
+    import pytensor.tensor as pt
+
+    r, lam = pt.dvector("r"), pt.dscalar("lam")
+    grad = pytensor.grad(pt.sum(box_cox(r, lam, pt)), lam)
+    second = pytensor.function([r, lam], pytensor.grad(grad, lam))
+    big = R[R > 1]  # (log r)³ of one sign, so the sum is far from zero
+    # w = log r + λ (log r)²/2 + λ² (log r)³/6 + ...: w'' = (log r)³/3 at λ = 0
+    assert second(big, 0.0) == pytest.approx(np.sum(np.log(big) ** 3) / 3, rel=1e-6)
