@@ -194,7 +194,7 @@ def test_ask_latency(script, tmp_path):
         r"\(evaluation {n}; line 2 × p50 \+ 1 = {n} s\), {n} of {n} model steps over 1 s",
         out,
     )
-    assert scored == 3 and 0 <= over <= 3 and p50 <= mx and construct > 0
+    assert scored == 3 and 0 <= over <= 3 and p50 <= mx and construct >= 0  # ~0 once imported
     assert 7 <= at <= 9 and line == pytest.approx(2 * p50 + 1, abs=2e-3)
 
 
