@@ -9,19 +9,26 @@ another worker by Dask (up to the scheduler's ``allowed-failures``); an
 evaluation that raises follows ``on_error`` as in the sequential loop. The
 checkpoint holds the in-flight inputs as pending, so a killed driver resumes
 by submitting them again: nothing told is lost and nothing in flight is
-forgotten.
+forgotten. A finished evaluation whose result cannot be fetched within
+:data:`GATHER_TIMEOUT` (its worker died holding it, and distributed's own
+rescheduling of it can wait forever) is submitted again.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pp_decomp._runtime import dask_client
+from pp_decomp._runtime import dask_client, warn
 from pp_decomp.loop.ask import in_flight
 from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.records import NOISE_STREAM
 from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
+
+# Seconds to fetch a finished evaluation's result (a few values) before submitting
+# it again: under load a worker killed after finishing left its result unfetchable
+# and the run waiting for it with no worker busy (a CI run hung 15 min, session 83).
+GATHER_TIMEOUT = 120.0
 
 
 def evaluate_task(
@@ -57,38 +64,49 @@ def run_workers(
         flying: dict = {}  # future -> input
         done = as_completed()
 
+        def submit(x, key: int) -> None:
+            # the problem travels with each task, not scattered once: scattered
+            # data lives only on the workers, so losing them all would lose it
+            fut = client.submit(
+                evaluate_task,
+                setup.problem,
+                x,
+                setup.settings.seed,
+                key,
+                policy.on_error,
+                policy.retries,
+                setup.settings.model.outcome_transform,
+                pure=False,
+            )
+            flying[fut] = (x, key)
+            done.add(fut)
+
         def refill() -> None:
             need = in_flight(state, workers, n_iter)
             if need <= 0:
                 return
-            keys = {x.tobytes() for x in flying.values()}
+            keys = {x.tobytes() for x, _ in flying.values()}
             for x in steps.ask(need):
                 if x.tobytes() not in keys:
-                    key = state.pending.record(x)["key"]
-                    # the problem travels with each task, not scattered once: scattered
-                    # data lives only on the workers, so losing them all would lose it
-                    fut = client.submit(
-                        evaluate_task,
-                        setup.problem,
-                        x,
-                        setup.settings.seed,
-                        key,
-                        policy.on_error,
-                        policy.retries,
-                        setup.settings.model.outcome_transform,
-                        pure=False,
-                    )
-                    flying[fut] = x
-                    done.add(fut)
+                    submit(x, state.pending.record(x)["key"])
 
         refill()
         for fut in done:
-            x = flying.pop(fut)
+            x, key = flying.pop(fut)
             try:
-                y, reason = fut.result()
+                y, reason = fut.result(timeout=GATHER_TIMEOUT)
             except KilledWorker as err:
                 if policy.on_error == "raise":
                     raise
                 y, reason = None, f"KilledWorker: {err}"
+            except TimeoutError:
+                # the same key draws the same noise: the evaluation is repeated, not changed
+                warn(
+                    f"the result of the evaluation at {x.tolist()} could not be fetched "
+                    f"within {GATHER_TIMEOUT:.0f} s; it is submitted again"
+                )
+                fut.cancel()
+                submit(x, key)
+                continue
             outcomes.tell(x, y, reason)
             refill()

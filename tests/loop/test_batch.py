@@ -18,6 +18,7 @@ from pp_decomp import ComponentGP, Optimizer
 from pp_decomp.acquisition.surrogate import HallucinatedGP
 from pp_decomp.components.posterior.batched import GPPosterior
 from pp_decomp.loop import checkpoint as ckpt
+from pp_decomp.loop import workers as workers_mod
 from pp_decomp.models import get_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,21 +174,59 @@ def _env():
     return env
 
 
+def _run(cmd, check: bool = False) -> subprocess.CompletedProcess:
+    """``cmd`` in a session of its own, killed with its Dask workers (its process
+    group) past HANG_GUARD: a hung run must not leave workers loading the machine."""
+    proc = subprocess.Popen(
+        cmd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{cmd} hung past {HANG_GUARD} s; its stderr ends:\n{err[-3000:]}")
+    if check and proc.returncode:
+        pytest.fail(f"{cmd} exited {proc.returncode}; its stderr ends:\n{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def test_workers_killed_mid_evaluation_have_their_evaluations_retried(tmp_path):
     script = tmp_path / "killer.py"
     script.write_text(SCRIPT)
     out, mark = tmp_path / "run.nc", tmp_path / "killed-once"
-    proc = subprocess.run(
-        [sys.executable, str(script), str(out), str(mark)],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD,
-    )
+    proc = _run([sys.executable, str(script), str(out), str(mark)])
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert Path(f"{mark}.0").exists() and Path(f"{mark}.1").exists()  # workers died
     ds = xr.load_dataset(out)
     assert ds.sizes["iteration"] == 8 and ds.sizes.get("failure", 0) == 0
+
+
+def test_a_result_that_cannot_be_fetched_is_evaluated_again_not_waited_for(problem, monkeypatch):
+    from distributed import Future
+
+    fetch, timed_out = Future.result, []
+
+    def first_fetch_times_out(self, timeout=None):
+        assert timeout == workers_mod.GATHER_TIMEOUT  # the run never waits unbounded
+        if not timed_out:
+            timed_out.append(self.key)
+            raise TimeoutError
+        return fetch(self, timeout=timeout)
+
+    monkeypatch.setattr(Future, "result", first_fetch_times_out)
+    opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0)
+    with pytest.warns(UserWarning, match="could not be fetched within 120 s; it is submitted"):
+        opt.run(6, workers=2)
+    assert timed_out and opt.n == 6 and len(opt.pending) == 0
+    assert len(np.unique(opt.X, axis=0)) == 6  # told once, not twice
+    ds = opt.results()
+    assert ds.sizes.get("failure", 0) == 0
 
 
 # The driver kills its process group (itself and its Dask workers, SIGKILL) once its
@@ -217,22 +256,14 @@ def test_a_killed_async_driver_resumes_with_no_evaluation_lost(tmp_path):
     cmd = [sys.executable, "-m", "pp_decomp.apps.cli", "run", *args]
     out, script = tmp_path / "async.nc", tmp_path / "driver.py"
     script.write_text(KILL_DRIVER)
-    proc = subprocess.run(
-        [sys.executable, str(script), "run", *args, "--out", str(out)],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD,
-        start_new_session=True,  # the driver and its Dask workers die together
-    )
+    # a session of its own: the driver and its Dask workers die together
+    proc = _run([sys.executable, str(script), "run", *args, "--out", str(out)])
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     assert xr.load_dataset(out).sizes["iteration"] == 8
     killed, state = ckpt.read(out)
     pending = np.array([p["x"] for p in state["pending"]])
     assert len(pending) >= 1  # evaluations were in flight when the driver died
-    subprocess.run(
-        [*cmd, "--out", str(out), "--resume"], env=_env(), check=True, timeout=HANG_GUARD
-    )
+    _run([*cmd, "--out", str(out), "--resume"], check=True)
     done = xr.load_dataset(out)
     n = killed.sizes["iteration"]
     assert done.sizes["iteration"] == 16
