@@ -57,7 +57,6 @@ def run_workers(
     many as it has workers); ``outcomes`` (:class:`~pp_decomp.loop.evaluate.Outcomes`)
     tells the results as they arrive; ``steps.ask`` asks."""
     from dask.distributed import as_completed
-    from distributed import KilledWorker
 
     with dask_client(scheduler, workers) as client:
         workers = workers or max(1, len(client.scheduler_info()["workers"]))
@@ -93,20 +92,30 @@ def run_workers(
         refill()
         for fut in done:
             x, key = flying.pop(fut)
-            try:
-                y, reason = fut.result(timeout=GATHER_TIMEOUT)
-            except KilledWorker as err:
-                if policy.on_error == "raise":
-                    raise
-                y, reason = None, f"KilledWorker: {err}"
-            except TimeoutError:
-                # the same key draws the same noise: the evaluation is repeated, not changed
-                warn(
-                    f"the result of the evaluation at {x.tolist()} could not be fetched "
-                    f"within {GATHER_TIMEOUT:.0f} s; it is submitted again"
-                )
+            result = gathered(fut, x, policy)
+            if result is None:  # the same key draws the same noise: repeated, not changed
                 fut.cancel()
                 submit(x, key)
                 continue
-            outcomes.tell(x, y, reason)
+            outcomes.tell(x, *result)
             refill()
+
+
+def gathered(fut, x, policy: ErrorPolicy) -> tuple | None:
+    """A finished evaluation's ``(y, reason)``, or ``None`` (warned) when its result
+    could not be fetched within :data:`GATHER_TIMEOUT`; a worker killed by it three
+    times (``KilledWorker``) is a failure unless ``on_error="raise"``."""
+    from distributed import KilledWorker
+
+    try:
+        return fut.result(timeout=GATHER_TIMEOUT)
+    except KilledWorker as err:
+        if policy.on_error == "raise":
+            raise
+        return None, f"KilledWorker: {err}"
+    except TimeoutError:
+        warn(
+            f"the result of the evaluation at {x.tolist()} could not be fetched "
+            f"within {GATHER_TIMEOUT:.0f} s; it is submitted again"
+        )
+        return None

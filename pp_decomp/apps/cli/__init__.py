@@ -21,6 +21,7 @@ from importlib import import_module
 from pp_decomp.apps.cli.parsers import bench as bench_args
 from pp_decomp.apps.cli.parsers import calibration as calibration_args
 from pp_decomp.apps.cli.parsers import run as run_args
+from pp_decomp.apps.cli.parsers import study as study_args
 from pp_decomp.apps.cli.parsers import tools as tools_args
 
 # the function each sub-command runs, its module imported only then (numpy, PyMC ...)
@@ -36,6 +37,7 @@ HANDLERS = {
     "regression": "pp_decomp.apps.cli.tools:cmd_regression",
     "perf": "pp_decomp.apps.cli.tools:cmd_perf",
     "calibration": "pp_decomp.apps.cli.calibration:cmd_calibration",
+    "study": "pp_decomp.apps.cli.study:cmd_study",
 }
 
 
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_args.add_parsers(sub)
     tools_args.add_parsers(sub)
     calibration_args.add_parsers(sub)
+    study_args.add_parsers(sub)
     return p
 
 
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pp-decomp`` command."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.command_line = "pp-decomp " + shlex.join(argv)  # as given, also when called from Python
     try:
         return handler(args)(args)
     except (ValueError, TypeError, ConnectionError) as err:

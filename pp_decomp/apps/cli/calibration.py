@@ -3,7 +3,6 @@ arguments: :mod:`pp_decomp.apps.cli.parsers.calibration`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from pp_decomp.apps.calibration import calibration_run, reliability
@@ -42,7 +41,7 @@ def cmd_calibration(args) -> int:
     rel = reliability(ds)
     plot_reliability(rel, out.with_suffix(".png"))
     table = format_table(rel) + "\n\n" + format_diagnosis(diagnosis(ds, 0.95))
-    out.with_suffix(".md").write_text(f"Command: `pp-decomp {' '.join(sys.argv[1:])}`\n\n{table}\n")
+    out.with_suffix(".md").write_text(f"Command: `{args.command_line}`\n\n{table}\n")
     print(table)
     print(f"wrote {out} and its .png and .md")
     return 0

@@ -105,7 +105,8 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
 
 def check_out_path(out: Path, flag: str) -> None:
     """Refuse an output path that cannot be written, naming it, before any work:
-    a file where a folder should be, or a folder this user cannot write in."""
+    a file where a folder should be, or a folder this user cannot write in; then
+    make its folder, so results computed for minutes can be written there."""
     parent = out.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -120,6 +121,7 @@ def check_out_path(out: Path, flag: str) -> None:
             pass
     except OSError as err:
         raise ValueError(f"{flag} {out}: cannot write in {parent} ({err.strerror})") from None
+    out.parent.mkdir(parents=True, exist_ok=True)
 
 
 def _problem(args):
