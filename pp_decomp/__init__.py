@@ -32,6 +32,7 @@ _EXPORTS = {
     "Prior": "pp_decomp.prior",
     "Priors": "pp_decomp.components",
     "report": "pp_decomp.apps.run_report",
+    "hyper_study": "pp_decomp.apps.hyper_study",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

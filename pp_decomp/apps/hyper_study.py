@@ -34,12 +34,13 @@ differ where the likelihood has several modes.
 
 Example
 -------
->>> from pp_decomp.apps.hyper_study import hyper_study
+>>> import pp_decomp as ppd
 >>> from pp_decomp.models import get_problem
->>> ds = hyper_study(lambda s: get_problem("synthetic", seed=s, n_components=2),
-...                  seeds=[0], iterations=6, n_init=4, inferences=("map", "nuts"),
-...                  n_points=16)  # doctest: +SKIP
->>> float(ds["disagree"].sel(inference="map").mean())  # doctest: +SKIP
+>>> ds = ppd.hyper_study(lambda s: get_problem("synthetic", seed=s, n_components=2),
+...                      seeds=[0], iterations=6, n_init=4, inferences=("map", "nuts"),
+...                      n_points=8, n_samples=32)
+>>> ds["inference"].values.tolist(), ds["step"].values.tolist()
+(['map', 'nuts'], [5, 6])
 """
 
 from __future__ import annotations
