@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pp_decomp import acquisition as acq
+from pp_decomp.acquisition.self_correcting import SelfCorrectingUCB
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate, with_screen
 from pp_decomp.additive import add_gp_ucb_maximize, g_add_gp_ucb_maximize
 from pp_decomp.additive.gp import AdditiveGP
@@ -77,6 +78,8 @@ class Needs:
     joint : its acquisition uses the components' joint posterior (samples, or the
         linear composition's variance), which a copula changes; the Lipschitz
         bounds use each component's marginal only
+    draws : it learns from the disagreement of hyperparameter draws, so it needs
+        full Bayes (``inference="nuts"``)
     """
 
     linear_g: bool = False
@@ -88,6 +91,7 @@ class Needs:
     peer: str | None = None
     batch: bool = True
     joint: bool = True
+    draws: bool = False
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,15 @@ STRATEGIES: dict[str, Strategy] = {
             "D-GPUCB, linear g (Wang Alg. 3)",
             build=lambda c: acq.DGPUCB(c.decomposed, c.beta),
             needs=Needs(linear_g=True),
+            bound=True,
+        ),
+        Strategy(
+            "d-gpucb-sc",
+            "decomposed",
+            "self-correcting D-GPUCB: a bonus where the hyperparameter draws disagree "
+            "(experimental)",
+            build=lambda c: SelfCorrectingUCB(c.decomposed, c.beta),
+            needs=Needs(linear_g=True, draws=True),
             bound=True,
         ),
         Strategy(

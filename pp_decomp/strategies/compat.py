@@ -98,6 +98,11 @@ def unsupported(
         return "it maximises group by group, so it needs a Box domain without linear constraints"
     if needs.structure is not None and needs.structure not in problem.metadata:
         return f"it needs the problem's known structure in problem.metadata[{needs.structure!r}]"
+    if needs.draws and inference != "nuts":
+        return (
+            f"it learns from the disagreement of hyperparameter draws, and inference="
+            f"{inference!r} has one draw; use inference='nuts' (full Bayes)"
+        )
     if fast and not needs.fast_path:
         return "it has no component GPs for the fast path to update"
     if inference == "fixed":
