@@ -11,10 +11,15 @@ checkpoint holds the in-flight inputs as pending, so a killed driver resumes
 by submitting them again: nothing told is lost and nothing in flight is
 forgotten. A finished evaluation whose result cannot be fetched within
 :data:`GATHER_TIMEOUT` (its worker died holding it, and distributed's own
-rescheduling of it can wait forever) is submitted again.
+rescheduling of it can wait forever) is submitted again, up to
+:data:`MAX_RESUBMITS` times; a cluster left with no worker for
+:data:`NO_WORKER_LIMIT` seconds stops the run with an error that says so
+(:class:`WorkerWatch`).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -29,6 +34,9 @@ from pp_decomp.loop.state import LoopState
 # it again: under load a worker killed after finishing left its result unfetchable
 # and the run waiting for it with no worker busy (a CI run hung 15 min, session 83).
 GATHER_TIMEOUT = 120.0
+MAX_RESUBMITS = 3  # then the evaluation is a failure under the run's on_error
+POLL = 5.0  # seconds between checks that the cluster still has a worker
+NO_WORKER_LIMIT = 600.0  # seconds with no worker alive before the run stops, said
 
 
 def evaluate_task(
@@ -56,12 +64,10 @@ def run_workers(
     ``n_iter`` evaluations succeeded (``workers=None`` on an existing cluster: as
     many as it has workers); ``outcomes`` (:class:`~pp_decomp.loop.evaluate.Outcomes`)
     tells the results as they arrive; ``steps.ask`` asks."""
-    from dask.distributed import as_completed
-
     with dask_client(scheduler, workers) as client:
         workers = workers or max(1, len(client.scheduler_info()["workers"]))
-        flying: dict = {}  # future -> input
-        done = as_completed()
+        flying: dict = {}  # future -> (input, key)
+        resubmits: dict[int, int] = {}
 
         def submit(x, key: int) -> None:
             # the problem travels with each task, not scattered once: scattered
@@ -78,7 +84,6 @@ def run_workers(
                 pure=False,
             )
             flying[fut] = (x, key)
-            done.add(fut)
 
         def refill() -> None:
             need = in_flight(state, workers, n_iter)
@@ -90,21 +95,62 @@ def run_workers(
                     submit(x, state.pending.record(x)["key"])
 
         refill()
-        for fut in done:
-            x, key = flying.pop(fut)
-            result = gathered(fut, x, policy)
-            if result is None:  # the same key draws the same noise: repeated, not changed
-                fut.cancel()
-                submit(x, key)
-                continue
-            outcomes.tell(x, *result)
-            refill()
+        watch = WorkerWatch(lambda: len(client.scheduler_info()["workers"]))
+        while flying:
+            for fut in watch.finished(flying):
+                x, key = flying.pop(fut)
+                result = gathered(fut, x, policy, resubmits.get(key, 0))
+                if result is None:  # the same key draws the same noise: repeated, not changed
+                    resubmits[key] = resubmits.get(key, 0) + 1
+                    fut.cancel()
+                    submit(x, key)
+                    continue
+                outcomes.tell(x, *result)
+                refill()
 
 
-def gathered(fut, x, policy: ErrorPolicy) -> tuple | None:
+class WorkerWatch:
+    """Waits for evaluations to finish, and stops the run, saying why, when the
+    cluster has had no worker for :data:`NO_WORKER_LIMIT` seconds (its nannies
+    could not restart them): the inputs in flight stay pending in the checkpoint,
+    and a resumed run submits them again."""
+
+    def __init__(self, alive):
+        self.alive, self.idle_since = alive, None  # alive(): the workers alive now
+
+    def finished(self, flying: dict) -> list:
+        """The futures of ``flying`` finished within :data:`POLL` seconds, by key."""
+        from distributed import wait
+
+        try:
+            done = wait(list(flying), timeout=POLL, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            self.check()
+            return []
+        self.idle_since = None
+        return sorted(done, key=lambda f: flying[f][1])
+
+    def check(self) -> None:
+        """Raise once no worker has been alive for :data:`NO_WORKER_LIMIT` seconds."""
+        if self.alive():
+            self.idle_since = None
+            return
+        now = time.monotonic()
+        self.idle_since = self.idle_since or now
+        if now - self.idle_since > NO_WORKER_LIMIT:
+            raise RuntimeError(
+                f"the Dask cluster has had no worker for {NO_WORKER_LIMIT:.0f} s, so the "
+                "evaluations in flight cannot run; they are pending in the checkpoint: "
+                "resume the run once workers are back"
+            )
+
+
+def gathered(fut, x, policy: ErrorPolicy, resubmitted: int) -> tuple | None:
     """A finished evaluation's ``(y, reason)``, or ``None`` (warned) when its result
-    could not be fetched within :data:`GATHER_TIMEOUT`; a worker killed by it three
-    times (``KilledWorker``) is a failure unless ``on_error="raise"``."""
+    could not be fetched within :data:`GATHER_TIMEOUT` and it was submitted fewer
+    than :data:`MAX_RESUBMITS` times (then it is a failure, raised under
+    ``on_error="raise"``); a worker killed by it three times (``KilledWorker``) is a
+    failure unless ``on_error="raise"``. An error the evaluation raised is raised."""
     from distributed import KilledWorker
 
     try:
@@ -114,8 +160,13 @@ def gathered(fut, x, policy: ErrorPolicy) -> tuple | None:
             raise
         return None, f"KilledWorker: {err}"
     except TimeoutError:
-        warn(
-            f"the result of the evaluation at {x.tolist()} could not be fetched "
-            f"within {GATHER_TIMEOUT:.0f} s; it is submitted again"
-        )
+        if fut.status == "error":  # the evaluation's own TimeoutError, not the fetch's
+            raise
+        where = f"the result of the evaluation at {x.tolist()}"
+        if resubmitted >= MAX_RESUBMITS:
+            reason = f"{where} could not be fetched in {resubmitted + 1} submissions"
+            if policy.on_error == "raise":
+                raise RuntimeError(reason) from None
+            return None, reason
+        warn(f"{where} could not be fetched within {GATHER_TIMEOUT:.0f} s; submitted again")
         return None

@@ -189,7 +189,7 @@ def _run(cmd, check: bool = False) -> subprocess.CompletedProcess:
         out, err = proc.communicate(timeout=HANG_GUARD)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+        out, err = proc.communicate(timeout=60)
         pytest.fail(f"{cmd} hung past {HANG_GUARD} s; its stderr ends:\n{err[-3000:]}")
     if check and proc.returncode:
         pytest.fail(f"{cmd} exited {proc.returncode}; its stderr ends:\n{err[-3000:]}")
@@ -221,12 +221,53 @@ def test_a_result_that_cannot_be_fetched_is_evaluated_again_not_waited_for(probl
 
     monkeypatch.setattr(Future, "result", first_fetch_times_out)
     opt = Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0)
-    with pytest.warns(UserWarning, match="could not be fetched within 120 s; it is submitted"):
+    with pytest.warns(UserWarning, match="could not be fetched within 120 s; submitted again"):
         opt.run(6, workers=2)
     assert timed_out and opt.n == 6 and len(opt.pending) == 0
-    assert len(np.unique(opt.X, axis=0)) == 6  # told once, not twice
-    ds = opt.results()
-    assert ds.sizes.get("failure", 0) == 0
+    assert opt.results().sizes.get("failure", 0) == 0
+    # every result told is its own key's evaluation: the resubmitted one drew the same noise
+    keys = [r["key"] for r in opt.state.records]
+    assert len(set(keys)) == 6
+    for x, y, key in zip(opt.X, opt.Y, keys, strict=True):
+        again, _ = workers_mod.evaluate_task(problem, x, 0, key, "raise", 0)
+        np.testing.assert_array_equal(y, again)
+
+
+class _Future:
+    """A finished Dask future whose result raises ``TimeoutError``: the fetch's
+    (status ``finished``) or the evaluation's own (status ``error``)."""
+
+    def __init__(self, status):
+        self.status = status
+
+    def result(self, timeout=None):
+        raise TimeoutError("simulated")
+
+
+def test_an_evaluations_own_timeout_is_raised_and_resubmissions_are_capped():
+    from pp_decomp.loop.evaluate import ErrorPolicy
+
+    x, cap = np.array([0.5]), workers_mod.MAX_RESUBMITS
+    with pytest.raises(TimeoutError, match="simulated"):  # the simulator's: not resubmitted
+        workers_mod.gathered(_Future("error"), x, ErrorPolicy("record"), 0)
+    with pytest.warns(UserWarning, match="submitted again"):
+        assert workers_mod.gathered(_Future("finished"), x, ErrorPolicy("raise"), 0) is None
+    y, reason = workers_mod.gathered(_Future("finished"), x, ErrorPolicy("record"), cap)
+    assert y is None and f"could not be fetched in {cap + 1} submissions" in reason
+    with pytest.raises(RuntimeError, match=f"in {cap + 1} submissions"):
+        workers_mod.gathered(_Future("finished"), x, ErrorPolicy("raise"), cap)
+
+
+def test_a_cluster_left_without_workers_stops_the_run_saying_so(monkeypatch):
+    import time
+
+    monkeypatch.setattr(workers_mod, "NO_WORKER_LIMIT", 0.0)
+    workers_mod.WorkerWatch(lambda: 1).check()  # workers alive: nothing to say
+    watch = workers_mod.WorkerWatch(lambda: 0)
+    watch.check()  # the clock starts when the last worker is gone
+    time.sleep(0.01)
+    with pytest.raises(RuntimeError, match="no worker for 0 s.*pending in the checkpoint"):
+        watch.check()
 
 
 # The driver kills its process group (itself and its Dask workers, SIGKILL) once its
