@@ -22,9 +22,12 @@ For one problem, strategy and budget, per seed:
     gives its own choice and the other's;
   - the instantaneous regret ``f* − f(x_t^a)`` of the noise-free truth;
   - the coverage of the bound ``a`` uses (:func:`~pp_decomp.loop.step_bound.ucb_bound`)
-    over ``n_points`` scoring inputs, against its nominal ``Φ(√β_t)``;
+    over ``n_points`` scoring inputs, beside ``Φ(√β_t)``: the nominal level of
+    the Gaussian bounds (``d-gpucb``'s, GP-UCB's, per draw), which the Lipschitz
+    and ``-min`` bounds are built to exceed; for EI and PI, which use no bound,
+    the Gaussian bound of the posterior samples;
 
-  and, under full Bayes, the width of every hyperparameter of every component:
+  and, under full Bayes, the width of every hyperparameter of every GP:
   the standard deviation of its log over the draws in use, weighted by their
   weights (:func:`weighted_log_sd`).
 
@@ -54,9 +57,11 @@ import xarray as xr
 from pp_decomp import Optimizer
 from pp_decomp.apps.calibration import _checked_seeds_levels, _instances
 from pp_decomp.components.gp.known import KnownKernels
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.composition.core import ucb_level
 from pp_decomp.loop.ask import build_context
 from pp_decomp.loop.posterior import model_posterior
+from pp_decomp.loop.records import ACQ_STREAM
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
@@ -106,7 +111,8 @@ def hyper_study(
     Returns
     -------
     xarray.Dataset over ``seed``, ``step`` (the evaluation about to be made),
-    ``inference``, ``iteration``, ``dim``, ``component``, ``parameter``: ``choice``
+    ``inference``, ``iteration``, ``dim``, ``component``, ``gp`` (the GPs full Bayes
+    chose with), ``parameter``: ``choice``
     (``x_t^a``), ``distance``,
     ``disagree``, ``acq_own`` (``α_a(x^a)``), ``acq_at_nuts_choice`` (``α_a(x)``),
     ``nuts_acq_at_choice`` (``α_nuts(x^a)``), ``choice_regret``, ``bound_coverage``,
@@ -156,14 +162,14 @@ def _checked_args(problem, strategy, seeds, iterations, n_init, inferences, kw) 
             "model-based choices, made after the initial design"
         )
     inferences = _checked_inferences(inferences)
-    for key in ("inference", "known_kernels", "seed", "n_init"):
+    for key in ("inference", "known_kernels", "seed", "n_init", "checkpoint"):
         if key in kw:
             raise ValueError(f"{key}= is set by the study per run; got {kw[key]!r}")
     seeds, _ = _checked_seeds_levels(seeds, [0.5])
     make, first = _instances(problem, seeds[0])
     if first.optimum is None:
         raise ValueError(f"problem {first.name!r} has no known optimum: the study needs regret")
-    return seeds, make, first, _checked_strategy(strategy, first, kw), inferences
+    return seeds, make, first, _checked_strategy(strategy, first, inferences, kw), inferences
 
 
 def _checked_inferences(inferences) -> tuple[str, ...]:
@@ -177,30 +183,56 @@ def _checked_inferences(inferences) -> tuple[str, ...]:
     return tuple(i for i in INFERENCES if i in names)  # nuts last: the reference
 
 
-def _checked_strategy(strategy, problem, kw) -> str:
-    """The strategy's name, checked before any fit: it must rank inputs by an acquisition."""
-    probe = Optimizer(problem, strategy, inference="map", **kw)  # validates every setting
+def _checked_strategy(strategy, problem, inferences, kw) -> str:
+    """The strategy's name, every run's settings checked before any fit (the fixed
+    kernels' on stand-ins where they are still to be fitted): the strategy must
+    rank inputs by an acquisition and keep no state between choices."""
+    for a in inferences:
+        known = _stand_in_kernels(problem, kw) if a == "fixed" else None
+        probe = Optimizer(problem, strategy, **_arm_kw(a, known, kw))
     name = probe.settings.strategy
-    if get_strategy(name).build is None:
+    s = get_strategy(name)
+    if s.build is None:
         raise ValueError(
             f"strategy {name!r} chooses without an acquisition function, so no choice "
             "can be scored under another inference's; use a UCB, EI or PI strategy"
         )
+    if s.after_choice is not None:
+        raise ValueError(
+            f"strategy {name!r} carries a state from choice to choice (GP-MI's γ̂) that a "
+            "history of results does not restore, so its counterfactual choices would "
+            "not be the ones it makes; use a UCB, EI or PI strategy"
+        )
     return name
 
 
+def _stand_in_kernels(problem, kw: dict) -> KnownKernels:
+    """The problem's true kernels, else unit kernels that only let the fixed run's
+    settings be checked before its kernels are fitted."""
+    if problem.known_kernels is not None:
+        return problem.known_kernels
+    unit = HyperDraws(ls=np.full((1, problem.dim), 0.5), eta=[1.0], sigma=[0.1])
+    J = problem.n_components
+    return KnownKernels(_kernel_name(kw), (unit,) * J, composed=unit)
+
+
+def _kernel_name(kw: dict) -> str:
+    kernel = kw.get("kernel", "matern32")
+    return kernel if isinstance(kernel, str) else "matern32"
+
+
 def _fixed_kernels(problem, seed: int, n: int, kw: dict) -> KnownKernels:
-    """The problem's true kernels, else MAP kernels fitted on ``n`` noisy evaluations."""
+    """The problem's true kernels, else MAP kernels fitted on ``n`` noisy evaluations
+    (:meth:`~pp_decomp.KnownKernels.fit`: the run's kernel family where it is a
+    shorthand, else Matérn 3/2, under the default priors)."""
     if problem.known_kernels is not None:
         return problem.known_kernels
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(STEP_STREAM, 1)))
     X = _points(problem.domain, n, rng)
     Y = problem.evaluate(X, seed=rng)
-    kernel = kw.get("kernel", "matern32")
-    kernel = kernel if isinstance(kernel, str) else "matern32"
     composed = problem.compose(Y, X)
     return KnownKernels.fit(
-        X, Y, problem.domain.bounds, composed_y=composed, kernel=kernel, seed=seed
+        X, Y, problem.domain.bounds, composed_y=composed, kernel=_kernel_name(kw), seed=seed
     )
 
 
@@ -221,9 +253,6 @@ def _study_seed(problem, seed: int, plan: Plan) -> dict:
     fixed = "fixed" in plan.inferences
     known = _fixed_kernels(problem, seed, plan.fixed_design, kw) if fixed else None
     arms = {i: _arm_kw(i, known if i == "fixed" else None, kw) for i in plan.inferences}
-    for name, arm in arms.items():  # every run's settings refused before any fit
-        if name != "nuts":
-            Optimizer(problem, strategy, seed=seed, n_init=n_init, **arm)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(STEP_STREAM,)))
     X_score = _points(problem.domain, plan.n_points, rng)
     main = Optimizer(problem, strategy, seed=seed, n_init=n_init, **arms["nuts"])
@@ -283,7 +312,7 @@ def _score_step(choices: dict, X_score, n_samples: int, seed: int) -> dict:
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t, STEP_STREAM)))
     X = np.stack([c.x for c in choices.values()])
     h_true = problem.signed_objective(np.asarray(problem.components(X), dtype=float), X)
-    acq = {a: _acquisition(c, t, rng) for a, c in choices.items()}
+    acq = {a: _acquisition(c, t) for a, c in choices.items()}
     widths = problem.domain.widths
     h_score = problem.signed_objective(np.asarray(problem.components(X_score), float), X_score)
     beta = float(nuts.setup.settings.acquisition.beta(t))
@@ -304,13 +333,16 @@ def _score_step(choices: dict, X_score, n_samples: int, seed: int) -> dict:
             "bound_coverage": float(np.mean(h_score <= bound)),
         }
     out["bound_nominal"] = ucb_level(beta)
-    out["hyper_sd"] = hyper_widths(nuts.models, nuts.setup.model_problem.component_names)
+    out["hyper_sd"] = hyper_widths(nuts.models)
     return out
 
 
-def _acquisition(c: Choice, t: int, rng):
-    """The acquisition ``X (m, d) -> (m,)`` the choice maximised, its pending input not
-    hallucinated (the choice itself is scored)."""
+def _acquisition(c: Choice, t: int):
+    """The acquisition ``X (m, d) -> (m,)`` the choice maximised: rebuilt from the same
+    GPs with the step's own random numbers (Monte Carlo acquisitions fix their
+    samples when built), its pending input not hallucinated (it is the choice)."""
+    key = c.state.pending.items[0][1]["key"]
+    rng = c.state.rng(key, ACQ_STREAM)
     ctx = build_context(c.setup, c.state, c.models, t, rng, hallucinate=False)
     return c.setup.strategy.build(ctx)
 
@@ -336,18 +368,20 @@ def weighted_log_sd(values: np.ndarray, log_weight: np.ndarray) -> float:
     return float(np.sqrt(np.sum(w * (z - m) ** 2)))
 
 
-def hyper_widths(models: dict, names) -> dict:
-    """``{component: {parameter: width}}`` (:func:`weighted_log_sd`) over the draws in use
-    of the GPs ``models`` of components ``names``; vector parameters by element (``ls[0]``)."""
+def hyper_widths(models: dict) -> dict:
+    """``{gp: {parameter: width}}`` (:func:`weighted_log_sd`) over the draws in use of
+    every GP in ``models`` (the components', and the GP of ``g`` where the strategy
+    keeps one); vector parameters by element (``ls[0]``, ...). Parameters that are
+    not positive (a correlation) have no log and are left out."""
     out = {}
-    for name in names:
-        ds = model_posterior(models[name])["draws_in_use"].to_dataset()
+    for name, model in models.items():
+        ds = model_posterior(model)["draws_in_use"].to_dataset()
         lw = ds["log_weight"].values.ravel()
         widths = {}
         for var in ds.data_vars:
-            if var == "log_weight":
-                continue
             v = ds[var].values.reshape(len(lw), -1)
+            if var == "log_weight" or np.any(v <= 0):
+                continue
             for i in range(v.shape[1]):
                 key = var if ds[var].ndim == 2 else f"{var}[{i}]"
                 widths[key] = weighted_log_sd(v[:, i], lw)
@@ -358,12 +392,13 @@ def hyper_widths(models: dict, names) -> dict:
 def _as_dataset(runs: list[dict], seeds, inferences, iterations: int, attrs) -> xr.Dataset:
     steps = sorted(set().union(*(r["steps"].keys() for r in runs)))
     first = next(iter(runs[0]["steps"].values()))
-    comps = list(first["hyper_sd"])
+    gps = list(first["hyper_sd"])
     params = sorted(set().union(*(set(w) for w in first["hyper_sd"].values())))
+    comps = list(runs[0]["results"]["nuts"]["component"].values)
     S, T, A = len(seeds), len(steps), len(inferences)
     per = {k: np.full((S, T, A), np.nan) for k in STEP_VARIABLES}
     nominal = np.full((S, T), np.nan)
-    sd = np.full((S, T, len(comps), len(params)), np.nan)
+    sd = np.full((S, T, len(gps), len(params)), np.nan)
     for i, r in enumerate(runs):
         for k, t in enumerate(steps):
             rec = r["steps"].get(t)
@@ -373,9 +408,9 @@ def _as_dataset(runs: list[dict], seeds, inferences, iterations: int, attrs) -> 
             for a, inf in enumerate(inferences):
                 for var in STEP_VARIABLES:
                     per[var][i, k, a] = rec[inf][var]
-            for c, comp in enumerate(comps):
+            for c, gp in enumerate(gps):
                 for p, par in enumerate(params):
-                    sd[i, k, c, p] = rec["hyper_sd"][comp].get(par, np.nan)
+                    sd[i, k, c, p] = rec["hyper_sd"][gp].get(par, np.nan)
     d, J = len(first["nuts"]["choice"]), len(comps)
     choice = np.full((S, T, A, d), np.nan)
     curves = {v: np.full((S, A, iterations), np.nan) for v in REGRET_VARIABLES}
@@ -394,14 +429,15 @@ def _as_dataset(runs: list[dict], seeds, inferences, iterations: int, attrs) -> 
     dims = ("seed", "step", "inference")
     data = {v: (dims, per[v]) for v in STEP_VARIABLES}
     data["bound_nominal"] = (("seed", "step"), nominal)
-    data["hyper_sd"] = (("seed", "step", "component", "parameter"), sd)
+    data["hyper_sd"] = (("seed", "step", "gp", "parameter"), sd)
     for v in REGRET_VARIABLES:
         data[v] = (("seed", "inference", "iteration"), curves[v])
     data["choice"] = (("seed", "step", "inference", "dim"), choice)
     data["x"] = (("seed", "inference", "iteration", "dim"), xs)
     data["y"] = (("seed", "inference", "iteration", "component"), ys)
     coords = {"seed": seeds, "step": steps, "inference": list(inferences)}
-    coords.update(component=comps, parameter=params, iteration=np.arange(1, iterations + 1))
+    coords.update(component=comps, gp=gps, parameter=params)
+    coords["iteration"] = np.arange(1, iterations + 1)
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 

@@ -23,9 +23,16 @@ def mean_se(per_seed: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(se)
 
 
-def _cell(per_seed) -> str:
+def format_mean_se(per_seed) -> str:
+    """``mean ± se`` to the standard error's second significant digit (three
+    significant digits of the mean where there is no spread)."""
     m, se = mean_se(per_seed)
-    return f"{m:.3f}" if np.isnan(se) else f"{m:.3f} ± {se:.3f}"
+    if not np.isfinite(se) or se == 0:
+        return f"{m:.3g}"
+    decimals = max(0, 1 - int(np.floor(np.log10(se))))
+    if decimals > 5:
+        return f"{m:.2e} ± {se:.1e}"
+    return f"{m:.{decimals}f} ± {se:.{decimals}f}"
 
 
 def _bands(steps: np.ndarray, n: int = 3) -> list[np.ndarray]:
@@ -35,7 +42,7 @@ def _bands(steps: np.ndarray, n: int = 3) -> list[np.ndarray]:
 def step_table(ds: xr.Dataset) -> str:
     """Per band of steps: disagreement with full Bayes, the other's choice's extra
     regret, each bound's coverage against its nominal level, and full Bayes's
-    hyperparameter width (the mean over components and parameters)."""
+    hyperparameter width (the mean over its GPs and their parameters)."""
     others = [str(a) for a in ds["inference"].values if a != "nuts"]
     head = ["steps"] + [f"disagree {a}" for a in others]
     head += [f"extra regret {a}" for a in others]
@@ -45,12 +52,15 @@ def step_table(ds: xr.Dataset) -> str:
     for band in _bands(ds["step"].values):
         sub = ds.sel(step=band)
         cells = [f"{band[0]}-{band[-1]}"]
-        cells += [_cell(sub["disagree"].sel(inference=a).mean("step")) for a in others]
+        cells += [format_mean_se(sub["disagree"].sel(inference=a).mean("step")) for a in others]
         extra = sub["choice_regret"] - nuts_regret.sel(step=band)
-        cells += [_cell(extra.sel(inference=a).mean("step")) for a in others]
-        cells += [_cell(sub["bound_coverage"].sel(inference=a).mean("step")) for a in ds.inference]
+        cells += [format_mean_se(extra.sel(inference=a).mean("step")) for a in others]
+        cells += [
+            format_mean_se(sub["bound_coverage"].sel(inference=a).mean("step"))
+            for a in ds.inference
+        ]
         cells.append(f"{float(sub['bound_nominal'].mean()):.3f}")
-        cells.append(_cell(sub["hyper_sd"].mean(("step", "component", "parameter"))))
+        cells.append(format_mean_se(sub["hyper_sd"].mean(("step", "gp", "parameter"))))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -65,9 +75,9 @@ def regret_table(ds: xr.Dataset) -> str:
     for a in ds["inference"].values:
         cells = [str(a)]
         for v in ("simple_regret", "cumulative_regret"):
-            cells.append(_cell(last[v].sel(inference=a)))
+            cells.append(format_mean_se(last[v].sel(inference=a)))
             diff = last[v].sel(inference=a) - last[v].sel(inference="nuts")
-            cells.append("" if a == "nuts" else _cell(diff))
+            cells.append("" if a == "nuts" else format_mean_se(diff))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -75,7 +85,9 @@ def regret_table(ds: xr.Dataset) -> str:
 def acquisition_table(ds: xr.Dataset) -> str:
     """Where the choices disagree, what each acquisition loses by the other's choice:
     ``α_nuts(x) − α_nuts(x^a)`` and ``α_a(x^a) − α_a(x)`` (both ≥ 0 up to the
-    maximiser's tolerance), means over disagreeing steps."""
+    maximiser's tolerance: each acquisition is rebuilt with its step's random
+    numbers). Each seed's mean over its disagreeing steps, then the mean ± SE over
+    seeds; "disagreeing steps" counts (seed, step) pairs."""
     head = ["inference", "disagreeing steps", "nuts loses at a's choice", "a loses at nuts' choice"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     nuts_own = ds["acq_own"].sel(inference="nuts")
@@ -87,7 +99,7 @@ def acquisition_table(ds: xr.Dataset) -> str:
         loss_nuts = (nuts_own - sub["nuts_acq_at_choice"]).where(mask).mean("step")
         loss_a = (sub["acq_own"] - sub["acq_at_nuts_choice"]).where(mask).mean("step")
         n = int(mask.sum())
-        lines.append(f"| {a} | {n} | {_cell(loss_nuts)} | {_cell(loss_a)} |")
+        lines.append(f"| {a} | {n} | {format_mean_se(loss_nuts)} | {format_mean_se(loss_a)} |")
     return "\n".join(lines)
 
 
@@ -109,7 +121,7 @@ def study_tables(ds: xr.Dataset) -> str:
 
 def plot_study(ds: xr.Dataset, path) -> None:
     """Three panels saved to ``path``: disagreement with full Bayes and each bound's
-    coverage against the step; full Bayes's hyperparameter widths per component;
+    coverage against the step; full Bayes's hyperparameter widths per GP;
     the paired runs' simple regret (mean and standard-error bands)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
@@ -126,8 +138,8 @@ def plot_study(ds: xr.Dataset, path) -> None:
     ax.legend(fontsize=7)
     ax = axes[1]
     width = ds["hyper_sd"].mean(("seed", "parameter"))
-    for c in ds["component"].values:
-        ax.plot(steps, width.sel(component=c), lw=1)
+    for gp in ds["gp"].values:
+        ax.plot(steps, width.sel(gp=gp), lw=1)
     ax.set(xlabel="step", ylabel="sd of log hyperparameter", title="full-Bayes posterior width")
     ax = axes[2]
     it = ds["iteration"].values
@@ -136,7 +148,8 @@ def plot_study(ds: xr.Dataset, path) -> None:
         m, se = r.mean("seed"), r.std("seed") / np.sqrt(max(r.sizes["seed"], 1))
         ax.plot(it, m, color=f"C{k}", label=str(a))
         ax.fill_between(it, m - se, m + se, color=f"C{k}", alpha=0.2)
-    ax.set(xlabel="evaluation", ylabel="simple regret", yscale="log", title="paired runs")
+    ax.set(xlabel="evaluation", ylabel="simple regret", title="paired runs")
+    ax.set_yscale("symlog", linthresh=max(float(np.nanmax(ds["simple_regret"])) * 1e-3, 1e-12))
     ax.legend(fontsize=7)
     fig.suptitle(f"{ds.attrs.get('problem', '')}: {ds.attrs.get('strategy', '')}")
     fig.savefig(path, dpi=110)

@@ -19,25 +19,41 @@ def _problem(seed: int):
     return get_problem("synthetic", seed=seed, n_components=2)
 
 
+STRATEGY = "d-gpucb-mc"  # its choices draw random numbers: a wrong key would show
+
+
 @pytest.fixture(scope="module")
 def study():
-    return hyper_study(_problem, seeds=[1], iterations=7, n_init=4, n_points=16, n_samples=64)
+    return hyper_study(
+        _problem,
+        STRATEGY,
+        seeds=[1],
+        iterations=7,
+        n_init=4,
+        n_points=16,
+        n_samples=64,
+        mc_samples=64,
+    )
 
 
 @pytest.mark.parametrize("inference", ["map", "fixed"])
 def test_a_step_replayed_from_the_checkpoint_makes_the_runs_choice(inference, tmp_path):
     problem, path = _problem(2), tmp_path / "run.nc"
-    kw = dict(inference=inference, seed=2, n_init=4)
+    kw = dict(inference=inference, seed=2, n_init=4, mc_samples=64)
     if inference == "map":
         kw["warm_start"] = False  # the counterfactual fits afresh from the history
-    opt = Optimizer(problem, "d-gpucb", checkpoint=path, **kw)
+    opt = Optimizer(problem, STRATEGY, checkpoint=path, **kw)
     opt.run(8)
     opt.close()
     ds, _ = ckpt.read(path)
     X, Y = ds["x"].values, ds["y"].values
     for t in (5, 8):  # the first model-based step and the last
-        replay = counterfactual(problem, "d-gpucb", X[: t - 1], Y[: t - 1], **kw)
+        replay = counterfactual(problem, STRATEGY, X[: t - 1], Y[: t - 1], **kw)
+        assert replay.pending.items[0][1]["key"] == opt.state.records[t - 1]["key"]
         np.testing.assert_array_equal(replay.pending.X[0], X[t - 1])
+    # another key draws other random numbers, and here another choice
+    shifted = counterfactual(problem, STRATEGY, X[:7], Y[:7], **{**kw, "seed": 3})
+    assert not np.array_equal(shifted.pending.X[0], X[7])
 
 
 def test_the_studys_counterfactual_choices_replay_from_the_full_bayes_history(study):
@@ -48,7 +64,7 @@ def test_the_studys_counterfactual_choices_replay_from_the_full_bayes_history(st
     for t in study["step"].values:
         for a, kw in (("map", {}), ("fixed", {"known_kernels": known})):
             replay = counterfactual(
-                problem, study.attrs["strategy"], X[: t - 1], Y[: t - 1], 1, 4, inference=a, **kw
+                problem, STRATEGY, X[: t - 1], Y[: t - 1], 1, 4, inference=a, mc_samples=64, **kw
             )
             recorded = study["choice"].sel(seed=1, step=t, inference=a).values
             np.testing.assert_array_equal(replay.pending.X[0], recorded)
@@ -73,6 +89,7 @@ def test_the_study_records_what_it_says(study):
     assert np.all((study["bound_coverage"] >= 0) & (study["bound_coverage"] <= 1))
     assert np.all(study["choice_regret"] >= 0)
     sd = study["hyper_sd"]
+    assert list(study["gp"].values) == ["f0", "f1"]
     assert np.all(sd >= 0) and float(sd.max()) > 0  # full Bayes has draws of some width
     simple = study["simple_regret"].values
     assert np.all(np.diff(simple, axis=-1) <= 0)
@@ -94,18 +111,50 @@ def test_weighted_log_sd_is_the_weighted_sd_of_the_log():
         (dict(inferences=("map", "fixed")), "holding 'nuts'"),
         (dict(inferences=("nuts", "laplace")), "holding 'nuts'"),
         (dict(strategy="d-thompson"), "strategy 'd-thompson' chooses without an acquisition"),
+        (dict(strategy="gp-mi"), "strategy 'gp-mi' carries a state from choice to choice"),
+        (dict(strategy="d-gpucb-sc"), "inference='fixed' has one draw"),
+        (dict(checkpoint="x.nc"), "checkpoint= is set by the study"),
         (dict(inference="map"), "inference= is set by the study"),
         (dict(n_points=0), "n_points"),
     ],
 )
 def test_bad_arguments_are_refused_before_any_fit(kw, match, monkeypatch):
+    from pp_decomp.apps import hyper_study as module
+
     def no_fit(*a, **k):
-        raise AssertionError("a run started")
+        raise AssertionError("a run or a fit started")
 
     monkeypatch.setattr(Optimizer, "ask", no_fit)
+    monkeypatch.setattr(module, "_fixed_kernels", no_fit)
     kw = {"iterations": 6, "n_init": 4, **kw}
     with pytest.raises(ValueError, match=match):
         hyper_study(_problem, seeds=[0], **kw)
+
+
+def test_fixed_kernels_that_cannot_run_are_refused_before_they_are_fitted(monkeypatch):
+    from pp_decomp.apps import hyper_study as module
+
+    monkeypatch.setattr(module, "_fixed_kernels", lambda *a: pytest.fail("fitted first"))
+    problem = get_problem("flu", seed=0)  # no true kernels: they would be fitted
+    with pytest.raises(ValueError, match="outcome_transform"):
+        hyper_study(problem, seeds=[0], iterations=6, n_init=4, outcome_transform="log")
+
+
+def test_a_composed_strategys_study_reports_its_gp_of_g(monkeypatch):
+    from pp_decomp.models import get_problem as get
+
+    ds = hyper_study(
+        lambda s: get("synthetic", seed=s, n_components=2),
+        "gp-ucb",
+        seeds=[0],
+        iterations=6,
+        n_init=4,
+        inferences=("map", "nuts"),
+        n_points=8,
+        n_samples=32,
+    )
+    assert list(ds["gp"].values) == ["composed"] and list(ds["component"].values) == ["f0", "f1"]
+    assert float(ds["hyper_sd"].max()) > 0
 
 
 def test_a_problem_without_an_optimum_is_refused_naming_it():
@@ -126,3 +175,13 @@ def test_the_command_writes_the_results_tables_and_pictures(tmp_path, capsys):
     text = out.with_suffix(".md").read_text()
     assert text.startswith("Command: `pp-decomp study hyper") and "disagree map" in text
     assert "simple regret at T=6" in capsys.readouterr().out
+
+
+def test_table_cells_round_to_the_standard_errors_second_digit():
+    from pp_decomp.apps.hyper_summary import format_mean_se, mean_se
+
+    assert mean_se(np.array([1.0, 3.0]))[1] == pytest.approx(1.0)
+    assert format_mean_se(np.array([2.5, 2.8, 2.7])) == "2.667 ± 0.088"
+    assert format_mean_se(np.array([4.0, 4.0])) == "4"  # no spread: three digits
+    assert format_mean_se(np.array([1e-12, 2e-12])) == "1.50e-12 ± 5.0e-13"
+    assert format_mean_se(np.array([np.nan, 0.5])) == "0.5"  # one seed left: no SE

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pp_decomp.apps.calibration import calibration_run, reliability
-from pp_decomp.apps.cli.run import check_out_path, prior_fields
+from pp_decomp.apps.cli.run import check_out_path, made_folder, prior_fields
 from pp_decomp.apps.coverage_diagnosis import diagnosis, format_diagnosis
 from pp_decomp.apps.plots import plot_reliability
 from pp_decomp.components import Priors
@@ -37,7 +37,7 @@ def cmd_calibration(args) -> int:
         **({"input_warping": True} if args.input_warping else {}),
     )
     out = Path(args.out)
-    ds.to_netcdf(out)
+    ds.to_netcdf(made_folder(out))
     rel = reliability(ds)
     plot_reliability(rel, out.with_suffix(".png"))
     table = format_table(rel) + "\n\n" + format_diagnosis(diagnosis(ds, 0.95))

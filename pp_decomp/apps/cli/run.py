@@ -105,8 +105,8 @@ def _check_resume_flags(out: Path, problem, given: dict, problem_seed) -> None:
 
 def check_out_path(out: Path, flag: str) -> None:
     """Refuse an output path that cannot be written, naming it, before any work:
-    a file where a folder should be, or a folder this user cannot write in; then
-    make its folder, so results computed for minutes can be written there."""
+    a file where a folder should be, or a folder this user cannot write in (its
+    nearest existing folder: the writer makes the rest, :func:`made_folder`)."""
     parent = out.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -121,7 +121,13 @@ def check_out_path(out: Path, flag: str) -> None:
             pass
     except OSError as err:
         raise ValueError(f"{flag} {out}: cannot write in {parent} ({err.strerror})") from None
+
+
+def made_folder(out: Path) -> Path:
+    """``out``, its folder made if missing: called when results are written, after the
+    work, so a refused command leaves no empty folder behind."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def _problem(args):

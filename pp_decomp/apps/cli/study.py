@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pp_decomp.apps.cli.run import check_out_path
+from pp_decomp.apps.cli.run import check_out_path, made_folder
 from pp_decomp.apps.hyper_study import hyper_study
 from pp_decomp.apps.hyper_summary import plot_study, study_tables
 from pp_decomp.models import get_problem
@@ -29,7 +29,7 @@ def cmd_study(args) -> int:
         fixed_design=args.fixed_design,
         **({"kernel": args.kernel} if args.kernel else {}),
     )
-    ds.to_netcdf(out)
+    ds.to_netcdf(made_folder(out))
     plot_study(ds, out.with_suffix(".png"))
     tables = study_tables(ds)
     out.with_suffix(".md").write_text(f"Command: `{args.command_line}`\n\n{tables}\n")
