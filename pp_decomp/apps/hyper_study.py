@@ -48,8 +48,10 @@ Example
 
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -85,6 +87,7 @@ def hyper_study(
     n_points: int = 128,
     n_samples: int = 256,
     fixed_design: int = 200,
+    seed_dir=None,
     **optimizer_kw,
 ) -> xr.Dataset:
     """The study described in :mod:`pp_decomp.apps.hyper_study`.
@@ -107,6 +110,11 @@ def hyper_study(
         input for the bound's coverage.
     fixed_design : int
         Evaluations that fit the fixed kernels where the problem has no true ones.
+    seed_dir : path, optional
+        Each finished seed is written there (``seed{s}.nc``), and a seed already
+        there from a study with the same settings is read instead of run: a killed
+        study, run again, resumes losing at most the seed in progress (another
+        study's seed there is refused by name).
 
     Returns
     -------
@@ -131,10 +139,35 @@ def hyper_study(
         check_positive_int(fixed_design, "fixed_design", minimum=2),
         optimizer_kw,
     )
-    runs = [_study_seed(make(s), s, plan) for s in seeds]
     attrs = {"problem": first.name, "strategy": strategy, "n_points": plan.n_points}
     attrs.update(n_init=plan.n_init, agree=AGREE, **{k: str(v) for k, v in optimizer_kw.items()})
-    return _as_dataset(runs, seeds, inferences, plan.iterations, attrs)
+    attrs["settings"] = plan.describe(first.name)
+    done = [_seed_result(make, s, plan, attrs, seed_dir) for s in seeds]
+    return xr.concat(done, "seed", join="outer", combine_attrs="override")
+
+
+def _seed_result(make, seed: int, plan: Plan, attrs: dict, seed_dir) -> xr.Dataset:
+    """One seed's records: read from ``seed_dir`` where an earlier study with the same
+    settings finished it, else run (and written there)."""
+    path = None if seed_dir is None else Path(seed_dir) / f"seed{seed}.nc"
+    if path is not None and path.exists():
+        ds = xr.load_dataset(path)
+        if ds.attrs.get("settings") != attrs["settings"]:
+            raise ValueError(
+                f"seed_dir {seed_dir}: {path.name} holds a study with other settings "
+                f"({ds.attrs.get('settings')}) than this one ({attrs['settings']}); give "
+                "another seed_dir or remove it"
+            )
+        return ds
+    ds = _as_dataset(
+        [_study_seed(make(seed), seed, plan)], [seed], plan.inferences, plan.iterations, attrs
+    )
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        ds.to_netcdf(tmp)
+        tmp.replace(path)  # a killed study leaves no half-written seed behind
+    return ds
 
 
 @dataclass(frozen=True)
@@ -149,6 +182,14 @@ class Plan:
     n_samples: int
     fixed_design: int
     kw: dict
+
+    def describe(self, problem: str) -> str:
+        """The settings a finished seed must share to be reused, as one string."""
+        fields = dict(problem=problem, strategy=self.strategy, iterations=self.iterations)
+        fields.update(n_init=self.n_init, inferences=list(self.inferences))
+        fields.update(n_points=self.n_points, n_samples=self.n_samples)
+        fields.update(fixed_design=self.fixed_design, kw=sorted(map(str, self.kw.items())))
+        return json.dumps(fields)
 
 
 def _checked_args(problem, strategy, seeds, iterations, n_init, inferences, kw) -> tuple:

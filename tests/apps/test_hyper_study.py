@@ -185,3 +185,17 @@ def test_table_cells_round_to_the_standard_errors_second_digit():
     assert format_mean_se(np.array([4.0, 4.0])) == "4"  # no spread: three digits
     assert format_mean_se(np.array([1e-12, 2e-12])) == "1.50e-12 ± 5.0e-13"
     assert format_mean_se(np.array([np.nan, 0.5])) == "0.5"  # one seed left: no SE
+
+
+def test_a_study_run_again_reads_its_finished_seeds_and_refuses_anothers(tmp_path, monkeypatch):
+    from pp_decomp.apps import hyper_study as module
+
+    kw = dict(seeds=[0], iterations=6, n_init=4, inferences=("map", "nuts"), n_points=8)
+    first = hyper_study(_problem, seed_dir=tmp_path, n_samples=32, **kw)
+    assert (tmp_path / "seed0.nc").exists() and not list(tmp_path.glob("*.tmp"))
+    monkeypatch.setattr(module, "_study_seed", lambda *a: pytest.fail("seed 0 ran again"))
+    again = hyper_study(_problem, seed_dir=tmp_path, n_samples=32, **kw)
+    for name in ("choice", "acq_own", "bound_coverage", "hyper_sd", "cumulative_regret"):
+        np.testing.assert_array_equal(again[name].values, first[name].values)
+    with pytest.raises(ValueError, match="seed0.nc holds a study with other settings"):
+        hyper_study(_problem, seed_dir=tmp_path, n_samples=64, **kw)

@@ -27,6 +27,7 @@ def cmd_study(args) -> int:
         inferences=[i.strip() for i in args.inferences.split(",") if i.strip()],
         n_points=args.points,
         fixed_design=args.fixed_design,
+        seed_dir=out.with_suffix(".seeds"),
         **({"kernel": args.kernel} if args.kernel else {}),
     )
     ds.to_netcdf(made_folder(out))

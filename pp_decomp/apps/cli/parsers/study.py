@@ -22,7 +22,8 @@ def add_parsers(sub) -> None:
         "and the fixed kernels would choose from the same history: disagreement, the "
         "acquisition each gives the other's choice, the choices' regret, each bound's "
         "coverage and the hyperparameters' posterior width. Writes FILE.nc, FILE.md (the "
-        "tables), FILE.png (the pictures) and prints the tables.",
+        "tables), FILE.png (the pictures) and prints the tables; each finished seed is kept "
+        "in FILE.seeds/, so the same command run again resumes.",
     )
     h.add_argument("--problem", required=True, help="a shipped problem or package.module:factory")
     h.add_argument("--strategy", default=None, help="default: the problem's default strategy")
