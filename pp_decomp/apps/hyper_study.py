@@ -127,19 +127,10 @@ def hyper_study(
     ``bound_nominal``, ``hyper_sd`` and the paired runs' ``x``, ``y``, ``regret``,
     ``simple_regret`` and ``cumulative_regret``.
     """
+    sizes = (n_points, n_samples, fixed_design)
     args = _checked_args(problem, strategy, seeds, iterations, n_init, inferences, optimizer_kw)
-    seeds, make, first, strategy, inferences = args
-    plan = Plan(
-        strategy,
-        int(iterations),
-        int(n_init),
-        inferences,
-        check_positive_int(n_points, "n_points"),
-        check_positive_int(n_samples, "n_samples"),
-        check_positive_int(fixed_design, "fixed_design", minimum=2),
-        optimizer_kw,
-    )
-    attrs = {"problem": first.name, "strategy": strategy, "n_points": plan.n_points}
+    seeds, make, first, plan = _plan(*args, iterations, n_init, sizes, optimizer_kw)
+    attrs = {"problem": first.name, "strategy": plan.strategy, "n_points": plan.n_points}
     attrs.update(n_init=plan.n_init, agree=AGREE, **{k: str(v) for k, v in optimizer_kw.items()})
     attrs["settings"] = plan.describe(first.name)
     done = [_seed_result(make, s, plan, attrs, seed_dir) for s in seeds]
@@ -190,6 +181,21 @@ class Plan:
         fields.update(n_points=self.n_points, n_samples=self.n_samples)
         fields.update(fixed_design=self.fixed_design, kw=sorted(map(str, self.kw.items())))
         return json.dumps(fields)
+
+
+def _plan(seeds, make, first, strategy, inferences, iterations, n_init, sizes, kw) -> tuple:
+    n_points, n_samples, fixed_design = sizes
+    plan = Plan(
+        strategy,
+        int(iterations),
+        int(n_init),
+        inferences,
+        check_positive_int(n_points, "n_points"),
+        check_positive_int(n_samples, "n_samples"),
+        check_positive_int(fixed_design, "fixed_design", minimum=2),
+        kw,
+    )
+    return seeds, make, first, plan
 
 
 def _checked_args(problem, strategy, seeds, iterations, n_init, inferences, kw) -> tuple:

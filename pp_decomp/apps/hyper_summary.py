@@ -24,7 +24,7 @@ def mean_se(per_seed: np.ndarray) -> tuple[float, float]:
 
 
 def format_mean_se(per_seed) -> str:
-    """``mean ± se`` to the standard error's second significant digit (three
+    """The mean and its standard error, rounded to the error's second significant digit (three
     significant digits of the mean where there is no spread)."""
     m, se = mean_se(per_seed)
     if not np.isfinite(se) or se == 0:
@@ -86,7 +86,7 @@ def acquisition_table(ds: xr.Dataset) -> str:
     """Where the choices disagree, what each acquisition loses by the other's choice:
     ``α_nuts(x) − α_nuts(x^a)`` and ``α_a(x^a) − α_a(x)`` (both ≥ 0 up to the
     maximiser's tolerance: each acquisition is rebuilt with its step's random
-    numbers). Each seed's mean over its disagreeing steps, then the mean ± SE over
+    numbers). Each seed's mean over its disagreeing steps, then their mean and SE over
     seeds; "disagreeing steps" counts (seed, step) pairs."""
     head = ["inference", "disagreeing steps", "nuts loses at a's choice", "a loses at nuts' choice"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
