@@ -29,6 +29,7 @@ exclude_patterns = [
     "results/README.md",
     "results/**/summary.md",
     "results/calibration*/*.md",  # each run's table, included where the results page shows it
+    "results/hyper-*/*.md",  # each study's tables, summarised on the results page
 ]
 templates_path = ["_templates"]
 
