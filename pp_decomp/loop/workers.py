@@ -13,8 +13,8 @@ forgotten. A finished evaluation whose result cannot be fetched within
 :data:`GATHER_TIMEOUT` (its worker died holding it, and distributed's own
 rescheduling of it can wait forever) is submitted again, up to
 :data:`MAX_RESUBMITS` times; a cluster left with no worker for
-:data:`NO_WORKER_LIMIT` seconds stops the run with an error that says so
-(:class:`WorkerWatch`).
+:data:`NO_WORKER_LIMIT` seconds stops the run with an error that says so, an
+embedded cluster's workers started afresh before that (:class:`WorkerWatch`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ GATHER_TIMEOUT = 120.0
 MAX_RESUBMITS = 3  # then the evaluation is a failure under the run's on_error
 POLL = 5.0  # seconds between checks that the cluster still has a worker
 NO_WORKER_LIMIT = 600.0  # seconds with no worker alive before the run stops, said
+# Seconds with no worker before an embedded cluster's workers are started afresh: a
+# CI run's nannies, their workers killed, did not restart them (dask/distributed#7312)
+REVIVE_AFTER = 30.0
 
 
 def evaluate_task(
@@ -95,7 +98,8 @@ def run_workers(
                     submit(x, state.pending.record(x)["key"])
 
         refill()
-        watch = WorkerWatch(lambda: len(client.scheduler_info()["workers"]))
+        alive = lambda: len(client.scheduler_info()["workers"])  # noqa: E731
+        watch = WorkerWatch(alive, revive=_reviver(client.cluster, workers))
         while flying:
             for fut in watch.finished(flying):
                 x, key = flying.pop(fut)
@@ -109,14 +113,29 @@ def run_workers(
                 refill()
 
 
-class WorkerWatch:
-    """Waits for evaluations to finish, and stops the run, saying why, when the
-    cluster has had no worker for :data:`NO_WORKER_LIMIT` seconds (its nannies
-    could not restart them): the inputs in flight stay pending in the checkpoint,
-    and a resumed run submits them again."""
+def _reviver(cluster, workers: int):
+    """Starts ``workers`` new workers on an embedded cluster (``None`` on an existing
+    one, which is the user's to mend): scaling to 0 drops the dead workers' specs,
+    which scaling up alone would count as present."""
+    if cluster is None:
+        return None
 
-    def __init__(self, alive):
-        self.alive, self.idle_since = alive, None  # alive(): the workers alive now
+    def revive() -> None:
+        cluster.scale(0)
+        cluster.scale(workers)
+
+    return revive
+
+
+class WorkerWatch:
+    """Waits for evaluations to finish, and mends or stops a cluster left with no
+    worker: after :data:`REVIVE_AFTER` seconds ``revive()`` (an embedded cluster's)
+    starts new workers, warned; after :data:`NO_WORKER_LIMIT` seconds with none the
+    run stops, saying why. The inputs in flight stay pending in the checkpoint, and
+    a resumed run submits them again. ``alive()``: the workers alive now."""
+
+    def __init__(self, alive, revive=None):
+        self.alive, self.revive, self.idle_since, self.revived = alive, revive, None, None
 
     def finished(self, flying: dict) -> list:
         """The futures of ``flying`` finished within :data:`POLL` seconds, by key."""
@@ -131,12 +150,20 @@ class WorkerWatch:
         return sorted(done, key=lambda f: flying[f][1])
 
     def check(self) -> None:
-        """Raise once no worker has been alive for :data:`NO_WORKER_LIMIT` seconds."""
+        """Revive, then raise, as the class says, when no worker is alive."""
         if self.alive():
-            self.idle_since = None
+            self.idle_since = self.revived = None
             return
         now = time.monotonic()
         self.idle_since = self.idle_since or now
+        waited = now - (self.revived or self.idle_since)
+        if self.revive is not None and waited > REVIVE_AFTER:
+            warn(
+                f"the Dask cluster has had no worker for {waited:.0f} s (their nannies did "
+                "not restart them): new workers are started"
+            )
+            self.revive()
+            self.revived = now
         if now - self.idle_since > NO_WORKER_LIMIT:
             raise RuntimeError(
                 f"the Dask cluster has had no worker for {NO_WORKER_LIMIT:.0f} s, so the "

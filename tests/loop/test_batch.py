@@ -270,6 +270,28 @@ def test_a_cluster_left_without_workers_stops_the_run_saying_so(monkeypatch):
         watch.check()
 
 
+def test_an_embedded_cluster_left_without_workers_gets_new_ones(monkeypatch):
+    import time
+
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(workers_mod, "REVIVE_AFTER", 0.0)
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
+    with cluster, Client(cluster) as client:
+        alive = lambda: len(client.scheduler_info()["workers"])  # noqa: E731
+        # the state CI met: the worker gone for good, its nanny not restarting it
+        cluster.scale(0)
+        while alive():
+            time.sleep(0.1)
+        watch = workers_mod.WorkerWatch(alive, revive=workers_mod._reviver(cluster, 2))
+        watch.check()
+        time.sleep(0.01)
+        with pytest.warns(UserWarning, match="new workers are started"):
+            watch.check()
+        client.wait_for_workers(2, timeout=HANG_GUARD)
+        assert client.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
+
+
 # The driver kills its process group (itself and its Dask workers, SIGKILL) once its
 # 8th tell returned, with evaluations in flight: a kill at a chosen point, not after a
 # wall-clock wait, which on a busy machine may land anywhere or after the run ended.
