@@ -181,6 +181,20 @@ PROBLEMS: dict[str, ProblemEntry] = {
             ),
         )
     },
+    "ackley-network": ProblemEntry(
+        _lazy("networks", "ackley_network"),
+        "negated Ackley 6-D as a 3-node function network (Astudillo & Frazier 2021)",
+    ),
+    "alpine2-network": ProblemEntry(
+        _lazy("networks", "alpine2_network"),
+        "Alpine2 as a 6-node chain: each node reads one input and the node before "
+        "(Astudillo & Frazier 2021)",
+    ),
+    "epidemic-network": ProblemEntry(
+        _lazy("networks", "epidemic_network"),
+        "two-group SI epidemic calibration over 3 periods, 13 inputs, 6 nodes "
+        "(Astudillo & Frazier 2021)",
+    ),
     "independent-sites": ProblemEntry(
         _lazy("contal", "independent_sites"),
         "100 uncorrelated N(0,1) sites, their kernel known: GP-MI's linear regret "

@@ -47,6 +47,7 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
+from pp_decomp.network import NetworkSurrogate, problem_network
 from pp_decomp.problem import inverse, is_identity
 from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
 
@@ -100,6 +101,8 @@ def predict(
         ds = _mixture(sign * mean_h, var_h, q)
         h = _mixture_draws(mean_h, var_h, n_samples, rng)
         ds["objective_draws"] = (("sample", "point"), sign * h)
+    elif strategy.surrogate == "network":
+        ds, h = _network(setup, models, X, q, n_samples, rng)
     else:
         ds, h = _decomposed(setup, models, X, q, n_samples, rng)
     beta = _last_beta(state, setup.settings)
@@ -165,6 +168,24 @@ def _decomposed(
     else:
         obj = _sampled(problem.sign * h, q)
     return ds.merge(obj, combine_attrs="no_conflicts"), h
+
+
+def _network(setup: RunSetup, models: dict, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
+    """Node and objective variables of a network strategy, by sampling through the
+    network (:class:`~pp_decomp.network.NetworkSurrogate`): each node's draws carry its
+    parents' uncertainty. Returns them and the signed objective's draws ``h (n, m)``."""
+    problem = setup.model_problem
+    names = problem.component_names
+    surrogate = NetworkSurrogate(problem_network(problem), [models[n] for n in names])
+    F = surrogate.samples(X, *surrogate.base_samples(n_samples, rng))
+    ds = xr.Dataset(coords={"component": list(names)})
+    ds["component_draws"] = (("sample", "point", "component"), F)
+    ds["component_mean"] = (("point", "component"), F.mean(0))
+    ds["component_sd"] = (("point", "component"), F.std(0))
+    ds["component_quantile"] = (("quantile", "point", "component"), np.quantile(F, q, axis=0))
+    ds.attrs["component_method"] = "monte carlo"
+    f = problem.compose(F, X)
+    return ds.merge(_sampled(f, q), combine_attrs="no_conflicts"), problem.sign * f
 
 
 def _mixture(mean_s: np.ndarray, var_s: np.ndarray, q) -> xr.Dataset:

@@ -11,7 +11,7 @@ benchmark and the command line all ask that function.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -20,12 +20,13 @@ from pp_decomp.acquisition.self_correcting import SelfCorrectingUCB
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate, with_screen
 from pp_decomp.additive import add_gp_ucb_maximize, g_add_gp_ucb_maximize
 from pp_decomp.additive.gp import AdditiveGP
+from pp_decomp.network import NetworkEI, NetworkSurrogate, NetworkUCB
 from pp_decomp.optim import exclusion_radius, is_excluded, maximize
 from pp_decomp.peers.botorch import composite_ucb, gp_ucb
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet, domain_points
 
-SURROGATES = ("decomposed", "composed", "additive", "peer", "none")
+SURROGATES = ("decomposed", "composed", "additive", "network", "peer", "none")
 
 
 @dataclass
@@ -36,7 +37,8 @@ class Context:
     ``problem``: the problem as the GPs see it; ``t``, ``beta``: the step and its
     ``β_t``; ``rng``: the step's acquisition stream. ``decomposed`` / ``composed``
     are the surrogates of the strategy's kind (both for a decomposed strategy
-    ``with_composed``), ``additive`` a fitted additive GP; ``best`` is the incumbent
+    ``with_composed``), ``additive`` a fitted additive GP, ``network`` a function
+    network's node GPs (:class:`~pp_decomp.network.NetworkSurrogate`); ``best`` is the incumbent
     of the signed objective ``h = sign·f``, ``gamma`` GP-MI's state; ``excluded``
     ``(k, d)`` the inputs not to ask (failed, pending); ``X (n, d)``, ``Y (n, J)`` the
     observations (``Y`` under the outcome transform; peers fit their own models).
@@ -52,6 +54,7 @@ class Context:
     decomposed: DecomposedSurrogate | None = None
     composed: ComposedSurrogate | None = None
     additive: AdditiveGP | None = None
+    network: NetworkSurrogate | None = None
     best: float = -np.inf
     gamma: float = 0.0
     mc_samples: int = 512
@@ -226,6 +229,7 @@ def _capped(name: str, bound, joint: bool = False) -> Strategy:
     )
 
 
+_NETWORK = Needs(structure="network", fast_path=False, known_kernels=False, batch=False)
 _PEER = Needs(fast_path=False, known_kernels=False, peer="botorch", batch=False)
 _ADDITIVE = dict(
     surrogate="additive",
@@ -404,6 +408,22 @@ STRATEGIES: dict[str, Strategy] = {
             "BoTorch's SingleTaskGP on the composed output, analytic UCB (peer)",
             choose_fn=_botorch_gp_ucb,
             needs=_PEER,
+        ),
+        Strategy(
+            "network-ei",
+            "network",
+            "EI-FN: expected improvement through the function network's node GPs "
+            "(Astudillo & Frazier 2021)",
+            build=lambda c: NetworkEI(c.network, c.best, c.mc_samples, c.rng),
+            needs=replace(_NETWORK, incumbent=True),
+        ),
+        Strategy(
+            "network-ucb",
+            "network",
+            "UCB through the function network's node GPs (BoTorch's qUCB form)",
+            build=lambda c: NetworkUCB(c.network, c.beta, c.mc_samples, c.rng),
+            needs=_NETWORK,
+            bound=True,
         ),
         Strategy(
             "random",

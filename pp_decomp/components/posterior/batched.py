@@ -208,6 +208,11 @@ class DrawPosterior:
         """Per-draw joint means (S', m) and covariances (S', m, m) at ``Xnew``."""
         raise NotImplementedError
 
+    def per_draw_of(self, Xnew, idx) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`per_draw` of the draws ``idx (S',)`` only: (S', m) each."""
+        mean, var = self.per_draw(Xnew)
+        return mean[idx], var[idx]
+
     def per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and the gradients of both in ``Xnew``; ``NoInputGradient``
         where a posterior has none (:mod:`~pp_decomp.components.posterior.gradient`)."""
@@ -334,6 +339,16 @@ class GPPosterior(DrawPosterior):
             var[:, sl] = self.prior_var(Xnew[sl]) - np.einsum("snm,snm->sm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
+
+    def per_draw_of(self, Xnew: np.ndarray, idx) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`per_draw` of the draws ``idx (S',)`` only, at their cost alone: (S', m) each."""
+        Xnew, idx = np.asarray(Xnew, dtype=float), np.atleast_1d(idx)
+        draws, alpha = self.draws.subset(idx), self.alpha[idx]
+        Ks = self._k(draws, self.X, Xnew)
+        V = lower_times(self.L_inv, idx, len(self.X), Ks)
+        mean = np.einsum("snm,sn->sm", Ks, alpha)
+        var = draws_prior_var(self.kernel, Xnew, draws) + self.mean_var
+        return mean, np.maximum(var - np.einsum("snm,snm->sm", V, V), 0.0)
 
     def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:

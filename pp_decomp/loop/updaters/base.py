@@ -39,7 +39,7 @@ def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
     the outcome transform, or the signed objective for a composed or additive GP."""
     problem, strategy = setup.problem, setup.strategy
     Y = forward(setup.settings.model.outcome_transform, state.Y)
-    if strategy.surrogate == "decomposed":
+    if strategy.surrogate in ("decomposed", "network"):
         targets = {name: Y[:, j] for j, name in enumerate(problem.component_names)}
         if strategy.with_composed:
             targets["composed"] = problem.signed_objective(state.Y, state.X)

@@ -6,6 +6,7 @@ from pp_decomp.loop.updaters.additive import AdditiveUpdater
 from pp_decomp.loop.updaters.base import Updater
 from pp_decomp.loop.updaters.correlated import CorrelatedUpdater
 from pp_decomp.loop.updaters.fast import FastUpdater
+from pp_decomp.loop.updaters.network import NetworkUpdater
 from pp_decomp.loop.updaters.refit import KnownKernelsUpdater, RefitUpdater
 
 
@@ -20,6 +21,8 @@ def make_updater(settings, strategy, problem, given: Updater | None = None) -> U
         return None
     if strategy.surrogate == "additive":
         return AdditiveUpdater(settings, strategy, problem)
+    if strategy.surrogate == "network":
+        return NetworkUpdater(settings, problem)
     if settings.inference.method == "fixed":
         return KnownKernelsUpdater(settings, problem, composed=strategy.surrogate == "composed")
     if settings.model.correlated:

@@ -19,18 +19,23 @@ class RefitUpdater(Updater):
         self.settings, self.problem = settings, problem
         self.draws: dict[str, HyperDraws] = {}
 
-    def _gp(self, name: str) -> ComponentGP:
+    def _gp(self, name: str, data=None) -> ComponentGP:
+        """The loop's GP ``name`` before its fit (``data``: what it will be fitted on)."""
         return ComponentGP(
             **gp_arguments(self.settings, self.problem, name, self.settings.inference.max_draws)
         )
 
+    def _inputs(self, name: str, data):
+        """The inputs GP ``name`` regresses its target on: the run's ``X``."""
+        return data.X
+
     def update(self, data, t, rng, notes):
         s = self.settings
         refit = not self.draws or (data.n - s.n_init) % s.inference.refit_every == 0
-        gps = {name: self._gp(name) for name in data.targets}
+        gps = {name: self._gp(name, data) for name in data.targets}
         if not refit:
             for name, y in data.targets.items():
-                gps[name].condition(data.X, y, self.draws[name])
+                gps[name].condition(self._inputs(name, data), y, self.draws[name])
             return gps
         if s.inference.method == "map":
             self._fit_map(gps, data, rng)
@@ -38,7 +43,12 @@ class RefitUpdater(Updater):
             if s.inference.method == "nuts":
                 status(f"fitting {name} (NUTS)")
                 gps[name].fit(
-                    data.X, y, "nuts", seed=rng, **vars(s.inference.nuts), **self._warm(name)
+                    self._inputs(name, data),
+                    y,
+                    "nuts",
+                    seed=rng,
+                    **vars(s.inference.nuts),
+                    **self._warm(name),
                 )
             self.draws[name] = gps[name].draws
             notes.refit[name] = fit_summary(gps[name])
@@ -55,7 +65,7 @@ class RefitUpdater(Updater):
         status(f"fitting {', '.join(gps)} (MAP)")
         start = time.perf_counter()
         searches = [
-            gps[name].prepare_map(data.X, y, seed=rng, **self._warm(name))
+            gps[name].prepare_map(self._inputs(name, data), y, seed=rng, **self._warm(name))
             for name, y in data.targets.items()
         ]
         bests = map_searches(searches, usable_cores())

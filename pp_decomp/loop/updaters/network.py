@@ -1,0 +1,63 @@
+"""The updater of a function network's node GPs: each node's GP regresses its output on
+the inputs it reads and its parents' observed outputs (:mod:`pp_decomp.network`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pp_decomp.components import ComponentGP
+from pp_decomp.components.gp.builtin_form import family_expression
+from pp_decomp.kernels import Warped
+from pp_decomp.loop.updaters.base import gp_arguments
+from pp_decomp.loop.updaters.refit import RefitUpdater
+from pp_decomp.network import node_bounds, problem_network
+from pp_decomp.problem import is_identity
+
+
+class NetworkUpdater(RefitUpdater):
+    """MAP or NUTS refits of every node's GP on ``Z_k = (x[I_k], y_{P_k})``, every
+    ``refit_every`` observations (conditioned on the last draws between), with the
+    run's kernel, priors and the node's own model where ``components=`` gives one;
+    a parent's columns scaled by its observed range
+    (:func:`~pp_decomp.network.node_bounds`)."""
+
+    def __init__(self, settings, problem):
+        super().__init__(settings, problem)
+        self.network = problem_network(problem)
+        transform = settings.model.outcome_transform
+        if not is_identity(transform):
+            raise ValueError(
+                f"outcome_transform={transform!r}: a network strategy models each node's "
+                "output as its children read it; leave the outcome transform out"
+            )
+
+    def update(self, data, t, rng, notes):
+        gps = super().update(data, t, rng, notes)
+        for name, summary in notes.refit.items():
+            summary.update(self._on_inputs(name, summary["ls_mean"]))
+        return gps
+
+    def _on_inputs(self, name: str, ls) -> dict:
+        """A node's mean lengthscales as the results file keeps them: ``ls_mean`` on the
+        problem's inputs (NaN for those it does not read), ``parent_ls_mean`` by parent."""
+        node = self.network.nodes[self.network.index(name)]
+        ls = np.asarray(ls, dtype=float)
+        on_inputs = np.full(self.problem.dim, np.nan)
+        on_inputs[list(node.inputs)] = ls[: len(node.inputs)]
+        parents = dict(zip(node.parents, ls[len(node.inputs) :].tolist(), strict=True))
+        return {"ls_mean": on_inputs, "parent_ls_mean": parents}
+
+    def _inputs(self, name: str, data):
+        return self.network.node_inputs(self.network.index(name), data.X, data.Y)
+
+    def _gp(self, name: str, data=None) -> ComponentGP:
+        s, k = self.settings, self.network.index(name)
+        args = gp_arguments(s, self.problem, name, s.inference.max_draws)
+        width = self.network.nodes[k].width
+        if s.model.input_warping and name not in dict(s.model.components):
+            args["kernel"] = Warped(family_expression(s.model.kernel, s.model.priors, width))
+        args["input_dim"] = width
+        args["bounds"] = (
+            None if data is None else node_bounds(self.network, k, self.problem.domain, data.Y)
+        )
+        return ComponentGP(**args)

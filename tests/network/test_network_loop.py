@@ -1,0 +1,79 @@
+"""A function network in the loop: the network strategies' runs, their results and
+posterior, resume to the same choices, and the refusals before any evaluation."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pp_decomp as ppd
+from pp_decomp.models import get_problem
+from pp_decomp.models.networks import alpine2_network
+from pp_decomp.network import Network, Node, network_problem
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return alpine2_network(n_nodes=3)
+
+
+def test_a_resumed_network_run_makes_the_same_choices(chain, tmp_path):
+    kw = dict(strategy="network-ei", n_init=5, seed=3)
+    straight = ppd.Optimizer(chain, **kw).run(9)
+    path = tmp_path / "net.nc"
+    ppd.Optimizer.open(path, chain, **kw).run(7)
+    resumed = ppd.Optimizer.open(path, chain, **kw)
+    assert resumed.n == 7
+    ds = resumed.run(9)
+    np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
+    # the results keep each node's lengthscales on the inputs it reads, NaN elsewhere
+    ls = ds["ls_mean"].sel(model="y1").values[ds["refit"].sel(model="y1").values]
+    assert np.all(np.isnan(ls[:, [0, 2]])) and np.all(np.isfinite(ls[:, 1]))
+    assert list(ds["model"].values) == ["y0", "y1", "y2"]
+
+
+def test_predict_samples_every_node_through_the_network(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ucb", n_init=6, seed=0)
+    opt.run(7)
+    X = chain.domain.sample(5, seed=1)
+    ds = opt.predict(X, n_samples=256)
+    assert ds["component_draws"].shape == (256, 5, 3)
+    assert ds.attrs["component_method"] == "monte carlo"
+    np.testing.assert_allclose(ds["objective_draws"].values, ds["component_draws"].values[..., 2])
+    assert np.all(ds["bound"].values >= ds["objective_mean"].values)
+
+
+def test_a_network_strategy_on_a_problem_without_a_network_is_refused():
+    with pytest.raises(ValueError, match="network"):
+        ppd.Optimizer(get_problem("synthetic"), strategy="network-ei")
+
+
+def test_a_log_outcome_transform_is_refused_before_any_evaluation():
+    calls = []
+
+    def node(Z):
+        calls.append(len(Z))
+        return np.exp(Z[:, 0])
+
+    p = network_problem(Network([Node("a", node, inputs=(0,))], dim=1), ppd.Box([0], [1]))
+    calls.clear()  # the problem's own shape check
+    with pytest.raises(ValueError, match="outcome_transform='log'"):
+        ppd.Optimizer(p, strategy="network-ucb", outcome_transform="log").run(5)
+    assert not calls
+
+
+@pytest.mark.slow
+def test_a_full_bayes_network_run_fits_each_node_by_nuts(chain):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = ppd.Optimizer(
+            chain, strategy="network-ucb", inference="nuts", n_init=6, seed=0,
+            nuts_kwargs={"draws": 100, "tune": 100, "chains": 2},
+        )  # fmt: skip
+        ds = opt.run(8)
+    refit = ds["refit"].values[-1]
+    assert refit.all()
+    assert set(ds["fit_draws"].values[-1]) <= {"chains", "reweighted chains"}
+    assert all(opt.models[n].n_draws > 1 for n in ("y0", "y1", "y2"))
