@@ -195,6 +195,11 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "two-group SI epidemic calibration over 3 periods, 13 inputs, 6 nodes "
         "(Astudillo & Frazier 2021)",
     ),
+    "flu-network": ProblemEntry(
+        _lazy("flu_network", "flu_network"),
+        "the flu season as a 7-node network: sick days per age group -> hospital "
+        "bed-days -> cost, minimised under the dose budget",
+    ),
     "independent-sites": ProblemEntry(
         _lazy("contal", "independent_sites"),
         "100 uncorrelated N(0,1) sites, their kernel known: GP-MI's linear regret "

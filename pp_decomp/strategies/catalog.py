@@ -23,6 +23,7 @@ from pp_decomp.additive.gp import AdditiveGP
 from pp_decomp.network import NetworkEI, NetworkSurrogate, NetworkUCB
 from pp_decomp.optim import exclusion_radius, is_excluded, maximize
 from pp_decomp.peers.botorch import composite_ucb, gp_ucb
+from pp_decomp.peers.network import network_ei as botorch_network_ei
 from pp_decomp.problem import Problem
 from pp_decomp.space import Box, CandidateSet, domain_points
 
@@ -424,6 +425,14 @@ STRATEGIES: dict[str, Strategy] = {
             build=lambda c: NetworkUCB(c.network, c.beta, c.mc_samples, c.rng),
             needs=_NETWORK,
             bound=True,
+        ),
+        Strategy(
+            "botorch-ei-fn",
+            "peer",
+            "BOFN's EI-FN on BoTorch: a SingleTaskGP per node, fixed noise, MC EI through "
+            "the network with 128 QMC paths (peer)",
+            choose_fn=botorch_network_ei,
+            needs=replace(_PEER, structure="network", incumbent=True),
         ),
         Strategy(
             "random",

@@ -46,11 +46,12 @@ def test_run_records_history_and_regret(small_synthetic, tmp_path):
 @pytest.mark.parametrize(
     "strategy",
     # the additive strategies need a box; tests/additive/test_additive.py runs each of them;
-    # BoTorch's loops need the compare extra (make test-compare)
+    # the network ones a function network (tests/network); BoTorch's loops need the
+    # compare extra (make test-compare)
     [
         pytest.param(s, marks=[pytest.mark.compare] if st.surrogate == "peer" else [])
         for s, st in sorted(STRATEGIES.items())
-        if st.surrogate != "additive"
+        if st.surrogate != "additive" and st.needs.structure != "network"
     ],
 )
 def test_every_strategy_runs(strategy, small_synthetic):
