@@ -10,7 +10,9 @@
 * ``hyperparameters.png``: that component's hyperparameter posterior (ArviZ's
   ``plot_dist`` of :meth:`~pp_decomp.Optimizer.posterior`);
 * ``diagnostics.png``: per step, each GP's effective sample size and Pareto
-  ``k̂`` of the draws in use, and its leave-one-out coverage of its observations.
+  ``k̂`` of the draws in use, and its leave-one-out coverage of its observations;
+* ``network.png``, for a function network's strategy: the graph with each node's
+  fit (:mod:`pp_decomp.apps.network_picture`).
 
 Over a domain of one input the posteriors are drawn along it; over more, along
 the first input through the best input observed, the others held there.
@@ -45,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp.apps.network_picture import plot_network
 from pp_decomp.apps.plots import _pyplot, plot_run
 from pp_decomp.components.diagnostics import CONVERGENCE
 from pp_decomp.problem import Problem
@@ -133,6 +136,9 @@ def run_pictures(run: RunView, out, component: str | None = None) -> dict[str, s
     lines["hyperparameters.png"] = f"hyperparameter posterior of {name} (ArviZ plot_dist)"
     plot_diagnostics(run.results(), out / "diagnostics.png", title(run))
     lines["diagnostics.png"] = "per step: ESS and Pareto k̂ of each GP's draws, its LOO coverage"
+    if run.surrogate == "network":
+        plot_network(run, out / "network.png")
+        lines["network.png"] = "the network, each node's observed outputs against its GP's fit"
     return lines
 
 

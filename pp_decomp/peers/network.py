@@ -68,7 +68,8 @@ def _paths(net, gps, scales, X, z, lower, width, torch) -> np.ndarray:
         lo, span = scales[k]
         par = (F[:, :, list(net.parents[k])] - lo) / span
         Z = np.concatenate([np.broadcast_to(cols, (N, m, cols.shape[1])), par], axis=-1)
-        with torch.no_grad():
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # gpytorch's note on BOFN's tiny fixed noise
             post = gps[k].posterior(torch.as_tensor(Z.reshape(-1, 1, Z.shape[-1])))
             mean = post.mean.numpy().reshape(N, m)
             sd = post.variance.clamp_min(0).sqrt().numpy().reshape(N, m)

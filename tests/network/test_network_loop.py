@@ -34,7 +34,7 @@ def test_a_resumed_network_run_makes_the_same_choices(chain, tmp_path):
     assert list(ds["model"].values) == ["y0", "y1", "y2"]
 
 
-def test_predict_samples_every_node_through_the_network(chain):
+def test_predict_samples_every_node_through_the_network(chain, tmp_path):
     opt = ppd.Optimizer(chain, strategy="network-ucb", n_init=6, seed=0)
     opt.run(7)
     X = chain.domain.sample(5, seed=1)
@@ -43,6 +43,8 @@ def test_predict_samples_every_node_through_the_network(chain):
     assert ds.attrs["component_method"] == "monte carlo"
     np.testing.assert_allclose(ds["objective_draws"].values, ds["component_draws"].values[..., 2])
     assert np.all(ds["bound"].values >= ds["objective_mean"].values)
+    report = opt.report(tmp_path / "report").read_text()
+    assert "network.png" in report and (tmp_path / "report" / "network.png").exists()
 
 
 def test_a_network_strategy_on_a_problem_without_a_network_is_refused():
