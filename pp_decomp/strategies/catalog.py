@@ -172,6 +172,15 @@ def _spread(ctx: Context) -> float:
     return float(np.std(h)) if len(h) > 1 else 1.0
 
 
+NETWORK_PATHS = 128  # BOFN's EI-FN samples; each path costs a GP prediction per node
+
+
+def network_paths(ctx: Context) -> int:
+    """Paths through a network per step: the run's ``mc_samples``, at most
+    :data:`NETWORK_PATHS` (a child node is predicted once per path and input)."""
+    return min(ctx.mc_samples, NETWORK_PATHS)
+
+
 def _thompson(ctx: Context):
     X = domain_points(ctx.problem.domain, THOMPSON_MAX_POINTS, ctx.rng)
     if ctx.decomposed is not None:
@@ -415,14 +424,14 @@ STRATEGIES: dict[str, Strategy] = {
             "network",
             "EI-FN: expected improvement through the function network's node GPs "
             "(Astudillo & Frazier 2021)",
-            build=lambda c: NetworkEI(c.network, c.best, c.mc_samples, c.rng),
+            build=lambda c: NetworkEI(c.network, c.best, network_paths(c), c.rng),
             needs=replace(_NETWORK, incumbent=True),
         ),
         Strategy(
             "network-ucb",
             "network",
             "UCB through the function network's node GPs (BoTorch's qUCB form)",
-            build=lambda c: NetworkUCB(c.network, c.beta, c.mc_samples, c.rng),
+            build=lambda c: NetworkUCB(c.network, c.beta, network_paths(c), c.rng),
             needs=_NETWORK,
             bound=True,
         ),
