@@ -79,3 +79,55 @@ def test_a_full_bayes_network_run_fits_each_node_by_nuts(chain):
     assert refit.all()
     assert set(ds["fit_draws"].values[-1]) <= {"chains", "reweighted chains"}
     assert all(opt.models[n].n_draws > 1 for n in ("y0", "y1", "y2"))
+
+
+RUN = """
+import sys, warnings
+import pp_decomp as ppd
+from pp_decomp.models.networks import alpine2_network
+
+warnings.simplefilter("ignore")
+with ppd.Optimizer.open({path!r}, alpine2_network(n_nodes=3), **{kw!r}) as opt:
+    opt.run({n})
+"""
+
+
+@pytest.mark.slow
+def test_a_full_bayes_network_run_killed_mid_run_resumes_to_the_same_choices(chain, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.loop.test_user_path import evaluations
+
+    kw = dict(
+        strategy="network-ucb", inference="nuts", n_init=5, seed=4,
+        nuts_kwargs={"draws": 100, "tune": 100, "chains": 2},
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        straight = ppd.Optimizer(chain, **kw).run(10)
+    path = tmp_path / "net.nc"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUN.format(path=str(path), kw=kw, n=10)], env=env
+    )
+    deadline = time.monotonic() + 600
+    try:
+        while evaluations(path) < 7:
+            assert child.poll() is None, "the run ended before it was killed"
+            assert time.monotonic() < deadline, "no 7 evaluations in 10 minutes"
+            time.sleep(0.2)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    told = evaluations(path)
+    assert 7 <= told < 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        resumed = ppd.Optimizer.open(path, chain, **kw)
+        assert resumed.n == told
+        ds = resumed.run(10)
+    np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
