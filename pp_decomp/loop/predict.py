@@ -177,7 +177,7 @@ def _network(setup: RunSetup, models: dict, X, q, n_samples, rng) -> tuple[xr.Da
     problem = setup.model_problem
     names = problem.component_names
     surrogate = NetworkSurrogate(problem_network(problem), [models[n] for n in names])
-    F = surrogate.samples(X, *surrogate.base_samples(n_samples, rng))
+    F = surrogate.sample(X, n_samples, rng)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), F)
     ds["component_mean"] = (("point", "component"), F.mean(0))

@@ -111,6 +111,10 @@ class NetworkSurrogate:
                 F[rows, :, k] = mean.reshape(shape) + np.sqrt(var.reshape(shape)) * z[rows, k, None]
         return F
 
+    def sample(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` fresh paths' node values at ``X (m, d)``: (n, m, K)."""
+        return self.samples(X, *self.base_samples(n, rng))
+
     def objective_samples(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """``h = sign · objective(F)`` on the paths: (n, m)."""
         return self.sign * self.network.objective(self.samples(X, z, idx))

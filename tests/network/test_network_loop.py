@@ -131,3 +131,15 @@ def test_a_full_bayes_network_run_killed_mid_run_resumes_to_the_same_choices(cha
         assert resumed.n == told
         ds = resumed.run(10)
     np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
+
+
+def test_the_calibration_scores_each_node_through_the_network(chain):
+    from pp_decomp.apps.calibration import calibration_run
+
+    ds = calibration_run(
+        chain, "network-ucb", seeds=[0], iterations=9, every=2, n_points=40, n_init=6,
+        n_samples=256,
+    )  # fmt: skip
+    cover = ds["component_coverage"] if "component_coverage" in ds else None
+    assert cover is not None and set(cover["component"].values) == {"y0", "y1", "y2"}
+    assert np.all(np.isfinite(cover.values)) and np.all((cover.values >= 0) & (cover.values <= 1))
