@@ -3,7 +3,9 @@
 Two cases, each a run of ``steps`` evaluations on the same seed:
 
 * ``synthetic``: Wang's synthetic problem (J = 10 components, N = 1000 candidates), D-GPUCB;
-* ``flu``: the flu SIR problem (J = 5 age groups, 5-D box with a budget constraint), D-GPUCB.
+* ``flu``: the flu SIR problem (J = 5 age groups, 5-D box with a budget constraint), D-GPUCB;
+* ``alpine2-network``: BOFN's 6-node Alpine2 chain, ``network-ei`` (EI-FN) under full
+  Bayes and MAP against BoTorch's EI-FN peer (``botorch-ei-fn``) when installed.
 
 For each case: full Bayes on the fast path (the default for ``inference="nuts"``:
 reweighted draws, background refits), MAP, MAP with correlated components
@@ -46,7 +48,8 @@ from pp_decomp.peers import botorch_available
 from pp_decomp.results import package_versions
 from pp_decomp.validate import check_choice
 
-CASES = {"synthetic": "d-gpucb", "flu": "d-gpucb"}
+CASES = {"synthetic": "d-gpucb", "flu": "d-gpucb", "alpine2-network": "network-ei"}
+NETWORK_CASES = {"alpine2-network": "botorch-ei-fn"}  # a network case and its peer
 
 
 def machine_info() -> dict:
@@ -250,8 +253,33 @@ def _log_scale_runs(out: dict, steps: int, log) -> None:
     )
 
 
+def network_case(case: str, steps: int, log=print) -> dict:
+    """A function network: full Bayes (a NUTS fit per node and step: the network
+    strategies have no fast path), MAP and, when installed, BoTorch's EI-FN."""
+    strategy = CASES[case]
+    out = {}
+    for name, inference in (("bayes", "nuts"), ("map", "map")):
+        out[name] = loop_run(case, strategy, inference, steps)
+        log(f"[{case}] {_describe(out[name])}")
+    out["ratio_bayes_vs_map"] = out["bayes"]["seconds"] / out["map"]["seconds"]
+    line = f"[{case}] wall-time ratios: full Bayes / MAP {out['ratio_bayes_vs_map']:.2f}"
+    if botorch_available():
+        out["botorch"] = loop_run(case, NETWORK_CASES[case], "map", steps)
+        log(f"[{case}] {_describe(out['botorch'])}")
+        out["ratio_bayes_vs_botorch"] = out["bayes"]["seconds"] / out["botorch"]["seconds"]
+        out["ratio_map_vs_botorch"] = out["map"]["seconds"] / out["botorch"]["seconds"]
+        line += (
+            f", full Bayes / BoTorch EI-FN {out['ratio_bayes_vs_botorch']:.2f}, "
+            f"MAP / BoTorch EI-FN {out['ratio_map_vs_botorch']:.2f}"
+        )
+    log(line)
+    return out
+
+
 def run_case(case: str, steps: int, log=print) -> dict:
     """Full Bayes (fast path), MAP and, when installed, BoTorch's MAP composite loop."""
+    if case in NETWORK_CASES:
+        return network_case(case, steps, log)
     strategy = CASES[case]
     out = {"bayes": loop_run(case, strategy, "nuts", steps)}
     log(f"[{case}] {_describe(out['bayes'])}")
@@ -303,6 +331,12 @@ def straightforward(steps: int, quick: bool, log=print) -> dict:
     return naive
 
 
+def _gp_dims(problem) -> set[int]:
+    """The input dimensions of a problem's GPs: its own, or its network nodes'."""
+    net = problem.metadata.get("network")
+    return {problem.dim} if net is None else {node.width for node in net.nodes}
+
+
 def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> dict:
     """All measurements; ``quick`` runs 30 steps instead of 100."""
     for case in cases:
@@ -310,7 +344,7 @@ def run_perf(quick: bool = False, out=None, log=print, cases=tuple(CASES)) -> di
     steps = 30 if quick else 100
     report = {"machine": machine_info(), "quick": quick, "steps": steps}
     start = time.perf_counter()
-    for dim in sorted({get_problem(case).dim for case in cases}):
+    for dim in sorted({dim for case in cases for dim in _gp_dims(get_problem(case))}):
         # once per process and structure, not inside a timed run
         _ = compiled_model(DEFAULT_KERNEL, dim, Priors()).nutpie_model
     report["compile_seconds"] = time.perf_counter() - start

@@ -49,7 +49,7 @@ def add_parsers(sub) -> None:
     pf.add_argument(
         "--case",
         action="append",
-        choices=["synthetic", "flu"],
+        choices=["synthetic", "flu", "alpine2-network"],
         help="run only this case (repeatable; default: synthetic and flu)",
     )
 
