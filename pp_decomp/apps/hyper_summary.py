@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pp_decomp.apps.plots import _pyplot
+from pp_decomp.apps.figures import FIGURES
 
 
 def mean_se(per_seed: np.ndarray) -> tuple[float, float]:
@@ -123,7 +123,7 @@ def plot_study(ds: xr.Dataset, path) -> None:
     """Three panels saved to ``path``: disagreement with full Bayes and each bound's
     coverage against the step; full Bayes's hyperparameter widths per GP;
     the paired runs' simple regret (mean and standard-error bands)."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
     steps = ds["step"].values
     ax = axes[0]

@@ -26,7 +26,7 @@ import textwrap
 
 import numpy as np
 
-from pp_decomp.apps.plots import _pyplot
+from pp_decomp.apps.figures import FIGURES
 from pp_decomp.network import Network, problem_network
 
 
@@ -81,7 +81,7 @@ def plot_network(run, path) -> None:
     """Draw ``run``'s network with each node's fit into ``path`` (module docstring)."""
     from matplotlib.patches import ConnectionPatch
 
-    plt = _pyplot()
+    plt = FIGURES
     net = problem_network(run.problem)
     columns = max(depths(net)) + 1
     rows = max(np.bincount(depths(net)))

@@ -5,14 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from pp_decomp.apps.figures import FIGURES
 
 
 def _best_so_far(values: np.ndarray, maximize: bool) -> np.ndarray:
@@ -23,7 +16,7 @@ def plot_run(ds: xr.Dataset, path) -> None:
     """Objective (with best so far, the optimum and the initial design marked), regret,
     each GP's LOO coverage (its criticism, where recorded) and time per step of one
     run, saved to ``path``."""
-    plt = _pyplot()
+    plt = FIGURES
     has_regret, has_loo = "regret" in ds, "loo_coverage" in ds
     panels = 2 + has_regret + has_loo
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4.2), constrained_layout=True)
@@ -81,7 +74,7 @@ def plot_comparison(runs: dict, path, title: str | None = None) -> None:
 
     ``runs`` maps ``(strategy, seed)`` to a run's Dataset; ``title`` heads the figure.
     """
-    plt = _pyplot()
+    plt = FIGURES
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     for strategy in sorted({s for s, _ in runs}):
         cum = np.stack(
@@ -110,7 +103,7 @@ def plot_reliability(rel: xr.Dataset, path) -> None:
     bounds) and of each component (central intervals), with bars of two standard errors, and each
     component's LOO coverage of its own observations at 0.95 (crosses): what the
     run could tell of its calibration without the truth."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, ax = plt.subplots(figsize=(5.5, 5))
     q = rel["nominal"].values
     ax.plot([q.min(), 1], [q.min(), 1], color="0.6", lw=1, ls="--", label="calibrated")

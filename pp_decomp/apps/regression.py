@@ -172,10 +172,7 @@ def relative_improvement(ds: xr.Dataset) -> float:
 
 def plot_regression(ds: xr.Dataset, path) -> None:
     """Mean RMSE and mean posterior sd against training size, with standard-error bands."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from pp_decomp.apps.figures import FIGURES as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
     n = ds["n_samples"].values

@@ -47,8 +47,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pp_decomp.apps.figures import FIGURES
 from pp_decomp.apps.network_picture import plot_network
-from pp_decomp.apps.plots import _pyplot, plot_run
+from pp_decomp.apps.plots import plot_run
 from pp_decomp.components.diagnostics import CONVERGENCE
 from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
@@ -144,7 +145,7 @@ def run_pictures(run: RunView, out, component: str | None = None) -> dict[str, s
 
 def plot_component(run: RunView, post: xr.Dataset, name: str, axis: str, path) -> None:
     """One component's posterior band along ``post``'s inputs, its observations and truth."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
     X = post["X"].values
     x = X[:, 0]
@@ -198,7 +199,7 @@ def _observations(ax, run: RunView, X: np.ndarray, values: np.ndarray, label: st
 
 def plot_objective(run: RunView, post: xr.Dataset, axis: str, pending: np.ndarray, path) -> None:
     """The objective's posterior band, the strategy's bound and the next input."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
     X = post["X"].values
     x, q = X[:, 0], post["objective_quantile"].values
@@ -226,7 +227,7 @@ def plot_hyperparameters(run: RunView, name: str, path) -> None:
     """ArviZ's ``plot_dist`` of GP ``name``'s posterior (:meth:`Optimizer.posterior`)."""
     import arviz_plots
 
-    plt = _pyplot()  # the Agg backend before ArviZ draws
+    plt = FIGURES
     tree = run.posterior(name)
     pc = arviz_plots.plot_dist(tree, backend="matplotlib")
     fig = pc.viz["figure"].item()
@@ -246,7 +247,7 @@ def plot_diagnostics(ds: xr.Dataset, path, heading: str) -> None:
     their kind (``fit_ess_needed``: 400, or the draws kept for prior importance),
     Pareto ``k̂``, and LOO coverage with the band a calibrated GP shows on that
     many observations (0.95 plus or minus 2 binomial standard errors)."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
     it = ds["iteration"].values
     for ax, var, label in (
@@ -398,7 +399,7 @@ def file_notes(ds: xr.Dataset) -> list[str]:
 
 def plot_choices(ds: xr.Dataset, path, heading: str) -> None:
     """Per evaluation, each input chosen (left) and each component observed (right)."""
-    plt = _pyplot()
+    plt = FIGURES
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
     it = ds["iteration"].values
     for ax, var, label in ((axes[0], "x", "input chosen"), (axes[1], "y", "component observed")):

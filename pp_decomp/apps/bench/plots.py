@@ -8,10 +8,7 @@ import xarray as xr
 
 def plot_bench(ds: xr.Dataset, path) -> None:
     """Cumulative and average regret with standard-error bands, one column per problem."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from pp_decomp.apps.figures import FIGURES as plt
 
     probs = list(ds["problem"].values)
     fig, axes = plt.subplots(
