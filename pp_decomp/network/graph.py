@@ -1,7 +1,9 @@
 """A function network: nodes whose outputs feed other nodes (Astudillo & Frazier 2021).
 
 Each node ``k`` is a function of the inputs it reads, ``x[I_k]``, and of its
-parents' outputs ``y_{P_k}``: ``y_k = f_k(x[I_k], y_{P_k}) + noise``. The nodes
+parents' outputs: ``f_k(x[I_k], f_{P_k})``, observed as ``y_k = f_k + ε_k`` (noise
+of measurement: a child computes from its parents' true values, and its GP reads
+their observed ones, which for a noisy parent blurs the child's fit). The nodes
 form a directed acyclic graph; the objective is a known function of the nodes'
 outputs, by default the output of the one node no other node reads (BOFN's
 ``parent_nodes`` and ``active_input_indices``).
@@ -149,13 +151,6 @@ class Network:
             raise ValueError(f"node {node.name!r} returned non-finite values at rows {bad}")
         return out
 
-    def describe(self) -> list[dict]:
-        """Each node's name, parents, inputs and cost, for results files and reports."""
-        return [
-            {"name": n.name, "parents": list(n.parents), "inputs": list(n.inputs), "cost": n.cost}
-            for n in self.nodes
-        ]
-
     def __repr__(self) -> str:
         edges = ", ".join(f"{p}->{n.name}" for n in self.nodes for p in n.parents)
         return f"Network({len(self)} nodes over {self.dim} inputs: {edges or 'no edges'})"
@@ -166,10 +161,12 @@ def _check_nodes(nodes: tuple, dim: int) -> None:
         raise ValueError(f"dim must be a positive integer; got {dim}")
     if not nodes:
         raise ValueError("nodes: a network needs at least one node")
+    bad = [n for n in nodes if not isinstance(n, Node)]
+    if bad:
+        raise TypeError(f"nodes must be Node instances; got {bad[0]!r}")
     names = [n.name for n in nodes]
     for node in nodes:
-        if not isinstance(node, Node):
-            raise TypeError(f"nodes must be Node instances; got {node!r}")
+        _check_node_fields(node)
         if not isinstance(node.name, str) or not node.name:
             raise ValueError(f"node names must be non-empty strings; got {node.name!r}")
         if names.count(node.name) > 1:
@@ -191,6 +188,32 @@ def _check_nodes(nodes: tuple, dim: int) -> None:
             raise ValueError(f"node {node.name!r}: cost must be positive; got {node.cost}")
 
 
+def _check_node_fields(node: Node) -> None:
+    """``parents`` a tuple of distinct names, ``inputs`` of distinct indices."""
+    for field, values in (("parents", node.parents), ("inputs", node.inputs)):
+        if isinstance(values, str) or not isinstance(values, tuple | list):
+            raise TypeError(
+                f"node {node.name!r}: {field} must be a tuple; got {values!r} "
+                f"(one parent is written ('a',))"
+            )
+        repeated = sorted({v for v in values if list(values).count(v) > 1})
+        if repeated:
+            raise ValueError(f"node {node.name!r}: {field} {repeated} appear more than once")
+
+
+def _on_cycles(left: dict, names: tuple) -> list[str]:
+    """The nodes of ``left`` (node -> parents left) on a cycle or between two: those
+    left after dropping, again and again, the ones no other node left reads."""
+    left = {k: set(ps) for k, ps in left.items()}
+    while True:
+        read = set().union(*left.values())
+        sinks = [k for k in left if k not in read]
+        if not sinks:
+            return [names[k] for k in sorted(left)]
+        for k in sinks:
+            del left[k]
+
+
 def _topological_order(names: tuple, parents: tuple) -> tuple[int, ...]:
     """Kahn's order; a cycle is refused naming its nodes."""
     left = {k: set(ps) for k, ps in enumerate(parents)}
@@ -198,7 +221,7 @@ def _topological_order(names: tuple, parents: tuple) -> tuple[int, ...]:
     while left:
         ready = sorted(k for k, ps in left.items() if not ps)
         if not ready:
-            raise ValueError(f"the network has a cycle through nodes {[names[k] for k in left]}")
+            raise ValueError(f"the network has a cycle through nodes {_on_cycles(left, names)}")
         for k in ready:
             order.append(k)
             del left[k]

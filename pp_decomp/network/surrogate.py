@@ -61,6 +61,15 @@ def _of_draw(gp, Z: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     return gp.y_mean + gp.y_std * mean, gp.y_std**2 * var
 
 
+def _draws_for(S: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` draw indices of ``S``: distinct at random where ``S >= n``, else each draw
+    ``n // S`` or one more times, the extra ones at random, in random order."""
+    if S >= n:
+        return rng.choice(S, size=n, replace=False)
+    extra = rng.choice(S, size=n % S, replace=False)
+    return rng.permutation(np.concatenate([np.repeat(np.arange(S), n // S), extra]))
+
+
 class NetworkSurrogate:
     """The network's posterior from its node GPs (module docstring).
 
@@ -83,13 +92,14 @@ class NetworkSurrogate:
 
     def base_samples(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` paths' normals ``z (n, K)`` (scrambled Sobol, as BoTorch's QMC sampler)
-        and draw indices ``(n, K)``: each node's draws in equal shares, paired across
-        nodes at random."""
+        and draw indices ``(n, K)``: per node, ``n`` of its ``S`` draws taken at random
+        without replacement where ``S >= n``, else every draw in equal shares (within
+        one); paired across nodes at random."""
         K = len(self.network)
         sobol = qmc.Sobol(K, scramble=True, seed=rng)
         u = sobol.random_base2(int(np.ceil(np.log2(max(n, 1)))))[:n]
         z = ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-        idx = np.stack([rng.permutation(np.arange(n) % S) for S in self.n_draws], axis=1)
+        idx = np.stack([_draws_for(S, n, rng) for S in self.n_draws], axis=1)
         return z, idx
 
     def samples(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -41,11 +41,31 @@ def test_nodes_are_simulated_parents_first_whatever_their_order():
         ([Node("a", None, inputs=(0,), parents=("a",))], "its own parent"),
         ([Node("a", None, inputs=(0,), cost=0.0)], "cost must be positive"),
         ([Node("a", None, inputs=(0,)), Node("b", None, inputs=(1,))], "2 sinks"),
+        (
+            [
+                Node("a", None, inputs=(0,), parents=("b",)),
+                Node("b", None, parents=("a",)),
+                Node("c", None, parents=("a",)),
+            ],
+            r"cycle through nodes \['a', 'b'\]$",
+        ),
+        ([Node("a", None, inputs=(0, 0))], r"inputs \[0\] appear more than once"),
+        (
+            [Node("a", None, inputs=(0,)), Node("b", None, parents=("a", "a"))],
+            r"parents \['a'\] appear more than once",
+        ),
     ],
 )
 def test_a_malformed_network_is_refused_naming_the_node(nodes, match):
     with pytest.raises(ValueError, match=match):
         Network(nodes, dim=2)
+
+
+def test_parents_given_as_a_string_or_a_non_node_are_refused_by_type():
+    with pytest.raises(TypeError, match=r"node 'b': parents must be a tuple; got 'a'"):
+        Network([Node("a", None, inputs=(0,)), Node("b", None, parents="a")], dim=1)
+    with pytest.raises(TypeError, match="nodes must be Node instances; got 1"):
+        Network([1], dim=1)
 
 
 def test_a_node_that_returns_the_wrong_shape_or_nan_is_named():

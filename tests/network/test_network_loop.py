@@ -3,6 +3,7 @@ posterior, resume to the same choices, and the refusals before any evaluation.""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -20,7 +21,7 @@ def chain():
 
 
 def test_a_resumed_network_run_makes_the_same_choices(chain, tmp_path):
-    kw = dict(strategy="network-ei", n_init=5, seed=3)
+    kw = dict(strategy="network-ei", n_init=5, seed=3, refit_every=2)
     straight = ppd.Optimizer(chain, **kw).run(9)
     path = tmp_path / "net.nc"
     ppd.Optimizer.open(path, chain, **kw).run(7)
@@ -32,6 +33,18 @@ def test_a_resumed_network_run_makes_the_same_choices(chain, tmp_path):
     ls = ds["ls_mean"].sel(model="y1").values[ds["refit"].sel(model="y1").values]
     assert np.all(np.isnan(ls[:, [0, 2]])) and np.all(np.isfinite(ls[:, 1]))
     assert list(ds["model"].values) == ["y0", "y1", "y2"]
+
+
+def test_a_node_keeps_its_refits_bounds_until_the_next_refit(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ucb", n_init=5, seed=0, refit_every=3)
+    seen = []
+    for n in range(6, 12):
+        opt.run(n)
+        refit = bool(opt.results()["refit"].sel(model="y2").values[-1])
+        seen.append((refit, opt.models["y2"].bounds.copy()))
+    for (_, before), (refit, after) in itertools.pairwise(seen):
+        assert refit or np.array_equal(before, after)
+    assert any(not np.array_equal(a, b) for (_, a), (_, b) in itertools.pairwise(seen))
 
 
 def test_predict_samples_every_node_through_the_network(chain, tmp_path):

@@ -109,3 +109,13 @@ def test_ucb_is_mean_plus_root_beta_sd_on_gaussian_samples_and_ei_is_the_closed_
     u = (X[:, 0] - 0.5) / X[:, 1]
     exact = X[:, 1] * (u * norm.cdf(u) + norm.pdf(u))
     np.testing.assert_allclose(ei, exact, atol=0.01)
+
+
+def test_paths_take_every_draw_or_distinct_ones_at_random():
+    from pp_decomp.network.surrogate import _draws_for
+
+    rng = np.random.default_rng(0)
+    many = _draws_for(256, 128, rng)  # a NUTS fit's 256 draws, 128 paths
+    assert len(set(many)) == 128 and many.max() > 200  # not only the first chains' draws
+    few = _draws_for(3, 8, rng)
+    assert sorted(np.bincount(few, minlength=3)) == [2, 3, 3]

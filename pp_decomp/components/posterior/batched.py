@@ -341,14 +341,20 @@ class GPPosterior(DrawPosterior):
         return mean, var
 
     def per_draw_of(self, Xnew: np.ndarray, idx) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`per_draw` of the draws ``idx (S',)`` only, at their cost alone: (S', m) each."""
+        """:meth:`per_draw` of the draws ``idx (S',)`` only, at their cost alone: (S', m)
+        each, in chunks of inputs as :meth:`per_draw`."""
         Xnew, idx = np.asarray(Xnew, dtype=float), np.atleast_1d(idx)
         draws, alpha = self.draws.subset(idx), self.alpha[idx]
-        Ks = self._k(draws, self.X, Xnew)
-        V = lower_times(self.L_inv, idx, len(self.X), Ks)
-        mean = np.einsum("snm,sn->sm", Ks, alpha)
-        var = draws_prior_var(self.kernel, Xnew, draws) + self.mean_var
-        return mean, np.maximum(var - np.einsum("snm,snm->sm", V, V), 0.0)
+        m = Xnew.shape[0]
+        mean, var = np.empty((len(idx), m)), np.empty((len(idx), m))
+        step = max(1, _MAX_BYTES // (8 * len(idx) * max(len(self.X), 1) * 3))
+        for sl in (slice(a, min(m, a + step)) for a in range(0, m, step)):
+            Ks = self._k(draws, self.X, Xnew[sl])
+            V = lower_times(self.L_inv, idx, len(self.X), Ks)
+            mean[:, sl] = np.einsum("snm,sn->sm", Ks, alpha)
+            prior = draws_prior_var(self.kernel, Xnew[sl], draws) + self.mean_var
+            var[:, sl] = prior - np.einsum("snm,snm->sm", V, V)
+        return mean, np.maximum(var, 0.0)
 
     def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.components import ComponentGP
-from pp_decomp.components.gp.builtin_form import family_expression
-from pp_decomp.kernels import Warped
 from pp_decomp.loop.updaters.base import gp_arguments
 from pp_decomp.loop.updaters.refit import RefitUpdater
 from pp_decomp.network import node_bounds, problem_network
@@ -17,13 +15,14 @@ from pp_decomp.problem import is_identity
 class NetworkUpdater(RefitUpdater):
     """MAP or NUTS refits of every node's GP on ``Z_k = (x[I_k], y_{P_k})``, every
     ``refit_every`` observations (conditioned on the last draws between), with the
-    run's kernel, priors and the node's own model where ``components=`` gives one;
-    a parent's columns scaled by its observed range
-    (:func:`~pp_decomp.network.node_bounds`)."""
+    run's kernel and priors; a parent's columns scaled by its observed range at the
+    refit (:func:`~pp_decomp.network.node_bounds`), kept until the next refit so that
+    the draws between keep the scale they were fitted on."""
 
     def __init__(self, settings, problem):
         super().__init__(settings, problem)
         self.network = problem_network(problem)
+        self.bounds: dict[str, np.ndarray] = {}
         transform = settings.model.outcome_transform
         if not is_identity(transform):
             raise ValueError(
@@ -32,6 +31,11 @@ class NetworkUpdater(RefitUpdater):
             )
 
     def update(self, data, t, rng, notes):
+        if self.refits(data):
+            dom, net = self.problem.domain, self.network
+            self.bounds = {
+                name: node_bounds(net, net.index(name), dom, data.Y) for name in data.targets
+            }
         gps = super().update(data, t, rng, notes)
         for name, summary in notes.refit.items():
             summary.update(self._on_inputs(name, summary["ls_mean"]))
@@ -51,13 +55,15 @@ class NetworkUpdater(RefitUpdater):
         return self.network.node_inputs(self.network.index(name), data.X, data.Y)
 
     def _gp(self, name: str, data=None) -> ComponentGP:
-        s, k = self.settings, self.network.index(name)
+        s = self.settings
         args = gp_arguments(s, self.problem, name, s.inference.max_draws)
-        width = self.network.nodes[k].width
-        if s.model.input_warping and name not in dict(s.model.components):
-            args["kernel"] = Warped(family_expression(s.model.kernel, s.model.priors, width))
-        args["input_dim"] = width
-        args["bounds"] = (
-            None if data is None else node_bounds(self.network, k, self.problem.domain, data.Y)
-        )
+        args["input_dim"] = self.network.nodes[self.network.index(name)].width
+        args["bounds"] = self.bounds.get(name)
         return ComponentGP(**args)
+
+    def state(self) -> dict:
+        return {**super().state(), "bounds": {n: b.tolist() for n, b in self.bounds.items()}}
+
+    def restore(self, state, data) -> None:
+        super().restore(state, data)
+        self.bounds = {n: np.asarray(b, dtype=float) for n, b in state.get("bounds", {}).items()}

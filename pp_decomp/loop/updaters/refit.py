@@ -29,9 +29,14 @@ class RefitUpdater(Updater):
         """The inputs GP ``name`` regresses its target on: the run's ``X``."""
         return data.X
 
+    def refits(self, data) -> bool:
+        """Whether :meth:`update` on ``data`` refits (else it conditions on the last draws)."""
+        every = self.settings.inference.refit_every
+        return not self.draws or (data.n - self.settings.n_init) % every == 0
+
     def update(self, data, t, rng, notes):
         s = self.settings
-        refit = not self.draws or (data.n - s.n_init) % s.inference.refit_every == 0
+        refit = self.refits(data)
         gps = {name: self._gp(name, data) for name in data.targets}
         if not refit:
             for name, y in data.targets.items():
