@@ -94,23 +94,29 @@ def evaluations(path: Path) -> int:
         return 0  # caught between the temporary file and the move
 
 
+def killed_after(script: str, path: Path, count: int, seconds: float, cwd=None) -> int:
+    """Run ``script`` in a fresh Python, SIGKILL it once its checkpoint at ``path`` holds
+    ``count`` evaluations; how many it holds then (asserting the kill came in time)."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=cwd)
+    deadline = time.monotonic() + seconds
+    try:
+        while evaluations(path) < count:
+            assert child.poll() is None, "the run ended before it was killed"
+            assert time.monotonic() < deadline, f"no {count} evaluations in {seconds} s"
+            time.sleep(0.2)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    return evaluations(path)
+
+
 @pytest.mark.slow
 def test_a_users_own_system_and_model_full_bayes_killed_resumed_and_reported(tmp_path):
     (tmp_path / "my_plant.py").write_text(textwrap.dedent(SYSTEM))
     path = tmp_path / "run.nc"
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     script = RUN.format(folder=str(tmp_path), path=str(path))
-    child = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=tmp_path)
-    deadline = time.monotonic() + 900
-    try:
-        while evaluations(path) < 15:
-            assert child.poll() is None, "the run ended before it was killed"
-            assert time.monotonic() < deadline, "no 15 evaluations in 15 minutes"
-            time.sleep(0.5)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    told = evaluations(path)
+    told = killed_after(script, path, 15, 900, cwd=tmp_path)
     assert 15 <= told < 30
 
     sys.path.insert(0, str(tmp_path))
@@ -152,6 +158,7 @@ def test_a_users_own_system_and_model_full_bayes_killed_resumed_and_reported(tmp
     cli = [sys.executable, "-m", "pp_decomp.apps.cli", "report", str(path)]
     cli += ["--problem", "my_plant:problem", "--components", "my_plant:components"]
     cli += ["--out", str(tmp_path / "cli-report")]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "cli-report" / "report.md").exists()

@@ -107,13 +107,7 @@ with ppd.Optimizer.open({path!r}, alpine2_network(n_nodes=3), **{kw!r}) as opt:
 
 @pytest.mark.slow
 def test_a_full_bayes_network_run_killed_mid_run_resumes_to_the_same_choices(chain, tmp_path):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from tests.loop.test_user_path import evaluations
+    from tests.loop.test_user_path import killed_after
 
     kw = dict(
         strategy="network-ucb", inference="nuts", n_init=5, seed=4,
@@ -123,20 +117,7 @@ def test_a_full_bayes_network_run_killed_mid_run_resumes_to_the_same_choices(cha
         warnings.simplefilter("ignore")
         straight = ppd.Optimizer(chain, **kw).run(10)
     path = tmp_path / "net.nc"
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    child = subprocess.Popen(
-        [sys.executable, "-c", RUN.format(path=str(path), kw=kw, n=10)], env=env
-    )
-    deadline = time.monotonic() + 600
-    try:
-        while evaluations(path) < 7:
-            assert child.poll() is None, "the run ended before it was killed"
-            assert time.monotonic() < deadline, "no 7 evaluations in 10 minutes"
-            time.sleep(0.2)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    told = evaluations(path)
+    told = killed_after(RUN.format(path=str(path), kw=kw, n=10), path, 7, 600)
     assert 7 <= told < 10
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
