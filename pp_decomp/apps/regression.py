@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from pp_decomp import __version__
+from pp_decomp.apps.figures import FIGURES as plt
 from pp_decomp.choices import STUDY_INFERENCE
 from pp_decomp.components import ComponentGP
 from pp_decomp.components.samples import (
@@ -172,8 +173,6 @@ def relative_improvement(ds: xr.Dataset) -> float:
 
 def plot_regression(ds: xr.Dataset, path) -> None:
     """Mean RMSE and mean posterior sd against training size, with standard-error bands."""
-    from pp_decomp.apps.figures import FIGURES as plt
-
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
     n = ds["n_samples"].values
     k = ds.sizes["trial"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pp_decomp.apps.figures import FIGURES as plt
+
 
 def plot_bench(ds: xr.Dataset, path) -> None:
     """Cumulative and average regret with standard-error bands, one column per problem."""
-    from pp_decomp.apps.figures import FIGURES as plt
-
     probs = list(ds["problem"].values)
     fig, axes = plt.subplots(
         2, len(probs), figsize=(4.5 * len(probs), 7), squeeze=False, constrained_layout=True
