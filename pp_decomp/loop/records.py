@@ -219,6 +219,13 @@ def checked_observation(problem, x, y, transform: str = "none") -> tuple[np.ndar
     ``transform``; an error names the first bad row, and nothing is recorded."""
     x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=problem.dim)
     y = np.atleast_2d(as_float_array(y, "y"))  # an error's positions are those of y as given
+    bad = np.argwhere(~np.isfinite(y))
+    if len(bad) and y.shape[-1] == problem.n_components:
+        i, j = bad[0]
+        raise ValueError(
+            f"y must be finite; component {problem.component_names[j]!r} is {y[i, j]} at "
+            f"index ({i}, {j}) ({len(bad)} non-finite value(s)); nothing was told"
+        )
     y = check_Y(y, "y", n=len(x), n_components=problem.n_components)
 
     def where(i: int) -> str:

@@ -137,3 +137,15 @@ def test_the_calibration_scores_each_node_through_the_network(chain):
     cover = ds["component_coverage"] if "component_coverage" in ds else None
     assert cover is not None and set(cover["component"].values) == {"y0", "y1", "y2"}
     assert np.all(np.isfinite(cover.values)) and np.all((cover.values >= 0) & (cover.values <= 1))
+
+
+def test_a_told_node_output_that_is_nan_is_named_and_nothing_is_dropped(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ei", n_init=3, seed=0)
+    x = opt.ask()
+    with pytest.raises(ValueError, match=r"component 'y1' is nan at index \(0, 1\)"):
+        opt.tell(x, [1.0, np.nan, 2.0])
+    with pytest.raises(ValueError, match="must have 3 column"):
+        opt.tell(x, [1.0, 2.0])
+    assert opt.n == 0 and len(opt.pending) == 1
+    opt.tell(x, [1.0, 1.5, 2.0])
+    assert opt.n == 1 and len(opt.pending) == 0
