@@ -98,5 +98,9 @@ def flu_network(seed: int = 0, params: FluParameters | None = None) -> Problem:
         name="flu-network",
         description="flu season as a network: sick days by age -> hospital bed-days -> cost",
         input_names=[f"vaccinated_{g}" for g in GROUPS],
-        metadata={"seed": seed},
+        metadata={
+            "seed": seed,
+            "source": "the flu problem's SIR season (Prem et al. 2021 contacts, UN WPP 2024 "
+            "population); hospital rates, stay and costs this module's assumptions",
+        },
     )

@@ -50,7 +50,7 @@ def ackley_network(seed: int = 0, noise_sd: float = 0.0) -> Problem:
         optimum=0.0,
         name="ackley-network",
         description="negated Ackley 6-D as a 3-node network (Astudillo & Frazier 2021)",
-        metadata={"seed": seed},
+        metadata={"seed": seed, "source": "BOFN experiments/ackley.py (Astudillo & Frazier 2021)"},
     )
 
 
@@ -86,7 +86,7 @@ def alpine2_network(seed: int = 0, n_nodes: int = 6, noise_sd: float = 0.0) -> P
         optimum=float(peak**n_nodes),
         name="alpine2-network",
         description=f"Alpine2 as a {n_nodes}-node chain (Astudillo & Frazier 2021)",
-        metadata={"seed": seed},
+        metadata={"seed": seed, "source": "BOFN experiments/alpine2.py (Astudillo & Frazier 2021)"},
     )
 
 
@@ -139,5 +139,10 @@ def epidemic_network(seed: int = 0, noise_sd: float = 0.0) -> Problem:
         optimum=0.0,
         name="epidemic-network",
         description="two-group SI epidemic calibration, 6 nodes (Astudillo & Frazier 2021)",
-        metadata={"seed": seed, "x_true": x_true[0].tolist()},
+        metadata={
+            "seed": seed,
+            "x_true": x_true[0].tolist(),
+            "source": "BOFN experiments/epidemic_model_calibration_runner.py and "
+            "si_epidemic_model_simulator.py (Astudillo & Frazier 2021)",
+        },
     )

@@ -70,7 +70,9 @@ def test_the_floored_warp_is_the_pymc_model(rng):
     tiny = Prior("LogNormal", mu=np.log(1e-6), sigma=0.1)
     gp = ppd.ComponentGP(K.Warped(K.Matern32(), warp_a=tiny), bounds=[[0], [1]])
     assert -np.expm1(1e-6 * np.log(1 - 1e-7)) < 1e-12  # the floor is reached
-    _pymc_check(gp, X, y)
+    # at the floor the two compiled gradients agree to about 1e-6, not to rounding: one
+    # CI run (stop 85) differed by 1.3e-6 relative in one entry, passing alone
+    _pymc_check(gp, X, y, grad_rtol=1e-5)
 
 
 def test_a_warp_refuses_what_it_cannot_take(rng):
