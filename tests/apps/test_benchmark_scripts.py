@@ -389,7 +389,9 @@ def test_correlated_map_time(script, tmp_path):
     for seconds, median, largest, regret in rows:
         assert 0 < median <= largest < seconds and regret >= 0  # one ask after 5 initial
     (ratio,) = match(r"correlated / independent: {n}x", out)
-    assert ratio == pytest.approx(rows[0][0] / rows[1][0], rel=0.1)  # of 1-decimal seconds
+    # the seconds are printed to 1 decimal: the ratio lies within what their rounding allows
+    (c, i) = rows[0][0], rows[1][0]
+    assert (c - 0.05) / (i + 0.05) * 0.99 <= ratio <= (c + 0.05) / max(i - 0.05, 1e-9) * 1.01
     assert np.load(tmp_path / "x.npy").shape == (6, 5)  # this run's, kept
 
 
