@@ -320,41 +320,36 @@ class GPPosterior(DrawPosterior):
         K = draws_cov(self.kernel, X1, X2, d)
         return K + self.mean_var if self.mean_var else K
 
-    def _chunks(self, m: int):
+    def _chunks(self, m: int, n_draws: int):
+        """Slices of ``m`` inputs keeping ``(n_draws, n, chunk)`` arrays within ``_MAX_BYTES``."""
         n = max(self.X.shape[0], 1)
-        step = max(1, _MAX_BYTES // (8 * self.n_draws * n * 3))
+        step = max(1, _MAX_BYTES // (8 * n_draws * n * 3))
         for start in range(0, m, step):
             yield slice(start, min(m, start + step))
 
     def per_draw(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-draw posterior means and variances of the latent ``f`` at ``Xnew``: (S, m) each."""
-        Xnew = np.asarray(Xnew, dtype=float)
-        m = Xnew.shape[0]
-        mean = np.empty((self.n_draws, m))
-        var = np.empty((self.n_draws, m))
-        for sl in self._chunks(m):
-            Ks = self.prior_cov(self.X, Xnew[sl])  # (S, n, mc)
-            mean[:, sl] = np.einsum("snm,sn->sm", Ks, self.alpha)
-            V = lower_times(self.L_inv, np.arange(self.n_draws), len(self.X), Ks)
-            var[:, sl] = self.prior_var(Xnew[sl]) - np.einsum("snm,snm->sm", V, V)
-        np.maximum(var, 0.0, out=var)
-        return mean, var
+        return self.per_draw_of(Xnew, None)
 
     def per_draw_of(self, Xnew: np.ndarray, idx) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`per_draw` of the draws ``idx (S',)`` only, at their cost alone: (S', m)
-        each, in chunks of inputs as :meth:`per_draw`."""
-        Xnew, idx = np.asarray(Xnew, dtype=float), np.atleast_1d(idx)
-        draws, alpha = self.draws.subset(idx), self.alpha[idx]
+        """:meth:`per_draw` of the draws ``idx (S',)`` only (every draw for ``None``), at
+        their cost alone: (S', m) each, in chunks of inputs."""
+        Xnew = np.asarray(Xnew, dtype=float)
+        if idx is None:
+            draws, alpha, idx = self.draws, self.alpha, np.arange(self.n_draws)
+        else:
+            idx = np.atleast_1d(idx)
+            draws, alpha = self.draws.subset(idx), self.alpha[idx]
         m = Xnew.shape[0]
         mean, var = np.empty((len(idx), m)), np.empty((len(idx), m))
-        step = max(1, _MAX_BYTES // (8 * len(idx) * max(len(self.X), 1) * 3))
-        for sl in (slice(a, min(m, a + step)) for a in range(0, m, step)):
-            Ks = self._k(draws, self.X, Xnew[sl])
-            V = lower_times(self.L_inv, idx, len(self.X), Ks)
+        for sl in self._chunks(m, len(idx)):
+            Ks = self._k(draws, self.X, Xnew[sl])  # (S', n, mc)
             mean[:, sl] = np.einsum("snm,sn->sm", Ks, alpha)
+            V = lower_times(self.L_inv, idx, len(self.X), Ks)
             prior = draws_prior_var(self.kernel, Xnew[sl], draws) + self.mean_var
             var[:, sl] = prior - np.einsum("snm,snm->sm", V, V)
-        return mean, np.maximum(var, 0.0)
+        np.maximum(var, 0.0, out=var)
+        return mean, var
 
     def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:
