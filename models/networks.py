@@ -58,9 +58,6 @@ def _alpine(z: np.ndarray) -> np.ndarray:
     return np.sqrt(z) * np.sin(z)
 
 
-ALPINE_PEAK = 7.917052684666  # argmax of sqrt(z) sin(z) on [0, 10]
-
-
 def alpine2_network(seed: int = 0, n_nodes: int = 6, noise_sd: float = 0.0) -> Problem:
     """The Alpine2 function as a chain (BOFN's ``experiments/alpine2.py``): with
     ``z = 10x`` and ``a(z) = √z sin z``, node 0 is ``a(z_0)`` and node ``k`` is

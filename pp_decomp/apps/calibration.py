@@ -19,7 +19,7 @@ from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
-from pp_decomp.network import NetworkSurrogate, problem_network
+from pp_decomp.network import NetworkSurrogate
 from pp_decomp.problem import inverse
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
@@ -125,11 +125,10 @@ def step_coverage(
     if setup.strategy.surrogate == "composed":  # one GP of h: no component posteriors
         h = models["composed"].sample(X, n_samples, seed=rng)
     else:
-        comps = [models[n] for n in names]
         if setup.strategy.surrogate == "network":  # each node through its parents' samples
-            network = NetworkSurrogate(problem_network(problem), comps)
-            draws = network.sample(X, n_samples, rng)
+            draws = NetworkSurrogate.of(problem, models).sample(X, n_samples, rng)
         else:
+            comps = [models[n] for n in names]
             draws = component_samples(comps, X, n_samples, rng, s.model.copula)
         h = problem.sign * problem.compose(draws, X)
         draws = inverse(s.model.outcome_transform, draws)  # in the system's units

@@ -34,7 +34,7 @@ from pp_decomp.loop.records import (
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater, loop_data
-from pp_decomp.network import NetworkSurrogate, problem_network
+from pp_decomp.network import NetworkSurrogate
 from pp_decomp.optim import exclusion_radius, is_excluded
 from pp_decomp.problem import forward
 from pp_decomp.space import CandidateSet
@@ -182,8 +182,7 @@ def build_context(
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     elif kind == "network":
-        gps = [models[n] for n in problem.component_names]
-        surrogates["network"] = NetworkSurrogate(problem_network(problem), gps, problem.sign)
+        surrogates["network"] = NetworkSurrogate.of(problem, models)
     if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
     best = -np.inf

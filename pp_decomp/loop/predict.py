@@ -47,7 +47,7 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import component_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
-from pp_decomp.network import NetworkSurrogate, problem_network
+from pp_decomp.network import NetworkSurrogate
 from pp_decomp.problem import inverse, is_identity
 from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
 
@@ -176,7 +176,7 @@ def _network(setup: RunSetup, models: dict, X, q, n_samples, rng) -> tuple[xr.Da
     parents' uncertainty. Returns them and the signed objective's draws ``h (n, m)``."""
     problem = setup.model_problem
     names = problem.component_names
-    surrogate = NetworkSurrogate(problem_network(problem), [models[n] for n in names])
+    surrogate = NetworkSurrogate.of(problem, models)
     F = surrogate.sample(X, n_samples, rng)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), F)

@@ -32,13 +32,14 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
 
 from pp_decomp.network.graph import Network
+from pp_decomp.network.problem import problem_network
 
 PARENT_MARGIN = 0.1  # fraction of a parent's observed range added on each side of its bounds
 
@@ -84,6 +85,12 @@ class NetworkSurrogate:
         if len(gps) != len(network):
             raise ValueError(f"gps has {len(gps)} model(s) for {len(network)} node(s)")
         self.network, self.gps, self.sign = network, list(gps), float(sign)
+
+    @classmethod
+    def of(cls, problem, models: Mapping) -> NetworkSurrogate:
+        """The surrogate of a network ``problem`` from a run's GPs by node name."""
+        gps = [models[name] for name in problem.component_names]
+        return cls(problem_network(problem), gps, problem.sign)
 
     @property
     def n_draws(self) -> tuple[int, ...]:

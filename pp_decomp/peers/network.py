@@ -28,11 +28,16 @@ EIFN_SAMPLES = 128  # BOFN's SobolQMCNormalSampler(num_samples=128)
 EIFN_NOISE = 1e-6  # BOFN's fixed node noise variance (2021 code)
 
 
+def _unit_inputs(node, X, lower, width) -> np.ndarray:
+    """The inputs ``node`` reads, ``X[..., inputs]``, on the unit box of the domain."""
+    cols = list(node.inputs)
+    return (X[..., cols] - lower[cols]) / width[cols]
+
+
 def _node_data(net, k: int, X, Y, lower, width):
     """Node ``k``'s normalised training inputs and its parents' range ``(lo, span)``."""
-    node, parents = net.nodes[k], list(net.parents[k])
-    cols = (X[:, list(node.inputs)] - lower[list(node.inputs)]) / width[list(node.inputs)]
-    par = Y[:, parents]
+    cols = _unit_inputs(net.nodes[k], X, lower, width)
+    par = Y[:, list(net.parents[k])]
     lo, span = par.min(0), np.maximum(par.max(0) - par.min(0), 1e-12)
     return np.concatenate([cols, (par - lo) / span], axis=1), lo, span
 
@@ -63,8 +68,7 @@ def _paths(net, gps, scales, X, z, lower, width, torch) -> np.ndarray:
     N, m = len(z), len(X)
     F = np.empty((N, m, len(net)))
     for k in net.order:
-        node = net.nodes[k]
-        cols = (X[:, list(node.inputs)] - lower[list(node.inputs)]) / width[list(node.inputs)]
+        cols = _unit_inputs(net.nodes[k], X, lower, width)
         lo, span = scales[k]
         par = (F[:, :, list(net.parents[k])] - lo) / span
         Z = np.concatenate([np.broadcast_to(cols, (N, m, cols.shape[1])), par], axis=-1)
