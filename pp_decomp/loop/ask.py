@@ -116,10 +116,14 @@ def _check_batch(setup: RunSetup, state: LoopState, q: int, new: int) -> None:
             )
 
 
-def ask_one(setup: RunSetup, state: LoopState, updater: Updater | None) -> Decision:
+def ask_one(
+    setup: RunSetup, state: LoopState, updater: Updater | None, key: int | None = None
+) -> Decision:
     """One new input, chosen with the pending ones hallucinated (the updater brings
-    its models up to date first); nothing of the run is written here."""
-    key, start = state.next_key + len(state.pending), time.perf_counter()
+    its models up to date first); nothing of the run is written here. ``key``: the
+    step's random streams' (default: every input asked before it, plus one)."""
+    key = state.next_key + len(state.pending) if key is None else key
+    start = time.perf_counter()
     # with the design still in flight, a GP cannot be fitted on fewer than 2 results:
     # more random inputs are asked instead (never in a sequential run)
     if state.design_left or state.n < min(2, state.n_init):

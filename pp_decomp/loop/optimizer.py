@@ -22,6 +22,15 @@ from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import Decision, decisions
 from pp_decomp.loop.checkpoint import attach, check_resume, loop_state, named_as_stored, restore
 from pp_decomp.loop.evaluate import ErrorPolicy
+from pp_decomp.loop.nodes import (
+    NodeAsk,
+    checked_node_tell,
+    choose_node,
+    cost_spent,
+    pending_ask,
+    run_node_loop,
+    user_start,
+)
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import fit_afresh, predict
 from pp_decomp.loop.records import DrawLog, StepRecord, checked_observation, warn_if_repeated
@@ -31,10 +40,11 @@ from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
+from pp_decomp.network import problem_network
 from pp_decomp.problem import Problem, model_problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
-from pp_decomp.validate import as_float_array, check_positive_int, check_X
+from pp_decomp.validate import as_float_array, check_positive, check_positive_int, check_X
 
 
 def _of(part: str, name: str, doc: str) -> property:
@@ -84,7 +94,73 @@ class _Views:
         return self.problem.signed_objective(self.Y, self.X)
 
 
-class Optimizer(_Views):
+class _NodeSteps:
+    """A function network evaluated one node at a time (:mod:`pp_decomp.loop.nodes`)."""
+
+    setup: RunSetup
+    state: LoopState
+
+    def ask_node(self) -> NodeAsk:
+        """The next node to evaluate alone: its name, the input ``x (d,)`` and the parent
+        values to evaluate it at, and its cost (:class:`~pp_decomp.loop.nodes.NodeAsk`).
+        The design's inputs are evaluated to the end first; then expected improvement
+        per unit cost picks between a new input and a row in progress. The node stays
+        asked until told (repeated calls return it). Needs a network strategy."""
+        if self.setup.strategy.surrogate != "network":
+            raise ValueError(
+                f"ask_node evaluates a function network's nodes one at a time; strategy "
+                f"{self.setup.strategy.name!r} does not model the nodes (use network-ei "
+                "or network-ucb)"
+            )
+        asked = pending_ask(self.setup, self.state)
+        if asked is not None:
+            return asked
+        d = choose_node(self.setup, self.state, self.updater)
+        if d.models is not None:
+            self.models = d.models
+            self.draw_log.add(d.record["key"], d.models)
+        log = self.state.nodes
+        row = log.start(d.x, d.start) if d.row is None else d.row
+        log.pending = {"row": row, "node": d.node, "record": d.record}
+        self._save()
+        return pending_ask(self.setup, self.state)
+
+    def tell_node(self, node: str, x, value: float, *, parents: dict | None = None) -> None:
+        """Record node ``node``'s ``value`` evaluated alone at ``x (d,)``; checkpoint.
+
+        Its parents' values are those told at ``x`` before, or ``parents`` (name -> value)
+        for values it was evaluated at otherwise (they are its inputs, not data of the
+        parents' GPs). Once every node at ``x`` is told, ``x`` is an evaluation of the run.
+        Checked before anything is recorded; each error names the node."""
+        t = checked_node_tell(self.setup, self.state, node, x, value, parents)
+        log, st = self.state.nodes, self.state
+        p = log.pending
+        asked = p is not None and t.row is not None and (p["row"], p["node"]) == (t.row, t.node)
+        row = log.start(t.x, user_start(st), t.given) if t.row is None else t.row
+        cost = problem_network(self.setup.problem).nodes[t.node].cost
+        log.observe(row, t.node, t.value, cost, p["record"] if asked else {"phase": "user"})
+        if asked:
+            log.pending = None
+        if log.complete(row):
+            st.add(t.x, log.Y[row].copy(), {**log.starts[row], "by_node": True})
+            log.became[row] = st.n
+        self._save()
+
+    def run_nodes(self, budget: float) -> xr.Dataset:
+        """Evaluate node by node (:meth:`ask_node`; the node alone at its parents' told
+        values with its observation noise; :meth:`tell_node`) until the cost spent
+        (:meth:`cost_spent`) reaches ``budget``; the results."""
+        budget = check_positive(budget, "budget")
+        run_node_loop(self.setup, self.state, self.ask_node, self.tell_node, budget)
+        return self.results()
+
+    def cost_spent(self) -> float:
+        """The run's cost so far: each evaluation told whole at the sum of the nodes'
+        costs, each node evaluated alone at its own."""
+        return cost_spent(self.setup, self.state)
+
+
+class Optimizer(_Views, _NodeSteps):
     """Bayesian optimisation with decomposed feedback, one evaluation at a time.
 
     Parameters
@@ -273,7 +349,7 @@ class Optimizer(_Views):
         settings = {"problem": p.name, **self.setup.settings.to_dict()}
         settings["maximize"], settings["problem_fingerprint"] = p.maximize, p.fingerprint()
         ds = build_dataset(p, st.X, st.Y, st.records, settings)
-        return ds.merge(st.failures.to_dataset(), combine_attrs="override")
+        return ds.merge(st.logs_dataset(p.component_names), combine_attrs="override")
 
     def save(self, path) -> None:
         """Write the results and the loop's state atomically (:mod:`pp_decomp.loop.checkpoint`)."""

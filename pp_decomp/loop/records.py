@@ -55,6 +55,8 @@ from pp_decomp.validate import as_float_array, check_X, check_Y
 INIT_STREAM, FIT_STREAM, ACQ_STREAM, NOISE_STREAM = 0, 1, 2, 3
 # fits made to show a posterior (predict, posterior) outside the loop's steps
 VIEW_STREAM = 4
+# which node a partial evaluation takes (pp_decomp.loop.nodes)
+NODE_STREAM = 5
 
 
 @dataclass
@@ -203,9 +205,12 @@ def criticism_record(models: dict, transform, names, refit=None) -> dict:
 
 
 def jsonable(obj):
-    """``obj`` with numpy arrays and scalars turned into lists and Python numbers."""
+    """``obj`` with numpy arrays and scalars turned into lists and Python numbers, in
+    dicts and lists at any depth."""
     if isinstance(obj, dict):
         return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, np.generic):

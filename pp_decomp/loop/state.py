@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pp_decomp.loop.node_log import NodeLog
 from pp_decomp.loop.records import INIT_STREAM, NOISE_STREAM, jsonable
 from pp_decomp.optim import TOL, exclusion_radius, within
 from pp_decomp.space import Box, CandidateSet
@@ -191,6 +192,7 @@ class LoopState:
         self.records: list[dict] = []
         self.failures = FailureLog(domain.dim, max_retries)
         self.pending = Pending(domain.dim)
+        self.nodes = NodeLog(domain.dim, n_components)  # a network's partial evaluations
         self.gamma = 0.0
         first = self.rng(0, INIT_STREAM)
         self.init_design = domain.sample(n_init, seed=first) if n_init else self.X.copy()
@@ -221,22 +223,35 @@ class LoopState:
         self.gamma = max(self.gamma, float(rec["gamma_next"]))
         self.records.append(rec)
 
+    def logs_dataset(self, names: list[str]) -> xr.Dataset:
+        """The failures (:meth:`FailureLog.to_dataset`) and, where a network was evaluated
+        node by node, the node log (:meth:`~pp_decomp.loop.node_log.NodeLog.to_dataset`;
+        ``names``: the nodes') as one Dataset for the results."""
+        ds = self.failures.to_dataset()
+        if self.nodes.starts:
+            ds = ds.merge(self.nodes.to_dataset(names))
+        return ds
+
     @property
     def gamma_asked(self) -> float:
         """GP-MI's state after every input asked so far: the last pending one's, else ``gamma``."""
         return float(self.pending.items[-1][1]["gamma_next"]) if len(self.pending) else self.gamma
 
     def busy(self) -> np.ndarray:
-        """Inputs not to ask: failed for good, or pending: ``(k, d)``."""
+        """Inputs not to ask: failed for good, pending, or a row being evaluated node by
+        node: ``(k, d)``."""
         radius = exclusion_radius(self.domain)
-        return np.vstack([self.failures.excluded(self.domain.widths, radius), self.pending.X])
+        rows = self.nodes.X[self.nodes.continuable()]
+        return np.vstack([self.failures.excluded(self.domain.widths, radius), self.pending.X, rows])
 
     @property
     def asked_init(self) -> int:
-        """Initial-design inputs asked so far: told, failed or pending."""
+        """Initial-design inputs asked so far: told, failed, pending or being evaluated
+        node by node."""
         told = sum(r["phase"] == "init" for r in self.records)
         failed = sum(p == "init" for p in self.failures.phases)
-        return told + failed + sum(rec["phase"] == "init" for _, rec in self.pending.items)
+        pending = sum(rec["phase"] == "init" for _, rec in self.pending.items)
+        return told + failed + pending + len(self.nodes.open_phase("init"))
 
     @property
     def design_left(self) -> int:

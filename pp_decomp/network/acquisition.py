@@ -17,7 +17,7 @@ Example
 >>> from pp_decomp.network import NetworkEI
 >>> class Flat:  # a stand-in surrogate: h_n(x) = z_n
 ...     def base_samples(self, n, rng): return rng.standard_normal((n, 1)), None
-...     def objective_samples(self, X, z, idx): return np.repeat(z, len(X), axis=1)
+...     def objective_samples(self, X, z, idx, fixed=None): return np.repeat(z, len(X), axis=1)
 >>> float(NetworkEI(Flat(), 0.0, 4096, np.random.default_rng(0))(np.zeros((1, 2)))[0]) > 0.35
 True
 """
@@ -32,9 +32,10 @@ class _NetworkAcquisition:
         self.surrogate = surrogate
         self.z, self.idx = surrogate.base_samples(int(n_samples), rng)
 
-    def samples(self, X) -> np.ndarray:
-        """The signed objective's samples at ``X (m, d)``: (N, m)."""
-        return self.surrogate.objective_samples(np.atleast_2d(X), self.z, self.idx)
+    def samples(self, X, fixed: np.ndarray | None = None) -> np.ndarray:
+        """The signed objective's samples at ``X (m, d)``, nodes known there held at
+        ``fixed (m, K)`` (NaN elsewhere): (N, m)."""
+        return self.surrogate.objective_samples(np.atleast_2d(X), self.z, self.idx, fixed)
 
     def tie_break(self, X) -> np.ndarray:
         """The posterior mean of ``h``: which of several equal values to prefer."""
@@ -48,8 +49,8 @@ class NetworkEI(_NetworkAcquisition):
         super().__init__(surrogate, n_samples, rng)
         self.best = float(best)
 
-    def __call__(self, X) -> np.ndarray:
-        return np.maximum(self.samples(X) - self.best, 0.0).mean(0)
+    def __call__(self, X, fixed: np.ndarray | None = None) -> np.ndarray:
+        return np.maximum(self.samples(X, fixed) - self.best, 0.0).mean(0)
 
 
 class NetworkUCB(_NetworkAcquisition):

@@ -46,11 +46,12 @@ PARENT_MARGIN = 0.1  # fraction of a parent's observed range added on each side 
 
 def node_bounds(network: Network, k: int, domain, Y: np.ndarray) -> np.ndarray:
     """Bounds ``(2, p)`` of node ``k``'s GP inputs: the domain's for the inputs it reads,
-    its parents' observed range ``Y[:, parents]`` widened by ``PARENT_MARGIN`` each side
-    for their outputs (BOFN scales parents by their observed range)."""
+    its parents' observed range ``Y[:, parents]`` (NaN skipped) widened by
+    ``PARENT_MARGIN`` each side for their outputs (BOFN scales parents by their
+    observed range)."""
     b = np.asarray(domain.bounds, dtype=float)[:, list(network.nodes[k].inputs)]
     par = np.asarray(Y, dtype=float)[:, list(network.parents[k])]
-    lo, hi = par.min(0), par.max(0)
+    lo, hi = np.nanmin(par, axis=0), np.nanmax(par, axis=0)  # NaN: a row evaluated in part
     pad = np.maximum(hi - lo, 1e-9 * np.maximum(1.0, np.abs(hi))) * PARENT_MARGIN
     return np.concatenate([b, np.stack([lo - pad, hi + pad])], axis=1)
 
@@ -109,29 +110,44 @@ class NetworkSurrogate:
         idx = np.stack([_draws_for(S, n, rng) for S in self.n_draws], axis=1)
         return z, idx
 
-    def samples(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Every node's sampled value at ``X (m, d)`` on the paths ``(z, idx)``: (n, m, K)."""
+    def samples(
+        self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, fixed: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Every node's sampled value at ``X (m, d)`` on the paths ``(z, idx)``: (n, m, K);
+        ``fixed (m, K)``: values known at ``X`` (NaN elsewhere), held on every path, so
+        their children are sampled at them (a row evaluated in part)."""
         X = np.atleast_2d(np.asarray(X, dtype=float))
         net, n, m = self.network, len(z), len(X)
         F = np.empty((n, m, len(net)))
+        known = np.zeros((m, len(net)), dtype=bool) if fixed is None else np.isfinite(fixed)
         for k in net.order:
-            gp, node = self.gps[k], net.nodes[k]
-            if not net.parents[k]:
-                mean, var = gp.predict_per_draw(X[:, list(node.inputs)])
-                F[:, :, k] = mean[idx[:, k]] + np.sqrt(var[idx[:, k]]) * z[:, k, None]
-                continue
-            Z = net.node_inputs(k, X[None], F)  # (n, m, p)
-            for s in np.unique(idx[:, k]):
-                rows = np.flatnonzero(idx[:, k] == s)
-                mean, var = _of_draw(gp, Z[rows].reshape(-1, Z.shape[-1]), s)
-                shape = (len(rows), m)
-                F[rows, :, k] = mean.reshape(shape) + np.sqrt(var.reshape(shape)) * z[rows, k, None]
+            if not known[:, k].all():
+                F[:, :, k] = self._node(k, X, F, z, idx)
+            if known[:, k].any():  # held before the children read it
+                F[:, known[:, k], k] = fixed[known[:, k], k]
         return F
+
+    def _node(self, k: int, X, F, z, idx) -> np.ndarray:
+        """Node ``k``'s values on the paths at ``X``, its parents' in ``F``: (n, m)."""
+        net, gp, m = self.network, self.gps[k], len(X)
+        if not net.parents[k]:
+            mean, var = gp.predict_per_draw(X[:, list(net.nodes[k].inputs)])
+            return mean[idx[:, k]] + np.sqrt(var[idx[:, k]]) * z[:, k, None]
+        out = np.empty((len(z), m))
+        Z = net.node_inputs(k, X[None], F)  # (n, m, p)
+        for s in np.unique(idx[:, k]):
+            rows = np.flatnonzero(idx[:, k] == s)
+            mean, var = _of_draw(gp, Z[rows].reshape(-1, Z.shape[-1]), s)
+            shape = (len(rows), m)
+            out[rows] = mean.reshape(shape) + np.sqrt(var.reshape(shape)) * z[rows, k, None]
+        return out
 
     def sample(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` fresh paths' node values at ``X (m, d)``: (n, m, K)."""
         return self.samples(X, *self.base_samples(n, rng))
 
-    def objective_samples(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``h = sign · objective(F)`` on the paths: (n, m)."""
-        return self.sign * self.network.objective(self.samples(X, z, idx))
+    def objective_samples(
+        self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, fixed: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``h = sign · objective(F)`` on the paths (``fixed`` as in :meth:`samples`): (n, m)."""
+        return self.sign * self.network.objective(self.samples(X, z, idx, fixed))

@@ -92,7 +92,7 @@ class _Gaussian:
     def base_samples(self, n, rng):
         return rng.standard_normal((n, 1)), None
 
-    def objective_samples(self, X, z, idx):
+    def objective_samples(self, X, z, idx, fixed=None):
         return X[:, 0] + X[:, 1] * z
 
 

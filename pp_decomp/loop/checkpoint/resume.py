@@ -184,6 +184,7 @@ def loop_state(state: LoopState, updater: Updater | None) -> dict:
         "records": [jsonable(r) for r in state.records],
         "failures": state.failures.state(),
         "pending": state.pending.state(),
+        "nodes": state.nodes.state(),
         "updater": {} if updater is None else jsonable(updater.state()),
     }
 
@@ -200,6 +201,7 @@ def restore(
     state.records = stored["records"]
     state.failures.restore(stored.get("failures", {}))
     state.pending.restore(stored.get("pending", []))
+    state.nodes.restore(stored.get("nodes", {}))
     if updater is not None:
         updater.restore(stored["updater"], loop_data(setup, state))
     return DrawLog.from_dataset(draws)

@@ -23,15 +23,28 @@ class LoopData:
     ``X (n, d)``, ``Y (n, J)``; ``targets`` maps a model name to its outputs
     ``(n,)``: each component's ``y_j``, or ``"composed"`` / ``"additive"`` to the
     signed objective ``sign · g(y; x)`` (both for a strategy ``with_composed``).
+    ``rows_X (r, d)``, ``rows_Y (r, J)``, ``rows_given (r, J)``: a network's rows
+    evaluated in part and still open (:mod:`pp_decomp.loop.node_log`), NaN where
+    not known, ``given`` where a value is a parent's given by the user.
     """
 
     X: np.ndarray
     Y: np.ndarray
     targets: dict
+    rows_X: np.ndarray | None = None
+    rows_Y: np.ndarray | None = None
+    rows_given: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return self.X.shape[0]
+
+    @property
+    def told(self) -> int:
+        """Observations so far: the evaluations and the node values in open rows."""
+        if self.rows_Y is None:
+            return self.n
+        return self.n + int(np.sum(np.isfinite(self.rows_Y) & ~self.rows_given))
 
 
 def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
@@ -45,7 +58,11 @@ def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
             targets["composed"] = problem.signed_objective(state.Y, state.X)
     else:
         targets = {strategy.surrogate: problem.signed_objective(state.Y, state.X)}
-    return LoopData(state.X, Y, targets)
+    if strategy.surrogate != "network":
+        return LoopData(state.X, Y, targets)
+    log = state.nodes
+    rows = log.open_rows()
+    return LoopData(state.X, Y, targets, log.X[rows], log.Y[rows], log.given[rows])
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:

@@ -33,9 +33,8 @@ class NetworkUpdater(RefitUpdater):
     def update(self, data, t, rng, notes):
         if self.refits(data):
             dom, net = self.problem.domain, self.network
-            self.bounds = {
-                name: node_bounds(net, net.index(name), dom, data.Y) for name in data.targets
-            }
+            Y = data.Y if data.rows_Y is None else np.vstack([data.Y, data.rows_Y])
+            self.bounds = {name: node_bounds(net, net.index(name), dom, Y) for name in data.targets}
         gps = super().update(data, t, rng, notes)
         for name, summary in notes.refit.items():
             summary.update(self._on_inputs(name, summary["ls_mean"]))
@@ -51,8 +50,17 @@ class NetworkUpdater(RefitUpdater):
         parents = dict(zip(node.parents, ls[len(node.inputs) :].tolist(), strict=True))
         return {"ls_mean": on_inputs, "parent_ls_mean": parents}
 
-    def _inputs(self, name: str, data):
-        return self.network.node_inputs(self.network.index(name), data.X, data.Y)
+    def _training(self, name: str, data) -> tuple:
+        """Node ``name``'s ``Z_k`` and ``y_k`` at the evaluations and at the open rows
+        where it is observed and its parents' values are known."""
+        net, k = self.network, self.network.index(name)
+        Z, y = net.node_inputs(k, data.X, data.Y), data.targets[name]
+        if data.rows_X is None or not len(data.rows_X):
+            return Z, y
+        known = np.isfinite(data.rows_Y)
+        use = known[:, k] & ~data.rows_given[:, k] & known[:, list(net.parents[k])].all(axis=1)
+        rows = net.node_inputs(k, data.rows_X[use], data.rows_Y[use])
+        return np.vstack([Z, rows]), np.concatenate([y, data.rows_Y[use, k]])
 
     def _gp(self, name: str, data=None) -> ComponentGP:
         s = self.settings

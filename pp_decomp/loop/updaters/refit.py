@@ -25,31 +25,30 @@ class RefitUpdater(Updater):
             **gp_arguments(self.settings, self.problem, name, self.settings.inference.max_draws)
         )
 
-    def _inputs(self, name: str, data):
-        """The inputs GP ``name`` regresses its target on: the run's ``X``."""
-        return data.X
+    def _training(self, name: str, data) -> tuple:
+        """What GP ``name`` is fitted on: the run's ``X`` and its target."""
+        return data.X, data.targets[name]
 
     def refits(self, data) -> bool:
         """Whether :meth:`update` on ``data`` refits (else it conditions on the last draws)."""
         every = self.settings.inference.refit_every
-        return not self.draws or (data.n - self.settings.n_init) % every == 0
+        return not self.draws or (data.told - self.settings.n_init) % every == 0
 
     def update(self, data, t, rng, notes):
         s = self.settings
         refit = self.refits(data)
         gps = {name: self._gp(name, data) for name in data.targets}
         if not refit:
-            for name, y in data.targets.items():
-                gps[name].condition(self._inputs(name, data), y, self.draws[name])
+            for name in data.targets:
+                gps[name].condition(*self._training(name, data), self.draws[name])
             return gps
         if s.inference.method == "map":
             self._fit_map(gps, data, rng)
-        for name, y in data.targets.items():
+        for name in data.targets:
             if s.inference.method == "nuts":
                 status(f"fitting {name} (NUTS)")
                 gps[name].fit(
-                    self._inputs(name, data),
-                    y,
+                    *self._training(name, data),
                     "nuts",
                     seed=rng,
                     **vars(s.inference.nuts),
@@ -70,8 +69,8 @@ class RefitUpdater(Updater):
         status(f"fitting {', '.join(gps)} (MAP)")
         start = time.perf_counter()
         searches = [
-            gps[name].prepare_map(self._inputs(name, data), y, seed=rng, **self._warm(name))
-            for name, y in data.targets.items()
+            gps[name].prepare_map(*self._training(name, data), seed=rng, **self._warm(name))
+            for name in data.targets
         ]
         bests = map_searches(searches, usable_cores())
         seconds = (time.perf_counter() - start) / len(gps)  # the step's fits share the cores
