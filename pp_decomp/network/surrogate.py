@@ -56,13 +56,6 @@ def node_bounds(network: Network, k: int, domain, Y: np.ndarray) -> np.ndarray:
     return np.concatenate([b, np.stack([lo - pad, hi + pad])], axis=1)
 
 
-def _of_draw(gp, Z: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """The latent mean and variance of ``gp``'s draw ``s`` alone at ``Z (m, p)``, in
-    the node's units: (1, m) each."""
-    mean, var = gp.posterior.per_draw_of(gp.scale_X(Z), [s])
-    return gp.y_mean + gp.y_std * mean, gp.y_std**2 * var
-
-
 def _draws_for(S: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` draw indices of ``S``: distinct at random where ``S >= n``, else each draw
     ``n // S`` or one more times, the extra ones at random, in random order."""
@@ -129,18 +122,14 @@ class NetworkSurrogate:
 
     def _node(self, k: int, X, F, z, idx) -> np.ndarray:
         """Node ``k``'s values on the paths at ``X``, its parents' in ``F``: (n, m)."""
-        net, gp, m = self.network, self.gps[k], len(X)
+        net, gp = self.network, self.gps[k]
         if not net.parents[k]:
             mean, var = gp.predict_per_draw(X[:, list(net.nodes[k].inputs)])
             return mean[idx[:, k]] + np.sqrt(var[idx[:, k]]) * z[:, k, None]
-        out = np.empty((len(z), m))
-        Z = net.node_inputs(k, X[None], F)  # (n, m, p)
-        for s in np.unique(idx[:, k]):
-            rows = np.flatnonzero(idx[:, k] == s)
-            mean, var = _of_draw(gp, Z[rows].reshape(-1, Z.shape[-1]), s)
-            shape = (len(rows), m)
-            out[rows] = mean.reshape(shape) + np.sqrt(var.reshape(shape)) * z[rows, k, None]
-        return out
+        Z = net.node_inputs(k, X[None], F)  # (n, m, p): every path its own parents
+        Zs = gp.scale_X(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape)
+        mean, var = gp.posterior.paired_of(Zs, idx[:, k])
+        return gp.y_mean + gp.y_std * (mean + np.sqrt(var) * z[:, k, None])
 
     def sample(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` fresh paths' node values at ``X (m, d)``: (n, m, K)."""

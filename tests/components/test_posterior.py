@@ -67,6 +67,27 @@ def test_chunking_does_not_change_results(rng, monkeypatch):
     np.testing.assert_allclose(whole[1], chunked[1], rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_each_draw_at_its_own_inputs_matches_that_draw_alone(kernel, rng, monkeypatch):
+    import pp_decomp.components.posterior.batched as posterior
+
+    X, y = rng.uniform(size=(11, 2)), rng.normal(size=11)
+    draws = HyperDraws(
+        ls=rng.uniform(0.2, 1.0, (5, 2)),
+        eta=rng.uniform(0.5, 2.0, 5),
+        sigma=np.full(5, 0.1),
+        alpha=rng.uniform(0.5, 3.0, 5) if kernel == "rq" else None,
+    )
+    post = GPPosterior(kernel, X, y, draws, mean_var=0.3)
+    idx = np.array([3, 0, 3, 4, 1, 1])  # a draw may serve several paths
+    Xnew = rng.uniform(size=(len(idx), 9, 2))
+    want = [post.per_draw_of(Xnew[j], [s]) for j, s in enumerate(idx)]
+    monkeypatch.setattr(posterior, "_MAX_BYTES", 8 * 6 * 11 * 3 * 4)  # chunks of 4 inputs
+    mean, var = post.paired_of(Xnew, idx)
+    np.testing.assert_allclose(mean, np.concatenate([m for m, _ in want]), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(var, np.concatenate([v for _, v in want]), rtol=1e-10, atol=1e-13)
+
+
 def test_mixture_moments_match_samples(rng):
     X = rng.uniform(size=(10, 1))
     y = np.cos(6 * X[:, 0])

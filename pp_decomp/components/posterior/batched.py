@@ -33,7 +33,7 @@ from pp_decomp.components.posterior.gradient import (
 )
 from pp_decomp.components.posterior.likelihood import gaussian_log_likelihoods
 from pp_decomp.components.posterior.triangular import lower_times
-from pp_decomp.kernels import kernel_matrix
+from pp_decomp.kernels import correlation_from_sqdist, kernel_matrix
 from pp_decomp.validate import check_positive_int
 
 _MAX_BYTES = 64 * 2**20
@@ -47,6 +47,16 @@ def draws_cov(kernel, X1: np.ndarray, X2: np.ndarray, draws) -> np.ndarray:
     if isinstance(kernel, str):
         return kernel_matrix(kernel, X1, X2, draws.ls, draws.eta, draws.alpha)
     return kernel.matrix(X1, X2, kernel.theta(draws.values))
+
+
+def paired_cov(kernel: str, X: np.ndarray, Xnew: np.ndarray, draws) -> np.ndarray:
+    """``k_j(X, Xnew[j])`` with draw ``j``'s hyperparameters, for a shorthand ``kernel``:
+    ``X (n, d)``, ``Xnew (P, m, d)``, ``P`` draws; (P, n, m)."""
+    diff2 = (X[None, :, None, :] - Xnew[:, None, :, :]) ** 2  # (P, n, m, d)
+    r2 = np.einsum("pnmd,pd->pnm", diff2, 1.0 / np.asarray(draws.ls, dtype=float) ** 2)
+    k = correlation_from_sqdist(kernel, r2, draws.alpha)
+    k *= (np.asarray(draws.eta, dtype=float) ** 2)[:, None, None]
+    return k
 
 
 def draws_prior_var(kernel, X: np.ndarray, draws) -> np.ndarray:
@@ -213,6 +223,13 @@ class DrawPosterior:
         mean, var = self.per_draw(Xnew)
         return mean[idx], var[idx]
 
+    def paired_of(self, Xnew, idx) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``idx[j]``'s latent mean and variance at its own inputs ``Xnew[j]``, for
+        every ``j``: ``Xnew (P, m, d)``, ``idx (P,)``; (P, m) each (a network's sample
+        paths, each with its own draw and its own parent values)."""
+        pairs = [self.per_draw_of(X, [s]) for X, s in zip(Xnew, idx, strict=True)]
+        return np.concatenate([a for a, _ in pairs]), np.concatenate([v for _, v in pairs])
+
     def per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and the gradients of both in ``Xnew``; ``NoInputGradient``
         where a posterior has none (:mod:`~pp_decomp.components.posterior.gradient`)."""
@@ -348,6 +365,23 @@ class GPPosterior(DrawPosterior):
             V = lower_times(self.L_inv, idx, len(self.X), Ks)
             prior = draws_prior_var(self.kernel, Xnew[sl], draws) + self.mean_var
             var[:, sl] = prior - np.einsum("snm,snm->sm", V, V)
+        np.maximum(var, 0.0, out=var)
+        return mean, var
+
+    def paired_of(self, Xnew, idx) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`DrawPosterior.paired_of` in one batch over the pairs (a shorthand kernel),
+        in chunks of inputs."""
+        if not isinstance(self.kernel, str):
+            return super().paired_of(Xnew, idx)
+        Xnew, idx = np.asarray(Xnew, dtype=float), np.asarray(idx, dtype=np.int64)
+        P, m, d = Xnew.shape
+        draws, alpha = self.draws.subset(idx), self.alpha[idx]
+        mean, var = np.empty((P, m)), np.empty((P, m))
+        for sl in self._chunks(m, P * max(d, 3) // 3):
+            Ks = paired_cov(self.kernel, self.X, Xnew[:, sl], draws) + self.mean_var
+            mean[:, sl] = np.einsum("pnm,pn->pm", Ks, alpha)
+            V = lower_times(self.L_inv, idx, len(self.X), Ks)
+            var[:, sl] = (draws.eta**2)[:, None] + self.mean_var - np.einsum("pnm,pnm->pm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
 
