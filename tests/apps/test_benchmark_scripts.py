@@ -65,6 +65,7 @@ SMOKE_TESTS = {
     "studies/prior_sweep.py": "test_prior_sweep",
     "studies/run_posterior.py": "test_run_posterior",
     "studies/search_budget.py": "test_search_budget",
+    "studies/partial_saving.py": "test_partial_saving",
     "reports/ask_walk.py": "test_ask_walk",
     "reports/decomposition_identifiability.py": "test_decomposition_identifiability",
     "reports/paired_compare.py": "test_paired_compare",
@@ -340,6 +341,23 @@ def test_nuts_fit_time(script):
         r"T=10 D=1 kernel=se: first fit \(compiles\) {n} s; median refit {n} s over 1", out
     )
     assert median == pytest.approx(fits[1][0], abs=0.01)
+
+
+def test_partial_saving(script):
+    out = script("studies/partial_saving.py --init 4 --evals 2 --seeds 0,1")
+    for seed in (0, 1):
+        cost, whole, nodes, n_nodes, done, left = match(
+            rf"alpine2-network seed {seed}: cost {{n}}; simple regret whole {{n}}, node by node "
+            r"{n} \({n} nodes, {n} completed, {n} left open\)",
+            out,
+        )
+        assert cost == 36 and whole >= 0 and nodes >= 0 and done >= 4 and n_nodes >= 26
+    diff, se = match(
+        r"alpine2-network network-ei \(map\), 2 seeds: simple regret node by node - whole "
+        r"{n} ± {n}",
+        out,
+    )
+    assert se >= 0
 
 
 def test_search_budget(script):
