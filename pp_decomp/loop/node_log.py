@@ -32,9 +32,10 @@ class NodeLog:
 
     ``X (r, d)``, ``Y (r, K)`` (NaN: not known), ``given (r, K)``; ``starts``: each row's
     step record (its phase and key); ``became (r,)``: the evaluation number (from 1) a
-    completed row became, 0 while open; ``entries``: every node evaluation as a dict
-    (``row``, ``node`` index, ``value``, ``cost`` and its ``record``); ``pending``: the
-    node asked and not yet told (``row``, ``node``, ``record``), or ``None``.
+    completed row became (or the input told whole), -1 where it failed, 0 while open;
+    ``entries``: every node evaluation as a dict (``row``, ``node`` index, ``value``,
+    ``cost`` and its ``record``); ``pending``: the node asked and not yet told (``row``,
+    ``node``, ``record``), or ``None``.
     """
 
     def __init__(self, dim: int, n_nodes: int):
@@ -73,6 +74,17 @@ class NodeLog:
     def complete(self, row: int) -> bool:
         """Whether every node of ``row`` is observed (none given)."""
         return bool(np.all(np.isfinite(self.Y[row])) and not self.given[row].any())
+
+    def close(self, x: np.ndarray, became: int) -> dict | None:
+        """Close the open row at ``x`` (the input was told whole, as evaluation ``became``,
+        or failed, -1) and drop its node ask; its start record, or ``None`` without one."""
+        row = self.row_at(x)
+        if row is None:
+            return None
+        self.became[row] = int(became)
+        if self.pending is not None and self.pending["row"] == row:
+            self.pending = None
+        return self.starts[row]
 
     def open_rows(self) -> np.ndarray:
         """Indices of the rows not yet become evaluations: (k,)."""
@@ -129,7 +141,8 @@ class NodeLog:
         """The log in a run's results: over ``node_evaluation`` (from 1), each node
         evaluation's ``node_evaluation_node``, ``_row``, ``_value``, ``_cost``, ``_phase``;
         over ``partial_row`` (from 0), ``partial_x``, ``partial_y`` (NaN: not known),
-        ``partial_given`` and ``partial_became`` (the evaluation a row became, 0: open)."""
+        ``partial_given`` and ``partial_became`` (the evaluation a row became, 0: open,
+        -1: failed)."""
         e = self.entries
         col = lambda key: [x[key] for x in e]  # noqa: E731
         ds = xr.Dataset(

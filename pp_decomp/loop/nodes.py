@@ -118,28 +118,34 @@ class NodeTell:
 def checked_node_tell(setup: RunSetup, state: LoopState, node, x, value, parents) -> NodeTell:
     """``tell_node``'s arguments checked against the network and the rows in progress,
     each error naming the node; where the row completes, its evaluation is checked
-    as ``tell``'s (:func:`~pp_decomp.loop.records.checked_observation`). Nothing is
-    recorded here."""
-    net, p = problem_network(setup.problem), setup.problem
+    as ``tell``'s (:func:`~pp_decomp.loop.records.checked_observation`). ``parents``
+    equal to the values told at ``x`` (or empty, for a node without parents) are
+    those values. Nothing is recorded here."""
+    net = problem_network(setup.problem)
     if not isinstance(node, str):
         raise TypeError(f"node must be a node's name (one of {list(net.names)}); got {node!r}")
     k = net.index(node)
+    try:
+        return _checked(setup, state, net, k, x, value, parents)
+    except (TypeError, ValueError) as err:
+        if f"node {node!r}" in str(err):
+            raise
+        raise type(err)(f"node {node!r}: {err}") from None
+
+
+def _checked(setup: RunSetup, state: LoopState, net, k: int, x, value, parents) -> NodeTell:
+    p, node = setup.problem, net.names[k]
     x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=p.dim)[0]
     if not p.domain.contains(x[None])[0]:
         raise ValueError(f"x={x.tolist()} is outside the problem's domain; nothing was told")
-    v = as_float_array(value, "value").reshape(-1)
-    if v.size != 1 or not np.isfinite(v[0]):
-        raise ValueError(
-            f"node {node!r}: value must be one finite number; got {value!r} at x={x.tolist()}; "
-            "nothing was told (tell_failure(x, reason) records a failed evaluation)"
-        )
-    if parents is not None:
-        given = _given(net, k, parents)
-        y = np.full(len(net), np.nan)
-        y[list(given)], y[k] = list(given.values()), v[0]
-        return NodeTell(None, k, x, float(v[0]), given, y)
+    v = _one_number(value, "value", f"at x={x.tolist()}")
     row = state.nodes.row_at(x)
     y = np.full(len(net), np.nan) if row is None else state.nodes.Y[row].copy()
+    given = {} if parents is None else _given(net, k, parents)
+    if any(not np.isclose(y[j], g, rtol=0, atol=1e-12) for j, g in given.items()):
+        y = np.full(len(net), np.nan)
+        y[list(given)], y[k] = list(given.values()), v
+        return NodeTell(None, k, x, v, given, y)
     if np.isfinite(y[k]):
         raise ValueError(
             f"node {node!r} was told at x={x.tolist()} before ({y[k]}); nothing was told"
@@ -150,29 +156,33 @@ def checked_node_tell(setup: RunSetup, state: LoopState, node, x, value, parents
             f"node {node!r} reads {unknown}, whose values at x={x.tolist()} are not known: "
             "tell them first, or pass parents={name: value} for the values it was evaluated at"
         )
-    y[k] = v[0]
+    y[k] = v
     if np.isfinite(y).all():
         checked_observation(p, x, y, setup.settings.model.outcome_transform)
-    return NodeTell(row, k, x, float(v[0]), {}, y)
+    return NodeTell(row, k, x, v, {}, y)
+
+
+def _one_number(value, name: str, where: str) -> float:
+    """``value`` as one finite float, or a ValueError naming ``name``; nothing is told."""
+    v = as_float_array(value, name).reshape(-1)
+    if v.size != 1 or not np.isfinite(v[0]):
+        raise ValueError(
+            f"{name} must be one finite number; got {value!r} {where}; nothing was told "
+            "(tell_failure(x, reason) records a failed evaluation)"
+        )
+    return float(v[0])
 
 
 def _given(net, k: int, parents) -> dict[int, float]:
     """``parents`` (name -> value) as node index -> value, exactly node ``k``'s parents."""
-    name = net.names[k]
     if not isinstance(parents, dict):
-        raise TypeError(f"node {name!r}: parents must be a dict name -> value; got {parents!r}")
+        raise TypeError(f"parents must be a dict name -> value; got {parents!r}")
     want = {net.names[j] for j in net.parents[k]}
     if set(parents) != want:
-        raise ValueError(
-            f"node {name!r} reads parents {sorted(want)}; parents= gave {sorted(parents)}"
-        )
-    out = {}
-    for pname, val in parents.items():
-        f = float(as_float_array(val, f"parents[{pname!r}]").reshape(-1)[0])
-        if not np.isfinite(f):
-            raise ValueError(f"node {name!r}: parents[{pname!r}] must be finite; got {val!r}")
-        out[net.index(pname)] = f
-    return out
+        raise ValueError(f"it reads parents {sorted(want)}; parents= gave {sorted(parents)}")
+    return {
+        net.index(name): _one_number(val, f"parents[{name!r}]", "") for name, val in parents.items()
+    }
 
 
 def user_start(state: LoopState) -> dict:
@@ -189,14 +199,21 @@ def cost_spent(setup: RunSetup, state: LoopState) -> float:
 
 
 def run_node_loop(setup: RunSetup, state: LoopState, ask_node, tell_node, budget: float) -> None:
-    """``Optimizer.run_nodes``: ask a node, evaluate it alone at its parents' told values
+    """``Optimizer.run_nodes``: ask a node, evaluate it alone at its parents' outputs
     (``Network.evaluate_node``, plus the node's observation noise from the node
-    ask's own stream), tell it; until the cost spent reaches ``budget``."""
+    ask's own stream), tell it; until the cost spent reaches ``budget``.
+
+    The noise is of measurement, as in ``Problem.evaluate``: a child reads its parents'
+    true outputs. Those are the told values where the parents are observed without
+    noise, else the parents' noise-free values recomputed at ``x`` (their ancestors
+    evaluated again: simulation only)."""
     net, noise = problem_network(setup.problem), setup.problem.noise_sd
     while cost_spent(setup, state) < budget:
         a = ask_node()
         k = net.index(a.node)
-        parents = [a.parents[net.names[j]] for j in net.parents[k]]
-        value = float(net.evaluate_node(a.node, a.x[None], np.array([parents]))[0])
+        parents = np.array([[a.parents[net.names[j]] for j in net.parents[k]]])
+        if np.any(noise[list(net.parents[k])] > 0):
+            parents = net.simulate(a.x[None], upto=k)[:, list(net.parents[k])]
+        value = float(net.evaluate_node(a.node, a.x[None], parents)[0])
         rng = state.rng(state.nodes.pending["record"]["key"], NOISE_STREAM)
         tell_node(a.node, a.x, value + noise[k] * rng.standard_normal())

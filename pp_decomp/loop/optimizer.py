@@ -12,6 +12,7 @@ choose (:mod:`pp_decomp.strategies`), failed evaluations are kept by
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -136,12 +137,17 @@ class _NodeSteps:
         log, st = self.state.nodes, self.state
         p = log.pending
         asked = p is not None and t.row is not None and (p["row"], p["node"]) == (t.row, t.node)
-        row = log.start(t.x, user_start(st), t.given) if t.row is None else t.row
+        if t.row is None:  # an input asked by ask() and told node by node keeps its record
+            start = None if t.given else st.pending.take(t.x)
+            t = replace(t, row=log.start(t.x, start or user_start(st), t.given))
+        row = t.row
         cost = problem_network(self.setup.problem).nodes[t.node].cost
         log.observe(row, t.node, t.value, cost, p["record"] if asked else {"phase": "user"})
         if asked:
             log.pending = None
         if log.complete(row):
+            if log.starts[row]["phase"] == "user":
+                warn_if_repeated(st.X, t.x, False)
             st.add(t.x, log.Y[row].copy(), {**log.starts[row], "by_node": True})
             log.became[row] = st.n
         self._save()
@@ -274,7 +280,7 @@ class Optimizer(_Views, _NodeSteps):
             self.setup.problem, x, y, self.setup.settings.model.outcome_transform
         )
         for x, y in zip(X, Y, strict=True):
-            rec = self.state.pending.take(x)
+            rec = self.state.take_asked(x, self.state.n + 1)
             if rec is None:
                 warn_if_repeated(self.state.X, x, replicate)
                 rec = StepRecord("user", gamma_next=self.state.gamma).as_dict()
@@ -288,7 +294,7 @@ class Optimizer(_Views, _NodeSteps):
         asked again once it has failed more than ``max_retries`` times.
         """
         x = check_X(np.atleast_2d(as_float_array(x, "x")), "x", input_dim=self.setup.problem.dim)
-        rec = self.state.pending.take(x[0])
+        rec = self.state.take_asked(x[0], -1)
         phase = "init" if rec is not None and rec["phase"] == "init" else "acquisition"
         self.state.failures.record(x[0], reason, self.state.n, phase)
         self._save()

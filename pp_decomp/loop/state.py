@@ -223,6 +223,13 @@ class LoopState:
         self.gamma = max(self.gamma, float(rec["gamma_next"]))
         self.records.append(rec)
 
+    def take_asked(self, x: np.ndarray, became: int) -> dict | None:
+        """The record of the asked input at ``x (d,)``, no longer in flight: a pending
+        input's, or the start record of a row being evaluated node by node, which is
+        closed (told whole as evaluation ``became``, or failed, -1); ``None`` if neither."""
+        rec = self.pending.take(x)
+        return self.nodes.close(x, became) if rec is None else rec
+
     def logs_dataset(self, names: list[str]) -> xr.Dataset:
         """The failures (:meth:`FailureLog.to_dataset`) and, where a network was evaluated
         node by node, the node log (:meth:`~pp_decomp.loop.node_log.NodeLog.to_dataset`;

@@ -120,13 +120,26 @@ class Network:
         V = np.asarray(parent_values, dtype=float).reshape(len(X), len(node.parents))
         return self._call(k, np.concatenate([X[:, list(node.inputs)], V], axis=1))
 
-    def simulate(self, X: np.ndarray) -> np.ndarray:
-        """Every node's output at ``X (n, d)``, in topological order: ``(n, K)``."""
+    def simulate(self, X: np.ndarray, upto: int | None = None) -> np.ndarray:
+        """Every node's output at ``X (n, d)``, in topological order: ``(n, K)``; with
+        ``upto``, only that node's ancestors are evaluated (NaN elsewhere)."""
         X = np.atleast_2d(np.asarray(X, dtype=float))
         F = np.full((len(X), len(self)), np.nan)
+        needed = set(range(len(self))) if upto is None else self.ancestors(upto)
         for k in self.order:
-            F[:, k] = self._call(k, self.node_inputs(k, X, F))
+            if k in needed:
+                F[:, k] = self._call(k, self.node_inputs(k, X, F))
         return F
+
+    def ancestors(self, k: int) -> set[int]:
+        """The nodes whose outputs node ``k`` reads, directly or through others."""
+        out, todo = set(), list(self.parents[k])
+        while todo:
+            j = todo.pop()
+            if j not in out:
+                out.add(j)
+                todo.extend(self.parents[j])
+        return out
 
     def index(self, name: str) -> int:
         """The position of node ``name`` in ``nodes``."""

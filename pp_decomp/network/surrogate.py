@@ -112,6 +112,8 @@ class NetworkSurrogate:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         net, n, m = self.network, len(z), len(X)
         F = np.empty((n, m, len(net)))
+        if fixed is not None and np.shape(fixed) != (m, len(net)):
+            raise ValueError(f"fixed must be (m, K) = {(m, len(net))}; got {np.shape(fixed)}")
         known = np.zeros((m, len(net)), dtype=bool) if fixed is None else np.isfinite(fixed)
         for k in net.order:
             if not known[:, k].all():

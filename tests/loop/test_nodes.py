@@ -67,6 +67,11 @@ def test_bad_node_tells_are_refused_naming_the_node_and_nothing_is_recorded(chai
         (dict(node="y1", x=x, value=1.0), ValueError, r"node 'y1' reads \['y0'\]"),
         (dict(node="y1", x=x, value=1.0, parents={"y2": 1.0}), ValueError, "reads parents"),
         (dict(node="y1", x=x, value=1.0, parents={"y0": np.inf}), ValueError, "finite"),
+        (dict(node="y1", x=x, value=1.0, parents={"y0": [1.0, 2.0]}), ValueError, "y1'.*one"),
+        (dict(node="y1", x=x, value=1.0, parents={"y0": []}), ValueError, "y1'.*one"),
+        (dict(node="y0", x=[0.5], value=1.0), ValueError, "node 'y0': "),
+        (dict(node="y0", x=x, value="abc"), TypeError, "node 'y0': value must be"),
+        (dict(node="y0", x=np.full(3, 2.0), value=1.0), ValueError, "node 'y0': x="),
     ]
     for kwargs, err, match in cases:
         with pytest.raises(err, match=match):
@@ -122,3 +127,52 @@ def test_ask_node_needs_a_network_strategy_and_tell_node_a_network():
         ppd.Optimizer(alpine2_network(n_nodes=2), strategy="gp-ucb").ask_node()
     with pytest.raises(ValueError, match="not a function network"):
         ppd.Optimizer(get_problem("synthetic")).tell_node("f0", [0.5, 0.5], 1.0)
+
+
+def test_a_failed_node_closes_its_row_and_the_run_goes_on(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ei", n_init=4, seed=0)
+    a = opt.ask_node()
+    opt.tell_failure(a.x, "the first stage broke")
+    b = opt.ask_node()
+    assert not np.array_equal(a.x, b.x) and len(opt.failures) == 1
+    ds = opt.results()
+    assert ds["failed_phase"].values.tolist() == ["init"]
+    assert ds["partial_became"].values.tolist() == [-1, 0]
+
+
+def test_the_asks_own_parents_told_back_and_whole_tells_at_a_row_close_it(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ei", n_init=4, seed=0)
+    for _ in range(2):  # the ask's parents passed back are the row's values: no new row
+        a = opt.ask_node()
+        y = chain.evaluate(a.x[None])[0]
+        opt.tell_node(a.node, a.x, y[chain.component_names.index(a.node)], parents=a.parents)
+    log = opt.state.nodes
+    assert len(log.starts) == 1 and np.isfinite(log.Y[0, :2]).all() and log.pending is None
+    opt.tell(a.x, chain.evaluate(a.x[None])[0])  # told whole: the row is closed, not asked again
+    assert log.became == [1] and opt.records[0]["phase"] == "init"
+    assert not np.array_equal(opt.ask_node().x, a.x) and opt.state.design_left == 2
+
+
+def test_an_input_from_ask_told_node_by_node_keeps_its_record(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ei", n_init=4, seed=0)
+    x = opt.ask()
+    y = chain.evaluate(x[None])[0]
+    for k, name in enumerate(chain.component_names):
+        opt.tell_node(name, x, y[k])
+    assert len(opt.pending) == 0 and opt.n == 1 and opt.records[0]["phase"] == "init"
+    assert opt.state.design_left == 3
+
+
+def test_run_nodes_computes_a_child_from_its_parents_true_outputs_under_noise():
+    net = Network(
+        [
+            Node("a", lambda Z: Z[:, 0], inputs=(0,)),
+            Node("b", lambda Z: Z[:, 1], inputs=(0,), parents=("a",)),
+        ],
+        dim=1,
+    )
+    p = network_problem(net, ppd.Box([0], [1]), noise_sd=[0.5, 0.0], name="copy")
+    opt = ppd.Optimizer(p, strategy="network-ei", n_init=3, seed=0)
+    opt.run_nodes(budget=10)
+    np.testing.assert_allclose(opt.Y[:, 1], opt.X[:, 0])  # b copies a's truth, not its reading
+    assert np.abs(opt.Y[:, 0] - opt.X[:, 0]).max() > 0.05

@@ -25,7 +25,8 @@ class LoopData:
     signed objective ``sign · g(y; x)`` (both for a strategy ``with_composed``).
     ``rows_X (r, d)``, ``rows_Y (r, J)``, ``rows_given (r, J)``: a network's rows
     evaluated in part and still open (:mod:`pp_decomp.loop.node_log`), NaN where
-    not known, ``given`` where a value is a parent's given by the user.
+    not known, ``given`` where a value is a parent's given by the user; ``n_told``:
+    its evaluations told whole and its node evaluations.
     """
 
     X: np.ndarray
@@ -34,6 +35,7 @@ class LoopData:
     rows_X: np.ndarray | None = None
     rows_Y: np.ndarray | None = None
     rows_given: np.ndarray | None = None
+    n_told: int | None = None
 
     @property
     def n(self) -> int:
@@ -41,10 +43,9 @@ class LoopData:
 
     @property
     def told(self) -> int:
-        """Observations so far: the evaluations and the node values in open rows."""
-        if self.rows_Y is None:
-            return self.n
-        return self.n + int(np.sum(np.isfinite(self.rows_Y) & ~self.rows_given))
+        """Results told so far, what refits count: ``n_told`` (a network's evaluations
+        told whole and its node evaluations), else the evaluations."""
+        return self.n if self.n_told is None else self.n_told
 
 
 def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
@@ -62,7 +63,8 @@ def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
         return LoopData(state.X, Y, targets)
     log = state.nodes
     rows = log.open_rows()
-    return LoopData(state.X, Y, targets, log.X[rows], log.Y[rows], log.given[rows])
+    told = sum(not r.get("by_node", False) for r in state.records) + len(log)
+    return LoopData(state.X, Y, targets, log.X[rows], log.Y[rows], log.given[rows], told)
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
