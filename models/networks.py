@@ -128,7 +128,12 @@ def epidemic_network(seed: int = 0, noise_sd: float = 0.0) -> Problem:
     nodes = _epidemic_nodes()
     x_true = np.r_[EPIDEMIC_BETA.ravel(), EPIDEMIC_GAMMA][None]
     y_true = Network(nodes, dim=13, objective=np.sum).simulate(x_true)[0]
-    net = Network(nodes, dim=13, objective=lambda F: -np.sum((F - y_true) ** 2, axis=-1))
+    net = Network(
+        nodes,
+        dim=13,
+        objective=lambda F: -np.sum((F - y_true) ** 2, axis=-1),
+        objective_grad=lambda F: -2.0 * (F - y_true),
+    )
     return network_problem(
         net,
         Box(np.zeros(13), np.ones(13)),

@@ -11,6 +11,12 @@ differences from one batched call). ``h_n(x)``: the signed objective on path ``n
   which is ``μ + sqrt(β) σ`` where ``h`` is Gaussian and needs no extreme quantile of
   few samples.
 
+Their gradients in ``x`` are exact on the fixed base samples (reparameterisation:
+each path's ``h_n`` differentiated down the graph,
+:meth:`~pp_decomp.network.NetworkSurrogate.samples_and_grad`), where the objective is
+the sink's output and every node's GP has a shorthand kernel; else the
+maximiser takes forward differences.
+
 Example
 -------
 >>> import numpy as np
@@ -28,6 +34,10 @@ import numpy as np
 
 
 class _NetworkAcquisition:
+    # a gradient costs about two calls of the paths, forward differences d + 1: the
+    # searches climb on it in every dimension (docs/design.md, "Gradients of the acquisitions")
+    gradient_min_dim = 1
+
     def __init__(self, surrogate, n_samples: int, rng: np.random.Generator):
         self.surrogate = surrogate
         self.z, self.idx = surrogate.base_samples(int(n_samples), rng)
@@ -36,6 +46,11 @@ class _NetworkAcquisition:
         """The signed objective's samples at ``X (m, d)``, nodes known there held at
         ``fixed (m, K)`` (NaN elsewhere): (N, m)."""
         return self.surrogate.objective_samples(np.atleast_2d(X), self.z, self.idx, fixed)
+
+    def samples_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`samples` and their gradients in ``X``: (N, m), (N, m, d)."""
+        z, idx = self.z, self.idx
+        return self.surrogate.objective_samples_and_grad(np.atleast_2d(X), z, idx)
 
     def tie_break(self, X) -> np.ndarray:
         """The posterior mean of ``h``: which of several equal values to prefer."""
@@ -52,6 +67,13 @@ class NetworkEI(_NetworkAcquisition):
     def __call__(self, X, fixed: np.ndarray | None = None) -> np.ndarray:
         return np.maximum(self.samples(X, fixed) - self.best, 0.0).mean(0)
 
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Values (m,) and gradients (m, d) with the base samples fixed: each path's
+        improvement differentiated where it is positive."""
+        h, dh = self.samples_and_grad(X)
+        gain = h - self.best
+        return np.maximum(gain, 0.0).mean(0), (dh * (gain > 0)[..., None]).mean(0)
+
 
 class NetworkUCB(_NetworkAcquisition):
     """The upper confidence bound of the signed objective at ``β`` (module docstring)."""
@@ -64,3 +86,11 @@ class NetworkUCB(_NetworkAcquisition):
         h = self.samples(X)
         mean = h.mean(0)
         return mean + np.sqrt(self.beta * np.pi / 2) * np.abs(h - mean).mean(0)
+
+    def value_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Values (m,) and gradients (m, d) with the base samples fixed."""
+        h, dh = self.samples_and_grad(X)
+        mean, dmean, c = h.mean(0), dh.mean(0), np.sqrt(self.beta * np.pi / 2)
+        dev = h - mean
+        grad = dmean + c * (np.sign(dev)[..., None] * (dh - dmean)).mean(0)
+        return mean + c * np.abs(dev).mean(0), grad

@@ -66,10 +66,18 @@ class Network:
 
     ``objective``: ``F (..., K) -> (...)`` of the nodes' outputs (in ``nodes``
     order), vectorised over leading axes; default the output of the network's
-    one sink (the node no other node reads).
+    one sink (the node no other node reads). ``objective_grad``: ``F (..., K) ->
+    (..., K)``, its partial derivatives in the node outputs, which lets the
+    acquisitions climb on exact gradients (without it, on finite differences).
     """
 
-    def __init__(self, nodes: Sequence[Node], dim: int, objective: Callable | None = None):
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        dim: int,
+        objective: Callable | None = None,
+        objective_grad: Callable | None = None,
+    ):
         self.nodes = tuple(nodes)
         self.dim = int(dim)
         _check_nodes(self.nodes, self.dim)
@@ -84,7 +92,10 @@ class Network:
                 f"{[self.names[k] for k in self.sinks]}; give the objective as a function "
                 "of the nodes' outputs"
             )
-        self._objective = objective
+        for name, f in (("objective", objective), ("objective_grad", objective_grad)):
+            if f is not None and not callable(f):
+                raise TypeError(f"{name} must be a function of the node outputs; got {f!r}")
+        self._objective, self._objective_grad = objective, objective_grad
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -92,6 +103,18 @@ class Network:
     def children(self, k: int) -> tuple[int, ...]:
         """The nodes that read node ``k``'s output."""
         return tuple(c for c, ps in enumerate(self.parents) if k in ps)
+
+    def objective_grad(self, F: np.ndarray) -> np.ndarray:
+        """The objective's partial derivatives in the node outputs ``F (..., K)``:
+        ``(..., K)``; ``NotImplementedError`` for an ``objective`` given without them."""
+        F = np.asarray(F, dtype=float)
+        if self._objective is None:
+            out = np.zeros_like(F)
+            out[..., self.sinks[0]] = 1.0
+            return out
+        if self._objective_grad is None:
+            raise NotImplementedError("the network's objective was given without objective_grad")
+        return np.asarray(self._objective_grad(F), dtype=float).reshape(F.shape)
 
     def objective(self, F: np.ndarray) -> np.ndarray:
         """The objective of node outputs ``F (..., K)``: ``(...)``."""

@@ -112,15 +112,22 @@ class NetworkSurrogate:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         net, n, m = self.network, len(z), len(X)
         F = np.empty((n, m, len(net)))
-        if fixed is not None and np.shape(fixed) != (m, len(net)):
-            raise ValueError(f"fixed must be (m, K) = {(m, len(net))}; got {np.shape(fixed)}")
-        known = np.zeros((m, len(net)), dtype=bool) if fixed is None else np.isfinite(fixed)
+        known = self._known(fixed, m)
         for k in net.order:
             if not known[:, k].all():
                 F[:, :, k] = self._node(k, X, F, z, idx)
             if known[:, k].any():  # held before the children read it
                 F[:, known[:, k], k] = fixed[known[:, k], k]
         return F
+
+    def _known(self, fixed, m: int) -> np.ndarray:
+        """Where ``fixed (m, K)`` holds a value: (m, K) booleans, none for ``None``."""
+        K = len(self.network)
+        if fixed is None:
+            return np.zeros((m, K), dtype=bool)
+        if np.shape(fixed) != (m, K):
+            raise ValueError(f"fixed must be (m, K) = {(m, K)}; got {np.shape(fixed)}")
+        return np.isfinite(fixed)
 
     def _node(self, k: int, X, F, z, idx) -> np.ndarray:
         """Node ``k``'s values on the paths at ``X``, its parents' in ``F``: (n, m)."""
@@ -132,6 +139,61 @@ class NetworkSurrogate:
         Zs = gp.scale_X(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape)
         mean, var = gp.posterior.paired_of(Zs, idx[:, k])
         return gp.y_mean + gp.y_std * (mean + np.sqrt(var) * z[:, k, None])
+
+    def samples_and_grad(
+        self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, fixed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`samples` and their gradients in ``X`` by the chain rule down the graph
+        (a child's through its inputs and its parents' values): (n, m, K), (n, m, K, d);
+        ``NotImplementedError`` where a node's GP has no input gradient."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        net, n, m = self.network, len(z), len(X)
+        F, dF = np.empty((n, m, len(net))), np.zeros((n, m, len(net), X.shape[1]))
+        known = self._known(fixed, m)
+        for k in net.order:
+            if not known[:, k].all():
+                F[:, :, k], dF[:, :, k] = self._node_grad(k, X, F, dF, z, idx)
+            if known[:, k].any():
+                F[:, known[:, k], k] = fixed[known[:, k], k]
+                dF[:, known[:, k], k] = 0.0
+        return F, dF
+
+    def _node_grad(self, k: int, X, F, dF, z, idx) -> tuple[np.ndarray, np.ndarray]:
+        """Node ``k``'s values on the paths and their gradients in ``X``: (n, m), (n, m, d)."""
+        net, gp = self.network, self.gps[k]
+        cols, zk = list(net.nodes[k].inputs), z[:, k, None]
+        if not net.parents[k]:
+            mean, var, dmean, dvar = gp.predict_per_draw_grad(X[:, cols])
+            i = idx[:, k]
+            mean, var, dmean, dvar = mean[i], var[i], dmean[i], dvar[i]
+            value, slope, scale = mean + np.sqrt(var) * zk, 1.0, 1.0
+        else:
+            Z = net.node_inputs(k, X[None], F)
+            Zs = gp.scale_X(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape)
+            mean, var, dmean, dvar = gp.posterior.paired_grad(Zs, idx[:, k])
+            value = gp.y_mean + gp.y_std * (mean + np.sqrt(var) * zk)
+            slope, scale = 1.0 / (gp.bounds[1] - gp.bounds[0]), gp.y_std
+        sd = np.sqrt(var)
+        half = np.divide(zk, 2 * sd, out=np.zeros_like(sd), where=sd > 0)
+        dZ = scale * (dmean + half[..., None] * dvar) * slope  # (n, m, p)
+        out = np.zeros((*value.shape, X.shape[1]))
+        out[..., cols] += dZ[..., : len(cols)]
+        for c, p in enumerate(net.parents[k]):
+            out += dZ[..., len(cols) + c, None] * dF[:, :, p]
+        return value, out
+
+    def objective_samples_and_grad(
+        self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, fixed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`objective_samples` and their gradients in ``X``: (n, m), (n, m, d);
+        ``NotImplementedError`` for an ``objective`` given without ``objective_grad``
+        (:class:`~pp_decomp.network.Network`), where the maximiser takes finite
+        differences."""
+        net = self.network
+        net.objective_grad(np.zeros((1, len(net))))  # refused before the paths are sampled
+        F, dF = self.samples_and_grad(X, z, idx, fixed)
+        dh = np.einsum("nmk,nmkd->nmd", net.objective_grad(F), dF)
+        return self.sign * net.objective(F), self.sign * dh
 
     def sample(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` fresh paths' node values at ``X (m, d)``: (n, m, K)."""

@@ -220,6 +220,8 @@ class _Excluding:
         self.acq, self.exclude, self.scale, self.radius = acq, exclude, scale, radius
         if hasattr(acq, "tie_break"):
             self.tie_break = acq.tie_break
+        if hasattr(acq, "gradient_min_dim"):
+            self.gradient_min_dim = acq.gradient_min_dim
         if getattr(acq, "screen", None) is not None:
             self.screen = _Excluding(acq.screen, exclude, scale, radius)
 
@@ -255,9 +257,10 @@ def maximize_box(
     searches from the best ``n_starts`` (L-BFGS-B without constraints, SLSQP with
     them, run in lockstep so that one call of ``acq`` serves every search's step,
     :func:`~pp_decomp.optim.maximizers.in_lockstep`) and keep the best feasible
-    result. From :data:`GRADIENT_MIN_DIM` inputs on, the searches climb on
-    ``acq.value_and_grad`` where it answers (:func:`has_gradient`); otherwise on
-    forward differences from one batched call (:func:`value_and_fd_gradient`).
+    result. From :data:`GRADIENT_MIN_DIM` inputs on (``acq.gradient_min_dim`` where
+    it has one), the searches climb on ``acq.value_and_grad`` where it answers
+    (:func:`has_gradient`); otherwise on forward differences from one batched call
+    (:func:`value_and_fd_gradient`).
     ``"direct"``: scipy's DIRECT on the box (constraints by an infeasibility
     penalty), polished by one local search. ``"auto"`` is ``"lbfgs"``.
 
@@ -287,7 +290,8 @@ def maximize_box(
             best_x, best_v = x, v
         starts = best_x[None, :]  # DIRECT locates the basin; a local search polishes it
     ends = [best_x]
-    grad = box.dim >= GRADIENT_MIN_DIM and has_gradient(screen, starts[:1])
+    from_dim = getattr(screen, "gradient_min_dim", GRADIENT_MIN_DIM)
+    grad = box.dim >= from_dim and has_gradient(screen, starts[:1])
     for x, v in _local_searches(screen, box, starts, maxiter, grad, ftol):
         if v > -np.inf:  # feasible
             ends.append(x)

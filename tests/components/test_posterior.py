@@ -88,6 +88,30 @@ def test_each_draw_at_its_own_inputs_matches_that_draw_alone(kernel, rng, monkey
     np.testing.assert_allclose(var, np.concatenate([v for _, v in want]), rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_each_draws_gradient_at_its_own_inputs_is_that_of_its_moments(kernel, rng):
+    X, y = rng.uniform(size=(9, 2)), rng.normal(size=9)
+    draws = HyperDraws(
+        ls=rng.uniform(0.3, 1.0, (4, 2)),
+        eta=rng.uniform(0.5, 2.0, 4),
+        sigma=np.full(4, 0.1),
+        alpha=rng.uniform(0.5, 3.0, 4) if kernel == "rq" else None,
+    )
+    post = GPPosterior(kernel, X, y, draws, mean_var=0.2)
+    idx = np.array([2, 2, 0, 3])
+    Xnew = rng.uniform(size=(4, 5, 2))
+    mean, var, dmean, dvar = post.paired_grad(Xnew, idx)
+    np.testing.assert_allclose(mean, post.paired_of(Xnew, idx)[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(var, post.paired_of(Xnew, idx)[1], rtol=1e-8, atol=1e-12)
+    h = 1e-6
+    for a in range(2):
+        e = np.zeros(2)
+        e[a] = h
+        up, down = post.paired_of(Xnew + e, idx), post.paired_of(Xnew - e, idx)
+        np.testing.assert_allclose(dmean[..., a], (up[0] - down[0]) / (2 * h), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(dvar[..., a], (up[1] - down[1]) / (2 * h), rtol=1e-4, atol=1e-7)
+
+
 def test_mixture_moments_match_samples(rng):
     X = rng.uniform(size=(10, 1))
     y = np.cos(6 * X[:, 0])

@@ -119,3 +119,54 @@ def test_paths_take_every_draw_or_distinct_ones_at_random():
     assert len(set(many)) == 128 and many.max() > 200  # not only the first chains' draws
     few = _draws_for(3, 8, rng)
     assert sorted(np.bincount(few, minlength=3)) == [2, 3, 3]
+
+
+def _several_draws(gp, rng):
+    """``gp`` conditioned on three draws around its mode (a full-Bayes stand-in)."""
+    draws = gp.draws.subset(np.zeros(3, dtype=int))
+    draws.ls[1] *= 1.7
+    draws.eta[2] *= 0.6
+    return gp.condition(gp.X_train, gp.y_train, draws)
+
+
+def _fd(f, x, h=1e-6):
+    return np.stack([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.shape[1])], axis=-1)
+
+
+@pytest.mark.parametrize("draws", ["map", "several"])
+def test_the_acquisitions_gradients_are_those_of_their_values(fitted, draws):
+    p, net, X, Y, gps = fitted
+    rng = np.random.default_rng(1)
+    if draws == "several":
+        gps = [_several_draws(gp, rng) for gp in gps]
+    s = NetworkSurrogate(net, gps, p.sign)
+    x = p.domain.sample(4, seed=3)
+    best = float(np.median(Y[:, -1]))
+    for acq in (NetworkEI(s, best, 48, rng), NetworkUCB(s, 3.0, 48, rng)):
+        value, grad = acq.value_and_grad(x)
+        np.testing.assert_allclose(value, acq(x), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd(acq, x), rtol=1e-5, atol=1e-7)
+    assert NetworkUCB.gradient_min_dim == 1  # the searches climb on it at every dimension
+
+
+def test_a_given_objective_climbs_on_its_own_gradient_or_on_differences(fitted):
+    p, _, X, Y, gps = fitted
+    nodes = p.metadata["network"].nodes
+    target = Y[0]
+    sq = lambda F: -np.sum((F - target) ** 2, axis=-1)  # noqa: E731
+    with_grad = ppd.network.Network(
+        nodes, 3, objective=sq, objective_grad=lambda F: -2 * (F - target)
+    )
+    acq = NetworkUCB(NetworkSurrogate(with_grad, gps), 2.0, 32, np.random.default_rng(0))
+    x = p.domain.sample(3, seed=4)
+    np.testing.assert_allclose(acq.value_and_grad(x)[1], _fd(acq, x), rtol=1e-5, atol=1e-7)
+    without = NetworkUCB(
+        NetworkSurrogate(ppd.network.Network(nodes, 3, objective=sq), gps),
+        2.0,
+        32,
+        np.random.default_rng(0),
+    )
+    with pytest.raises(NotImplementedError, match="objective_grad"):
+        without.value_and_grad(x)
+    with pytest.raises(TypeError, match="objective_grad must be a function"):
+        ppd.network.Network(nodes, 3, objective=sq, objective_grad=2.0)

@@ -29,6 +29,7 @@ from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.components.posterior.gradient import (
     NoInputGradient,
     moments_and_grad,
+    paired_moments_and_grad,
     triangular_solves,
 )
 from pp_decomp.components.posterior.likelihood import gaussian_log_likelihoods
@@ -384,6 +385,15 @@ class GPPosterior(DrawPosterior):
             var[:, sl] = (draws.eta**2)[:, None] + self.mean_var - np.einsum("pnm,pnm->pm", V, V)
         np.maximum(var, 0.0, out=var)
         return mean, var
+
+    def paired_grad(self, Xnew, idx) -> tuple[np.ndarray, ...]:
+        """:meth:`paired_of` and its gradients in ``Xnew (P, m, d)``: (P, m), (P, m),
+        (P, m, d), (P, m, d) (:func:`~pp_decomp.components.posterior.gradient.
+        paired_moments_and_grad`; ``NoInputGradient`` for a kernel expression)."""
+        Xnew, idx = np.asarray(Xnew, dtype=float), np.asarray(idx, dtype=np.int64)
+        draws, alpha = self.draws.subset(idx), self.alpha[idx]
+        args = (self.kernel, self.X, Xnew, draws, self.L_inv, idx, alpha, self.mean_var)
+        return paired_moments_and_grad(*args)
 
     def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:

@@ -114,3 +114,29 @@ def moments_and_grad(
     dvar = -2.0 * contract(W * c, X, Xs, inv_ls2)
     dvar[raw <= 0.0] = 0.0
     return mean, np.maximum(raw, 0.0), dmean, dvar
+
+
+def paired_moments_and_grad(
+    kernel, X: np.ndarray, Xs: np.ndarray, draws, L_inv: np.ndarray, idx, alpha, mean_var=0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`moments_and_grad` with draw ``j`` (``draws``, ``alpha (P, n)``: the draws
+    ``idx (P,)`` of the factors ``L_inv``) at its own inputs ``Xs[j] (m, d)``: (P, m),
+    (P, m), (P, m, d), (P, m, d) (a network's sample paths)."""
+    if not isinstance(kernel, str) or kernel not in FAMILY:
+        raise NoInputGradient(f"no input gradient for kernel {kernel!r}")
+    diff = Xs[:, None, :, :] - X[None, :, None, :]  # (P, n, m, d)
+    inv_ls2 = 1.0 / np.asarray(draws.ls, dtype=float) ** 2
+    r2 = np.einsum("pnmd,pd->pnm", diff**2, inv_ls2)
+    eta2 = (np.asarray(draws.eta, dtype=float) ** 2)[:, None, None]
+    a = None if kernel != "rq" else np.asarray(draws.alpha, dtype=float)[:, None, None]
+    drho = (FAMILY[kernel].gradient(r2, a) if a is not None else FAMILY[kernel].gradient(r2))[0]
+    K = correlation_from_sqdist(kernel, r2, getattr(draws, "alpha", None)) * eta2 + mean_var
+    c = 2.0 * eta2 * drho
+    V = lower_times(L_inv, idx, X.shape[0], K)
+    W = lower_transposed_times(L_inv, idx, X.shape[0], V)
+    mean = np.einsum("pnm,pn->pm", K, alpha)
+    raw = eta2[:, :, 0] + mean_var - np.einsum("pnm,pnm->pm", V, V)
+    dmean = np.einsum("pnm,pnmd->pmd", alpha[:, :, None] * c, diff) * inv_ls2[:, None, :]
+    dvar = -2.0 * np.einsum("pnm,pnmd->pmd", W * c, diff) * inv_ls2[:, None, :]
+    dvar[raw <= 0.0] = 0.0
+    return mean, np.maximum(raw, 0.0), dmean, dvar
