@@ -67,18 +67,22 @@ def test_chunking_does_not_change_results(rng, monkeypatch):
     np.testing.assert_allclose(whole[1], chunked[1], rtol=1e-12, atol=1e-14)
 
 
+def _random_posterior(kernel: str, rng, n: int, S: int) -> GPPosterior:
+    """A posterior on ``n`` random points in 2-D with ``S`` random draws and a mean's variance."""
+    draws = HyperDraws(
+        ls=rng.uniform(0.3, 1.0, (S, 2)),
+        eta=rng.uniform(0.5, 2.0, S),
+        sigma=np.full(S, 0.1),
+        alpha=rng.uniform(0.5, 3.0, S) if kernel == "rq" else None,
+    )
+    return GPPosterior(kernel, rng.uniform(size=(n, 2)), rng.normal(size=n), draws, mean_var=0.2)
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_each_draw_at_its_own_inputs_matches_that_draw_alone(kernel, rng, monkeypatch):
     import pp_decomp.components.posterior.batched as posterior
 
-    X, y = rng.uniform(size=(11, 2)), rng.normal(size=11)
-    draws = HyperDraws(
-        ls=rng.uniform(0.2, 1.0, (5, 2)),
-        eta=rng.uniform(0.5, 2.0, 5),
-        sigma=np.full(5, 0.1),
-        alpha=rng.uniform(0.5, 3.0, 5) if kernel == "rq" else None,
-    )
-    post = GPPosterior(kernel, X, y, draws, mean_var=0.3)
+    post = _random_posterior(kernel, rng, n=11, S=5)
     idx = np.array([3, 0, 3, 4, 1, 1])  # a draw may serve several paths
     Xnew = rng.uniform(size=(len(idx), 9, 2))
     want = [post.per_draw_of(Xnew[j], [s]) for j, s in enumerate(idx)]
@@ -90,14 +94,7 @@ def test_each_draw_at_its_own_inputs_matches_that_draw_alone(kernel, rng, monkey
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_each_draws_gradient_at_its_own_inputs_is_that_of_its_moments(kernel, rng):
-    X, y = rng.uniform(size=(9, 2)), rng.normal(size=9)
-    draws = HyperDraws(
-        ls=rng.uniform(0.3, 1.0, (4, 2)),
-        eta=rng.uniform(0.5, 2.0, 4),
-        sigma=np.full(4, 0.1),
-        alpha=rng.uniform(0.5, 3.0, 4) if kernel == "rq" else None,
-    )
-    post = GPPosterior(kernel, X, y, draws, mean_var=0.2)
+    post = _random_posterior(kernel, rng, n=9, S=4)
     idx = np.array([2, 2, 0, 3])
     Xnew = rng.uniform(size=(4, 5, 2))
     mean, var, dmean, dvar = post.paired_grad(Xnew, idx)
