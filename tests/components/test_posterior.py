@@ -93,10 +93,13 @@ def test_each_draw_at_its_own_inputs_matches_that_draw_alone(kernel, rng, monkey
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_each_draws_gradient_at_its_own_inputs_is_that_of_its_moments(kernel, rng):
+def test_each_draws_gradient_at_its_own_inputs_is_that_of_its_moments(kernel, rng, monkeypatch):
+    import pp_decomp.components.posterior.batched as posterior
+
     post = _random_posterior(kernel, rng, n=9, S=4)
     idx = np.array([2, 2, 0, 3])
     Xnew = rng.uniform(size=(4, 5, 2))
+    monkeypatch.setattr(posterior, "_MAX_BYTES", 8 * 4 * 9 * 3 * 2)  # chunks of 2 inputs
     mean, var, dmean, dvar = post.paired_grad(Xnew, idx)
     np.testing.assert_allclose(mean, post.paired_of(Xnew, idx)[0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(var, post.paired_of(Xnew, idx)[1], rtol=1e-8, atol=1e-12)

@@ -389,11 +389,18 @@ class GPPosterior(DrawPosterior):
     def paired_grad(self, Xnew, idx) -> tuple[np.ndarray, ...]:
         """:meth:`paired_of` and its gradients in ``Xnew (P, m, d)``: (P, m), (P, m),
         (P, m, d), (P, m, d) (:func:`~pp_decomp.components.posterior.gradient.
-        paired_moments_and_grad`; ``NoInputGradient`` for a kernel expression)."""
+        paired_moments_and_grad`, in chunks of inputs; ``NoInputGradient`` for a kernel
+        expression)."""
         Xnew, idx = np.asarray(Xnew, dtype=float), np.asarray(idx, dtype=np.int64)
         draws, alpha = self.draws.subset(idx), self.alpha[idx]
-        args = (self.kernel, self.X, Xnew, draws, self.L_inv, idx, alpha, self.mean_var)
-        return paired_moments_and_grad(*args)
+        P, m, d = Xnew.shape
+        parts = [
+            paired_moments_and_grad(
+                self.kernel, self.X, Xnew[:, sl], draws, self.L_inv, idx, alpha, self.mean_var
+            )
+            for sl in self._chunks(m, P * max(d, 3) // 3)
+        ]
+        return tuple(np.concatenate([p[i] for p in parts], axis=1) for i in range(4))
 
     def per_draw_grad(self, Xnew: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and its gradients with respect to ``Xnew (m, d)``:
