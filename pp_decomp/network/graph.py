@@ -104,6 +104,11 @@ class Network:
         """The nodes that read node ``k``'s output."""
         return tuple(c for c, ps in enumerate(self.parents) if k in ps)
 
+    @property
+    def objective_differentiable(self) -> bool:
+        """Whether :meth:`objective_grad` answers: a sink objective, or ``objective_grad`` given."""
+        return self._objective is None or self._objective_grad is not None
+
     def objective_grad(self, F: np.ndarray) -> np.ndarray:
         """The objective's partial derivatives in the node outputs ``F (..., K)``:
         ``(..., K)``; ``NotImplementedError`` for an ``objective`` given without them."""

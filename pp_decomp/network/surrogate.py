@@ -190,7 +190,8 @@ class NetworkSurrogate:
         (:class:`~pp_decomp.network.Network`), where the maximiser takes finite
         differences."""
         net = self.network
-        net.objective_grad(np.zeros((1, len(net))))  # refused before the paths are sampled
+        if not net.objective_differentiable:  # refused before the paths are sampled
+            raise NotImplementedError("the network's objective was given without objective_grad")
         F, dF = self.samples_and_grad(X, z, idx, fixed)
         dh = np.einsum("nmk,nmkd->nmd", net.objective_grad(F), dF)
         return self.sign * net.objective(F), self.sign * dh
