@@ -228,7 +228,9 @@ class LoopState:
         input's, or the start record of a row being evaluated node by node, which is
         closed (told whole as evaluation ``became``, or failed, -1); ``None`` if neither."""
         rec = self.pending.take(x)
-        return self.nodes.close(x, became) if rec is None else rec
+        if rec is None and self.nodes.starts:
+            return self.nodes.close(x, became)
+        return rec
 
     def logs_dataset(self, names: list[str]) -> xr.Dataset:
         """The failures (:meth:`FailureLog.to_dataset`) and, where a network was evaluated
@@ -248,8 +250,10 @@ class LoopState:
         """Inputs not to ask: failed for good, pending, or a row being evaluated node by
         node: ``(k, d)``."""
         radius = exclusion_radius(self.domain)
-        rows = self.nodes.X[self.nodes.continuable()]
-        return np.vstack([self.failures.excluded(self.domain.widths, radius), self.pending.X, rows])
+        busy = [self.failures.excluded(self.domain.widths, radius), self.pending.X]
+        if self.nodes.starts:  # a network evaluated node by node
+            busy.append(self.nodes.X[self.nodes.continuable()])
+        return np.vstack(busy)
 
     @property
     def asked_init(self) -> int:
@@ -258,7 +262,8 @@ class LoopState:
         told = sum(r["phase"] == "init" for r in self.records)
         failed = sum(p == "init" for p in self.failures.phases)
         pending = sum(rec["phase"] == "init" for _, rec in self.pending.items)
-        return told + failed + pending + len(self.nodes.open_phase("init"))
+        rows = len(self.nodes.open_phase("init")) if self.nodes.starts else 0
+        return told + failed + pending + rows
 
     @property
     def design_left(self) -> int:
