@@ -104,15 +104,13 @@ def choose_node(setup: RunSetup, state: LoopState, updater: Updater | None) -> N
 @dataclass(frozen=True)
 class NodeTell:
     """A checked ``tell_node``: node ``node`` (index) in ``row`` (``None``: a new row at
-    ``x``, with the parent values ``given`` by index), its ``value``, and the row's
-    values ``y (K,)`` after it."""
+    ``x``, with the parent values ``given`` by index), and its ``value``."""
 
     row: int | None
     node: int
     x: np.ndarray
     value: float
     given: dict
-    y: np.ndarray
 
 
 def checked_node_tell(setup: RunSetup, state: LoopState, node, x, value, parents) -> NodeTell:
@@ -143,9 +141,7 @@ def _checked(setup: RunSetup, state: LoopState, net, k: int, x, value, parents) 
     y = np.full(len(net), np.nan) if row is None else state.nodes.Y[row].copy()
     given = {} if parents is None else _given(net, k, parents)
     if any(not np.isclose(y[j], g, rtol=0, atol=1e-12) for j, g in given.items()):
-        y = np.full(len(net), np.nan)
-        y[list(given)], y[k] = list(given.values()), v
-        return NodeTell(None, k, x, v, given, y)
+        return NodeTell(None, k, x, v, given)
     if np.isfinite(y[k]):
         raise ValueError(
             f"node {node!r} was told at x={x.tolist()} before ({y[k]}); nothing was told"
@@ -159,7 +155,7 @@ def _checked(setup: RunSetup, state: LoopState, net, k: int, x, value, parents) 
     y[k] = v
     if np.isfinite(y).all():
         checked_observation(p, x, y, setup.settings.model.outcome_transform)
-    return NodeTell(row, k, x, v, {}, y)
+    return NodeTell(row, k, x, v, {})
 
 
 def _one_number(value, name: str, where: str) -> float:
@@ -186,7 +182,7 @@ def _given(net, k: int, parents) -> dict[int, float]:
 
 
 def user_start(state: LoopState) -> dict:
-    """The step record of a row the user started (told unasked)."""
+    """The step record of a result told unasked: an evaluation, or a row the user started."""
     return StepRecord("user", gamma_next=state.gamma).as_dict()
 
 

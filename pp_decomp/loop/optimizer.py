@@ -34,7 +34,7 @@ from pp_decomp.loop.nodes import (
 )
 from pp_decomp.loop.posterior import posterior
 from pp_decomp.loop.predict import fit_afresh, predict
-from pp_decomp.loop.records import DrawLog, StepRecord, checked_observation, warn_if_repeated
+from pp_decomp.loop.records import DrawLog, checked_observation, warn_if_repeated
 from pp_decomp.loop.run import run_loop
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup, Steps
@@ -283,7 +283,7 @@ class Optimizer(_Views, _NodeSteps):
             rec = self.state.take_asked(x, self.state.n + 1)
             if rec is None:
                 warn_if_repeated(self.state.X, x, replicate)
-                rec = StepRecord("user", gamma_next=self.state.gamma).as_dict()
+                rec = user_start(self.state)
             self.state.add(x, y, rec)
         self._save()
 

@@ -51,10 +51,21 @@ def cross_and_factor(kernel, X: np.ndarray, Xs: np.ndarray, draws) -> tuple[np.n
     """``k_s(X, Xs)`` (S, n, m), the factor ``c`` (S, n, m) of its input gradient
     (module docstring) and ``1/ℓ²`` (S, d); :class:`NoInputGradient` for a kernel
     that is not a built-in shorthand name."""
+    _check_kernel(kernel)
+    ls = np.broadcast_to(np.asarray(draws.ls, dtype=float), (draws.n_draws, X.shape[1]))
+    K, c = kernel_and_factor(kernel, scaled_sqdist(X, Xs, ls), draws)
+    return K, c, 1.0 / ls**2
+
+
+def _check_kernel(kernel) -> None:
     if not isinstance(kernel, str) or kernel not in FAMILY:
         raise NoInputGradient(f"no input gradient for kernel {kernel!r}")
-    ls = np.broadcast_to(np.asarray(draws.ls, dtype=float), (draws.n_draws, X.shape[1]))
-    r2 = scaled_sqdist(X, Xs, ls)
+
+
+def kernel_and_factor(kernel: str, r2: np.ndarray, draws) -> tuple[np.ndarray, np.ndarray]:
+    """``k_s = η_s² ρ(r²)`` and the factor ``c_s = 2 η_s² ρ'(r²)`` of its input gradient
+    at scaled squared distances ``r2 (S, n, m)``, one draw per leading row: (S, n, m)
+    each."""
     alpha = getattr(draws, "alpha", None)
     eta2 = (np.asarray(draws.eta, dtype=float) ** 2)[:, None, None]
     if kernel == "rq":
@@ -62,8 +73,7 @@ def cross_and_factor(kernel, X: np.ndarray, Xs: np.ndarray, draws) -> tuple[np.n
         drho = FAMILY[kernel].gradient(r2, a)[0]
     else:
         drho = FAMILY[kernel].gradient(r2)[0]
-    K = correlation_from_sqdist(kernel, r2, alpha) * eta2
-    return K, 2.0 * eta2 * drho, 1.0 / ls**2
+    return correlation_from_sqdist(kernel, r2, alpha) * eta2, 2.0 * eta2 * drho
 
 
 def contract(coef: np.ndarray, X: np.ndarray, Xs: np.ndarray, inv_ls2: np.ndarray) -> np.ndarray:
@@ -122,20 +132,16 @@ def paired_moments_and_grad(
     """:func:`moments_and_grad` with draw ``j`` (``draws``, ``alpha (P, n)``: the draws
     ``idx (P,)`` of the factors ``L_inv``) at its own inputs ``Xs[j] (m, d)``: (P, m),
     (P, m), (P, m, d), (P, m, d) (a network's sample paths)."""
-    if not isinstance(kernel, str) or kernel not in FAMILY:
-        raise NoInputGradient(f"no input gradient for kernel {kernel!r}")
+    _check_kernel(kernel)
     diff = Xs[:, None, :, :] - X[None, :, None, :]  # (P, n, m, d)
     inv_ls2 = 1.0 / np.asarray(draws.ls, dtype=float) ** 2
-    r2 = np.einsum("pnmd,pd->pnm", diff**2, inv_ls2)
-    eta2 = (np.asarray(draws.eta, dtype=float) ** 2)[:, None, None]
-    a = None if kernel != "rq" else np.asarray(draws.alpha, dtype=float)[:, None, None]
-    drho = (FAMILY[kernel].gradient(r2, a) if a is not None else FAMILY[kernel].gradient(r2))[0]
-    K = correlation_from_sqdist(kernel, r2, getattr(draws, "alpha", None)) * eta2 + mean_var
-    c = 2.0 * eta2 * drho
+    K, c = kernel_and_factor(kernel, np.einsum("pnmd,pd->pnm", diff**2, inv_ls2), draws)
+    K = K + mean_var
     V = lower_times(L_inv, idx, X.shape[0], K)
     W = lower_transposed_times(L_inv, idx, X.shape[0], V)
     mean = np.einsum("pnm,pn->pm", K, alpha)
-    raw = eta2[:, :, 0] + mean_var - np.einsum("pnm,pnm->pm", V, V)
+    prior = (np.asarray(draws.eta, dtype=float) ** 2)[:, None] + mean_var
+    raw = prior - np.einsum("pnm,pnm->pm", V, V)
     dmean = np.einsum("pnm,pnmd->pmd", alpha[:, :, None] * c, diff) * inv_ls2[:, None, :]
     dvar = -2.0 * np.einsum("pnm,pnmd->pmd", W * c, diff) * inv_ls2[:, None, :]
     dvar[raw <= 0.0] = 0.0
