@@ -18,10 +18,8 @@ from pp_decomp.composition.core import ucb_level
 from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
-from pp_decomp.loop.step_bound import component_samples, ucb_bound
-from pp_decomp.network import NetworkSurrogate
+from pp_decomp.loop.step_bound import objective_samples, ucb_bound
 from pp_decomp.problem import inverse
-from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
 
 
@@ -122,15 +120,8 @@ def step_coverage(
     comp = np.full((J, L, 2), np.nan)
     miss, by_band = np.full((J, L, len(SIDES)), np.nan), np.full((J, L, len(BANDS)), np.nan)
     band = distance_bands(X, state.X, setup.problem.domain.widths)
-    if setup.strategy.surrogate == "composed":  # one GP of h: no component posteriors
-        h = models["composed"].sample(X, n_samples, seed=rng)
-    else:
-        if setup.strategy.surrogate == "network":  # each node through its parents' samples
-            draws = NetworkSurrogate.of(problem, models).sample(X, n_samples, rng)
-        else:
-            comps = [models[n] for n in names]
-            draws = component_samples(comps, X, n_samples, rng, s.model.copula)
-        h = problem.sign * problem.compose(draws, X)
+    h, draws = objective_samples(setup, models, X, n_samples, rng)
+    if draws is not None:  # a composed strategy's one GP of h has no component posteriors
         draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(J):
             comp[j], miss[j], by_band[j] = _scored(draws[..., j], F_true[:, j], levels, band)
@@ -278,11 +269,7 @@ def _calibration_seed(
 ) -> dict:
     opt = Optimizer(problem, strategy, seed=seed, **kw)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(11,)))
-    dom = problem.domain
-    if isinstance(dom, CandidateSet):
-        X = dom.X[rng.choice(dom.size, min(n_points, dom.size), replace=False)]
-    else:
-        X = dom.sample(n_points, seed=rng)
+    X = problem.domain.sample(n_points, seed=rng)  # a candidate set's: distinct ones
     scored, modelled = {}, 0
     while opt.n < iterations:
         x = opt.ask()

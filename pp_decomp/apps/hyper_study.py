@@ -66,7 +66,7 @@ from pp_decomp.loop.posterior import model_posterior
 from pp_decomp.loop.records import ACQ_STREAM
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
-from pp_decomp.loop.step_bound import component_samples, ucb_bound
+from pp_decomp.loop.step_bound import objective_samples, ucb_bound
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import check_positive_int
@@ -275,18 +275,12 @@ def _fixed_kernels(problem, seed: int, n: int, kw: dict) -> KnownKernels:
     if problem.known_kernels is not None:
         return problem.known_kernels
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(STEP_STREAM, 1)))
-    X = _points(problem.domain, n, rng)
+    X = problem.domain.sample(n, seed=rng)
     Y = problem.evaluate(X, seed=rng)
     composed = problem.compose(Y, X)
     return KnownKernels.fit(
         X, Y, problem.domain.bounds, composed_y=composed, kernel=_kernel_name(kw), seed=seed
     )
-
-
-def _points(domain, n: int, rng) -> np.ndarray:
-    if isinstance(domain, CandidateSet):
-        return domain.X[rng.choice(domain.size, min(n, domain.size), replace=False)]
-    return domain.sample(n, seed=rng)
 
 
 def _arm_kw(inference: str, known, kw: dict) -> dict:
@@ -301,7 +295,8 @@ def _study_seed(problem, seed: int, plan: Plan) -> dict:
     known = _fixed_kernels(problem, seed, plan.fixed_design, kw) if fixed else None
     arms = {i: _arm_kw(i, known if i == "fixed" else None, kw) for i in plan.inferences}
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(STEP_STREAM,)))
-    X_score = _points(problem.domain, plan.n_points, rng)
+    X_score = problem.domain.sample(plan.n_points, seed=rng)
+    h_score = problem.signed_objective(np.asarray(problem.components(X_score), float), X_score)
     main = Optimizer(problem, strategy, seed=seed, n_init=n_init, **arms["nuts"])
     others = [a for a in plan.inferences if a != "nuts"]
     steps = {}
@@ -316,7 +311,7 @@ def _study_seed(problem, seed: int, plan: Plan) -> dict:
                 a: Choice(o.pending.X[0], o.setup, o.state, o.models)
                 for a, o in {**shadows, "nuts": main}.items()
             }
-            steps[main.n + 1] = _score_step(choices, X_score, plan.n_samples, seed)
+            steps[main.n + 1] = _score_step(choices, X_score, h_score, plan.n_samples, seed)
         main.tell(x, problem.evaluate(x[None], seed=main.state.noise_rng(x))[0])
     results = {"nuts": main.results()}
     for a in others:
@@ -351,9 +346,10 @@ class Choice:
     models: dict
 
 
-def _score_step(choices: dict, X_score, n_samples: int, seed: int) -> dict:
+def _score_step(choices: dict, X_score, h_score, n_samples: int, seed: int) -> dict:
     """The step's record (see the module docstring) for each inference's
-    :class:`Choice` (``"nuts"``: the run's own)."""
+    :class:`Choice` (``"nuts"``: the run's own); ``h_score (m,)``: the signed objective's
+    truth at the scoring inputs ``X_score (m, d)``."""
     nuts = choices["nuts"]
     problem, t = nuts.setup.problem, nuts.state.n + 1
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t, STEP_STREAM)))
@@ -361,12 +357,11 @@ def _score_step(choices: dict, X_score, n_samples: int, seed: int) -> dict:
     h_true = problem.signed_objective(np.asarray(problem.components(X), dtype=float), X)
     acq = {a: _acquisition(c, t) for a, c in choices.items()}
     widths = problem.domain.widths
-    h_score = problem.signed_objective(np.asarray(problem.components(X_score), float), X_score)
     beta = float(nuts.setup.settings.acquisition.beta(t))
     tol = 0.0 if isinstance(problem.domain, CandidateSet) else AGREE
     out = {}
     for k, (a, c) in enumerate(choices.items()):
-        h = _h(c, X_score, n_samples, rng)
+        h, _ = objective_samples(c.setup, c.models, X_score, n_samples, rng)
         bound = ucb_bound(c.setup, c.state, c.models, t, X_score, h, beta, rng)
         dist = float(np.linalg.norm((c.x - nuts.x) / widths) / np.sqrt(len(c.x)))
         out[a] = {
@@ -392,16 +387,6 @@ def _acquisition(c: Choice, t: int):
     rng = c.state.rng(key, ACQ_STREAM)
     ctx = build_context(c.setup, c.state, c.models, t, rng, hallucinate=False)
     return c.setup.strategy.build(ctx)
-
-
-def _h(c: Choice, X, n_samples: int, rng) -> np.ndarray:
-    """Samples of the signed objective at ``X`` (n_samples, m) under the choice's GPs."""
-    if c.setup.strategy.surrogate == "composed":
-        return c.models["composed"].sample(X, n_samples, seed=rng)
-    problem = c.setup.model_problem
-    comps = [c.models[n] for n in problem.component_names]
-    draws = component_samples(comps, X, n_samples, rng, c.setup.settings.model.copula)
-    return problem.sign * problem.compose(draws, X)
 
 
 def weighted_log_sd(values: np.ndarray, log_weight: np.ndarray) -> float:

@@ -44,10 +44,9 @@ from pp_decomp.loop.records import VIEW_STREAM, FitNotes
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
-from pp_decomp.loop.step_bound import component_samples, ucb_bound
+from pp_decomp.loop.step_bound import objective_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
-from pp_decomp.network import NetworkSurrogate
 from pp_decomp.problem import inverse, is_identity
 from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
 
@@ -141,9 +140,8 @@ def _decomposed(
     problem, copula = setup.model_problem, setup.settings.model.copula
     transform = setup.settings.model.outcome_transform
     names = problem.component_names
+    h, F = objective_samples(setup, models, X, n_samples, rng)
     models = [models[n] for n in names]
-    F = component_samples(models, X, n_samples, rng, copula)
-    h = problem.sign * problem.compose(F, X)
     comps = inverse(transform, F)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), comps)
@@ -174,18 +172,16 @@ def _network(setup: RunSetup, models: dict, X, q, n_samples, rng) -> tuple[xr.Da
     """Node and objective variables of a network strategy, by sampling through the
     network (:class:`~pp_decomp.network.NetworkSurrogate`): each node's draws carry its
     parents' uncertainty. Returns them and the signed objective's draws ``h (n, m)``."""
-    problem = setup.model_problem
-    names = problem.component_names
-    surrogate = NetworkSurrogate.of(problem, models)
-    F = surrogate.sample(X, n_samples, rng)
+    names = setup.model_problem.component_names
+    h, F = objective_samples(setup, models, X, n_samples, rng)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), F)
     ds["component_mean"] = (("point", "component"), F.mean(0))
     ds["component_sd"] = (("point", "component"), F.std(0))
     ds["component_quantile"] = (("quantile", "point", "component"), np.quantile(F, q, axis=0))
     ds.attrs["component_method"] = "monte carlo"
-    f = problem.compose(F, X)
-    return ds.merge(_sampled(f, q), combine_attrs="no_conflicts"), problem.sign * f
+    f = setup.model_problem.sign * h
+    return ds.merge(_sampled(f, q), combine_attrs="no_conflicts"), h
 
 
 def _mixture(mean_s: np.ndarray, var_s: np.ndarray, q) -> xr.Dataset:

@@ -1,6 +1,7 @@
 """What a run's last choice saw at given inputs: the components' joint posterior
-samples and the upper bound its strategy maximised (used by
-:meth:`~pp_decomp.loop.Optimizer.predict` and :mod:`pp_decomp.apps.calibration`)."""
+samples, the signed objective's, and the upper bound its strategy maximised (used by
+:meth:`~pp_decomp.loop.Optimizer.predict`, :mod:`pp_decomp.apps.calibration` and
+:mod:`pp_decomp.apps.hyper_study`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pp_decomp.composition.core import coupled_normals, draw_samples, residual_c
 from pp_decomp.loop.ask import build_context
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
+from pp_decomp.network import NetworkSurrogate
 from pp_decomp.strategies import decomposed_bound
 from pp_decomp.validate import as_generator
 
@@ -35,6 +37,29 @@ def component_samples(
         draw_samples(per_draw, draw, z, out=out.transpose(2, 0, 1))
         return out
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
+
+
+def objective_samples(
+    setup: RunSetup, models: dict, X: np.ndarray, n_samples: int, rng
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Pointwise posterior samples at ``X (m, d)`` under a run's GPs by name
+    ``models``: of the signed objective ``h = sign · g``, ``(n_samples, m)``, and of the
+    components as modelled (under the outcome transform), ``(n_samples, m, J)``.
+
+    The components are sampled jointly (:func:`component_samples`: a correlated
+    model's views, or the copula) and pushed through ``g``; a network strategy
+    samples each node at its parents' samples
+    (:class:`~pp_decomp.network.NetworkSurrogate`); a strategy with one GP of ``h``
+    samples it, and has no component samples (``None``)."""
+    if setup.strategy.surrogate == "composed":
+        return models["composed"].sample(X, n_samples, seed=rng), None
+    problem = setup.model_problem
+    if setup.strategy.surrogate == "network":
+        F = NetworkSurrogate.of(problem, models).sample(X, n_samples, rng)
+    else:
+        comps = [models[n] for n in problem.component_names]
+        F = component_samples(comps, X, n_samples, rng, setup.settings.model.copula)
+    return problem.sign * problem.compose(F, X), F
 
 
 def ucb_bound(
