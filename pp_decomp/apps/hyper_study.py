@@ -35,6 +35,11 @@ MAP's counterfactual is a fresh fit from the step's history (several starts);
 the MAP run itself refits from the last mode (``warm_start``), so the two may
 differ where the likelihood has several modes.
 
+The study evaluates the problem itself (``problem.evaluate``, no error policy): an
+evaluation that raises or returns a non-finite output stops it, since a failure
+recorded in one run and not in its pair would leave them different histories to
+compare. The seeds finished before stay in ``seed_dir``.
+
 Example
 -------
 >>> import pp_decomp as ppd
