@@ -74,6 +74,16 @@ def _one_pass(family):
     return _UFUNCS[family]
 
 
+def compile_kernels() -> None:
+    """Build the one-pass correlations (:data:`ONE_PASS`) now: numba's import and the
+    ufuncs' load from its disk cache, about a second once per process (longer the
+    first time after an install, which compiles them). A run calls this when it is
+    built (:func:`~pp_decomp.loop.updaters.factory.make_updater`), so that its first
+    fit, inside the first ask, does not pay it."""
+    for family in ONE_PASS:
+        _one_pass(family)
+
+
 def correlation_from_sqdist(kernel: str, r2: np.ndarray, alpha: np.ndarray | None = None):
     """Unit-amplitude correlation ``k/η²`` from scaled squared distances ``r2`` (S, ...),
     by the family's one definition (:mod:`pp_decomp.kernels.families`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pp_decomp.kernels.builtin import compile_kernels
 from pp_decomp.loop.updaters.additive import AdditiveUpdater
 from pp_decomp.loop.updaters.base import Updater
 from pp_decomp.loop.updaters.correlated import CorrelatedUpdater
@@ -19,6 +20,7 @@ def make_updater(settings, strategy, problem, given: Updater | None = None) -> U
         return given
     if strategy.surrogate in ("none", "peer"):
         return None
+    compile_kernels()  # here, not in the first fit inside an ask
     if strategy.surrogate == "additive":
         return AdditiveUpdater(settings, strategy, problem)
     if strategy.surrogate == "network":
