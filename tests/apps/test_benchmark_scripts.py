@@ -190,12 +190,13 @@ def test_ask_latency(script, tmp_path):
     (r,) = json.loads((tmp_path / "ask.json").read_text())
     assert r["steps"] == 9 and r["steps_scored"] == 9 - 5 - 1  # after the first fit
     assert 0 < r["ask_p50"] <= r["ask_p95"] <= r["ask_max"]
-    construct, p50, p95, mx, at, line, over, scored = match(
-        r"evaluation 0 s: construct {n} s, ask p50 {n} s, p95 {n} s, max {n} s "
+    construct, first, p50, p95, mx, at, line, over, scored = match(
+        r"evaluation 0 s: construct {n} s, first ask {n} s, ask p50 {n} s, p95 {n} s, max {n} s "
         r"\(evaluation {n}; line 2 × p50 \+ 1 = {n} s\), {n} of {n} model steps over 1 s",
         out,
     )
     assert scored == 3 and 0 <= over <= 3 and p50 <= mx and construct >= 0  # ~0 once imported
+    assert first == pytest.approx(r["first_ask"], abs=1e-3) and first > 0
     assert 7 <= at <= 9 and line == pytest.approx(2 * p50 + 1, abs=2e-3)
 
 
