@@ -11,11 +11,16 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_analyst_notebooks_exist_with_outputs():
+def test_the_analyst_notebooks_exist_with_outputs():
     import nbformat
 
     names = {p.stem for p in NOTEBOOKS}
-    assert {"flu_full_bayes", "hyperparameter_uncertainty", "perceived_temperature"} <= names
+    assert {
+        "flu_full_bayes",
+        "function_networks",
+        "hyperparameter_uncertainty",
+        "perceived_temperature",
+    } <= names
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
