@@ -76,10 +76,10 @@ def _one_pass(family):
 
 def compile_kernels() -> None:
     """Build the one-pass correlations (:data:`ONE_PASS`) now: numba's import and the
-    ufuncs' load from its disk cache, about a second once per process (longer the
-    first time after an install, which compiles them). A run calls this when it is
-    built (:func:`~pp_decomp.loop.updaters.factory.make_updater`), so that its first
-    fit, inside the first ask, does not pay it."""
+    ufuncs' load from its disk cache, once per process (the first time after an
+    install compiles them). A run calls this when it is built
+    (:func:`~pp_decomp.loop.updaters.factory.make_updater`), so that its first fit,
+    inside the first ask, does not pay it (figures: docs/performance.md)."""
     for family in ONE_PASS:
         _one_pass(family)
 

@@ -444,8 +444,8 @@ print(sorted(m for m in ("nutpie", "dask.array", "arro3.core") if m in sys.modul
 
 def test_a_first_model_ask_imports_nothing_under_map_or_nuts():
     """The first fits, inside the first model-based ask, used to import numba and load
-    the one-pass correlations from its cache (1.3 s of a 2.2 s first ask on the
-    synthetic problem): the run now does that when it is built (compile_kernels)."""
+    the one-pass correlations from its cache: the run now does that when it is built
+    (compile_kernels; docs/performance.md, "The compiled correlations built with the run")."""
     import subprocess
     import sys
 
