@@ -103,7 +103,7 @@ def main(argv=None) -> None:
         raise ValueError(f"routes: unknown {bad}; choose from {', '.join(ROUTES)}")
     for r in measure(a.T, a.new, a.J, a.routes.split(","), a.component, a.seed):
         print(
-            f"T={a.T} + {a.new} {r['route']:<13} {r['seconds']:8.1f} s  passed={r['passed']}  "
+            f"T={a.T} + {a.new} {r['route']:<13} {r['seconds']:9.3f} s  passed={r['passed']}  "
             f"ESS {r['ess']:.0f}  k {r['pareto_k']:.2f}",
             flush=True,
         )
