@@ -8,6 +8,11 @@ from the problem), a kernel expression, or a shorthand string. A component's
 ``transform="log"`` becomes its outcome transform: the loop regresses
 ``log y_j`` and composes ``g`` with ``exp`` for that component
 (:mod:`pp_decomp.problem`).
+
+A network strategy's node GPs take ``components`` by node name, each model built
+on the node's ``Z_k`` (its own inputs, then its parents' outputs;
+:mod:`pp_decomp.network`); a node takes no outcome transform, nor a warp of its
+parents' columns (:func:`check_node_model`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from collections.abc import Mapping, Sequence
 
 from pp_decomp.components.gp.gp import ComponentGP
 from pp_decomp.components.gp.priors import Priors
-from pp_decomp.kernels import Kernel
+from pp_decomp.kernels import Kernel, WarpedFamily
+from pp_decomp.network import problem_network
 from pp_decomp.prior import Prior
 from pp_decomp.problem import check_outcome_transform
 
@@ -80,16 +86,18 @@ def component_transforms(transform, components: tuple, problem):
 
 
 def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
-    """``components``, refused where the run has no component GPs to give them and
-    each checked on the problem (its kernel's dimensions and parameters) before any
-    evaluation; a PyMC model's template is a copy, built on the problem's inputs (so
-    that the run records the model as built), the user's own left as it was."""
+    """``components``, refused where the run has no component or node GPs to give them
+    and each checked on the problem (its kernel's dimensions and parameters on the
+    inputs its GP reads: the problem's, or a network node's ``Z_k``) before any
+    evaluation; a PyMC model's template is a copy, built on those inputs (so that the
+    run records the model as built), the user's own left as it was."""
     if not components:
         return components
-    if strategy.surrogate != "decomposed":
+    if strategy.surrogate not in ("decomposed", "network"):
         raise ValueError(
-            f"components= gives the component GPs of a decomposed strategy their models; "
-            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+            f"components= gives the component GPs of a decomposed strategy (or the node GPs "
+            f"of a network strategy) their models; strategy {strategy.name!r} models "
+            f"{strategy.surrogate!r}"
         )
     if kw.get("correlated"):
         raise ValueError(
@@ -99,17 +107,51 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
     if kw.get("inference") == "fixed":
         raise ValueError("components= needs inference 'map' or 'nuts': known kernels are fixed")
     priors = kw.get("priors") or Priors()
+    network = problem_network(problem) if strategy.surrogate == "network" else None
     out = []
     for name, gp in components:
-        built = ComponentGP(**loop_arguments(gp, priors, problem, name, 1))
+        args = loop_arguments(gp, priors, problem, name, 1)
+        if network is not None:  # a node's GP reads Z_k, scaled at each refit
+            node = network.nodes[network.index(name)]
+            check_node_model(gp, node)
+            args.update(input_dim=node.width, bounds=None)
+        built = ComponentGP(**args)
         if hasattr(built, "build"):  # a PyMC model: built (not compiled) to check it
             gp = copy.copy(gp)
-            gp.input_dim, gp.name = problem.dim, name
+            gp.input_dim, gp.name = args["input_dim"], name
             _ = gp.model
         elif hasattr(built, "bound"):
             _ = built.bound  # binds the kernel: raises on dimensions or parameters it lacks
         out.append((name, gp))
     return tuple(out)
+
+
+def check_node_model(gp: ComponentGP, node) -> None:
+    """Refuse, naming the node, a model a network node's GP cannot take: an outcome
+    transform (a node is modelled as its children read it) and input warping on its
+    parents' columns (they are scaled by the parents' observed range, which sampled
+    values leave, and the Kumaraswamy warp needs the unit box)."""
+    if gp.transform == "log":
+        raise ValueError(
+            f"components[{node.name!r}]: transform='log' is an outcome transform, which a "
+            "network strategy does not take: each node's output is modelled as its "
+            "children read it"
+        )
+    kernel = getattr(gp, "model_kernel", None)
+    if kernel is None or not node.parents:
+        return
+    first_parent = len(node.inputs)
+    for leaf in kernel.leaves():
+        dims = leaf.active_dims
+        warps_parents = dims is None or any(d >= first_parent for d in dims)
+        if isinstance(leaf, WarpedFamily) and warps_parents:
+            raise ValueError(
+                f"components[{node.name!r}]: {leaf!r} warps the columns of the node's "
+                f"parents {list(node.parents)} (columns {first_parent}-{node.width - 1} of its "
+                "inputs), which are scaled by their observed range and leave the unit box the "
+                f"warp needs; restrict it to the node's own inputs with active_dims="
+                f"{list(range(first_parent))}"
+            )
 
 
 def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws: int) -> dict:

@@ -38,6 +38,7 @@ SMOKE_TESTS = {
     "speed/from_pymc_speed.py": "test_from_pymc_speed",
     "speed/loop_overhead.py": "test_loop_overhead",
     "speed/map_objective_speed.py": "test_map_objective_speed",
+    "speed/node_model_asks.py": "test_node_model_asks",
     "speed/sqdist_speed.py": "test_sqdist_speed",
     "speed/triangular_speed.py": "test_triangular_speed",
     "speed/likelihood_speed.py": "test_likelihood_speed",
@@ -234,6 +235,18 @@ def test_from_pymc_speed(script):
         )
         assert first > 0 and med == refit > 0
     assert match(r"n=  10 from_pymc / kernels per refit: {n}x", out)[0] > 0
+
+
+def test_node_model_asks(script):
+    out = script("speed/node_model_asks.py --evaluations 8")
+    for arm in ("default", "expression", "from_pymc"):
+        first, median, largest, asks = match(
+            rf"{arm} +first ask +{{n}} s +later asks median +{{n}} s +max +{{n}} s +\({{n}} asks\)",
+            out,
+        )
+        assert first > 0 and 0 < median <= largest and asks == 2
+        ratio = match(rf"{arm} +/ default later-ask median: {{n}}x", out)[0]
+        assert ratio > 0 and (arm != "default" or ratio == 1.0)
 
 
 def test_loop_overhead(script):

@@ -227,9 +227,16 @@ class DrawPosterior:
     def paired_of(self, Xnew, idx) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``idx[j]``'s latent mean and variance at its own inputs ``Xnew[j]``, for
         every ``j``: ``Xnew (P, m, d)``, ``idx (P,)``; (P, m) each (a network's sample
-        paths, each with its own draw and its own parent values)."""
-        pairs = [self.per_draw_of(X, [s]) for X, s in zip(Xnew, idx, strict=True)]
-        return np.concatenate([a for a, _ in pairs]), np.concatenate([v for _, v in pairs])
+        paths, each with its own draw and its own parent values); one call of
+        :meth:`per_draw_of` per distinct draw, on all its pairs' inputs."""
+        Xnew, idx = np.asarray(Xnew, dtype=float), np.asarray(idx)
+        P, m, d = Xnew.shape
+        mean, var = np.empty((P, m)), np.empty((P, m))
+        for s in np.unique(idx):
+            rows = np.flatnonzero(idx == s)
+            a, v = self.per_draw_of(Xnew[rows].reshape(-1, d), [s])
+            mean[rows], var[rows] = a.reshape(len(rows), m), v.reshape(len(rows), m)
+        return mean, var
 
     def per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
         """:meth:`per_draw` and the gradients of both in ``Xnew``; ``NoInputGradient``
