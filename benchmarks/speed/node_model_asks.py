@@ -12,8 +12,9 @@ weighs on all of them alike. Node ``y1`` takes the arm's model:
   engine: forward differences);
 * ``from_pymc``: a user's PyMC model, ``η² Matern52 + τ² Linear`` with its priors.
 
-Prints one line per arm (the first ask, the later asks' median and largest),
-then each arm's median against the default's::
+Prints one line per arm (the first ask, the later asks' median and largest, and
+a digest of its evaluated inputs, which two checkouts making the same choices
+share), then each arm's median against the default's::
 
     python benchmarks/speed/node_model_asks.py --evaluations 20
 """
@@ -26,9 +27,12 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import hashlib  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 
 def trend_and_bumps(X, y, input_dim):
@@ -44,6 +48,11 @@ def trend_and_bumps(X, y, input_dim):
         gp = pm.gp.Marginal(cov_func=cov)
         gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.3))
     return model, gp
+
+
+def digest(X) -> str:
+    """The first 12 hex digits of the SHA-256 of the inputs, rounded to 1e-9."""
+    return hashlib.sha256(np.round(np.asarray(X, dtype=float), 9).tobytes()).hexdigest()[:12]
 
 
 def arms() -> dict:
@@ -92,7 +101,7 @@ def main() -> None:
         median = statistics.median(later)
         print(
             f"{name:10s} first ask {t[0]:6.2f} s   later asks median {median:5.2f} s"
-            f"   max {max(later):5.2f} s   ({len(later)} asks)"
+            f"   max {max(later):5.2f} s   ({len(later)} asks)   choices {digest(runs[name].X)}"
         )
     for name, t in asks.items():
         print(f"{name:10s} / default later-ask median: {statistics.median(t[1:]) / base:.2f}x")

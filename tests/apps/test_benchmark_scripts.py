@@ -241,7 +241,8 @@ def test_node_model_asks(script):
     out = script("speed/node_model_asks.py --evaluations 8")
     for arm in ("default", "expression", "from_pymc"):
         first, median, largest, asks = match(
-            rf"{arm} +first ask +{{n}} s +later asks median +{{n}} s +max +{{n}} s +\({{n}} asks\)",
+            rf"{arm} +first ask +{{n}} s +later asks median +{{n}} s +max +{{n}} s +"
+            r"\({n} asks\) +choices [0-9a-f]{12}",
             out,
         )
         assert first > 0 and 0 < median <= largest and asks == 2

@@ -93,6 +93,29 @@ def test_a_build_that_returns_no_marginal_gp_is_refused_naming_the_component(bad
     assert len(calls) == before
 
 
+def test_a_half_normal_noise_on_noise_free_data_stops_at_the_search_box():
+    # PyMC's GP docs' noise prior: its density rises towards sigma = 0, where an
+    # unbounded search ran log(sigma) down until sigma underflowed and the fit failed
+    def half_normal_noise(X, y, input_dim):
+        with pm.Model() as model:
+            ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
+            eta = pm.Gamma("eta", alpha=2, beta=2)
+            gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.Matern52(input_dim, ls=ls))
+            gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.3))
+        return model, gp
+
+    from pp_decomp.components.gp.pymc_gp import LOG_BOX
+
+    X = np.linspace(0, 1, 15)[:, None]
+    gp = ppd.ComponentGP.from_pymc(half_normal_noise).fit(X, np.sin(3 * X[:, 0]), seed=0)
+    sigma = float(gp.draws.values["sigma"][0])
+    assert sigma == pytest.approx(np.exp(LOG_BOX[0]), rel=1e-6)
+    mean, var = gp.predict(np.array([[0.5]]))
+    assert abs(mean[0] - np.sin(1.5)) < 1e-3 and 0 <= var[0] < 1e-4
+    box = gp.model.search_box()
+    assert box == [LOG_BOX] * 3 and gp.model.value_names[-1] == "sigma_log__"
+
+
 def test_a_likelihood_on_other_data_is_refused():
     def elsewhere(X, y):
         with pm.Model() as model:

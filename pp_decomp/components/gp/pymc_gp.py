@@ -41,6 +41,9 @@ from pp_decomp.validate import int_seed
 
 # the names of the data containers build is given
 DATA_X, DATA_Y = "pp_decomp_X", "pp_decomp_y"
+# the MAP search's box of a log-transformed coordinate: the widest of the built-in
+# models' boxes (SEARCH_BOX: a noise sd down to e^-12, a lengthscale up to e^7)
+LOG_BOX = (-12.0, 7.0)
 
 
 def call_build(build, X, y, input_dim: int, where: str):
@@ -257,6 +260,19 @@ class PyMCModel(CompiledModel):
             self.root.set_data(DATA_Y, y)
             return np.array([float(self._logp(self._point(z))) for z in np.atleast_2d(Z)])
 
+    def search_box(self) -> list[tuple]:
+        """The MAP search's box of ``z``: :data:`LOG_BOX` on the coordinates PyMC
+        log-transforms (its value variables ``name_log__``), unbounded elsewhere.
+
+        Without a mode in the prior, a scale's mode can be 0: a HalfNormal noise sd on
+        data fitted to the jitter has its density rising as ``log σ → -∞``, where the
+        search otherwise wanders until ``σ`` underflows to 0 (the built-in models
+        search within :data:`~pp_decomp.components.inference.compiled.SEARCH_BOX`)."""
+        box = []
+        for name, size in zip(self.value_names, self.sizes, strict=True):
+            box += [LOG_BOX if name.endswith("_log__") else (None, None)] * size
+        return box
+
     def map_objective(self, X, y):
         """``z -> (-log p, -gradient)`` without the Jacobian, on ``(X, y)``."""
         logp, dlogp = self._map_fns
@@ -385,7 +401,7 @@ class PyMCGP(ComponentGP):
         prior = cm.sample_prior(max(restarts - 1, 0), rng) if restarts > 1 else None
         if prior is not None:
             starts += list(cm.unconstrained(prior))
-        return cm.map_objective(X, y), starts, None, cm.to_draws
+        return cm.map_objective(X, y), starts, cm.search_box(), cm.to_draws
 
     def _sample(self, Xs, ys, s, seed: int, starts=None):
         import nutpie
