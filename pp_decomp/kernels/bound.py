@@ -23,6 +23,8 @@ from pp_decomp.kernels.families import Constant
 from pp_decomp.prior import Prior
 
 _PAIRS: dict[type, object] = {}
+_KFUNS: dict[tuple, object] = {}  # kernel code (BoundKernel.kfun) -> its numba function
+_BATCHED: dict[object, tuple] = {}  # kfun -> its (matrix, diag)
 
 
 @dataclass(frozen=True)
@@ -222,16 +224,22 @@ class BoundKernel:
 
         root = emit(self.kernel)[0]
         lines.append(f"    return {root}")
-        exec(compile("\n".join(lines) + "\n", "<kernel>", "exec"), env)
-        return numba.njit(nogil=True, inline="always")(env["kfun"])
+        source = "\n".join(lines) + "\n"
+        # the code reads neither the box's widths nor the parameters' values, so
+        # kernels that differ only there (a network node's refits) share it
+        key = (source, tuple(type(leaf) for leaf in self.leaves), tuple(map(tuple, self.dims)))
+        if key not in _KFUNS:
+            exec(compile(source, "<kernel>", "exec"), env)
+            _KFUNS[key] = numba.njit(nogil=True, inline="always")(env["kfun"])
+        return _KFUNS[key]
 
     @cached_property
     def _matrix(self):
-        return _make_matrix(self.kfun)
+        return _batched(self.kfun)[0]
 
     @cached_property
     def _diag(self):
-        return _make_diag(self.kfun)
+        return _batched(self.kfun)[1]
 
     def matrix(self, X1: np.ndarray, X2: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """``k(X1, X2)`` for every row of ``θ (S, P)``: (S, n1, n2)."""
@@ -295,6 +303,13 @@ def _scaled(prior: Prior, c: float) -> Prior:
             f"InverseGamma, HalfNormal, HalfCauchy, Exponential, Normal; got {prior!r}"
         )
     return Prior(kind, **p)
+
+
+def _batched(kfun) -> tuple:
+    """``(matrix, diag)`` of ``kfun``, compiled once per kernel code."""
+    if kfun not in _BATCHED:
+        _BATCHED[kfun] = (_make_matrix(kfun), _make_diag(kfun))
+    return _BATCHED[kfun]
 
 
 def _make_matrix(kfun):

@@ -111,6 +111,30 @@ def test_period_is_in_input_units():
     assert np.exp(prior.parameters["mu"]) == pytest.approx(0.1)
 
 
+def test_kernels_on_other_boxes_share_their_compiled_code_and_keep_their_values(rng):
+    # a network node's GP is rebuilt on its parents' new range at every refit: one
+    # compile for all, each with its own box (the period is in input units)
+    k = K.Matern52(active_dims=[0]) + K.Periodic(period=0.5, active_dims=[1])
+    a, b = K.BoundKernel(k, 2, [1.0, 1.0]), K.BoundKernel(k, 2, [1.0, 4.0])
+    assert a.kfun is b.kfun and a._matrix is b._matrix and a._diag is b._diag
+    X = rng.random((4, 2))
+    th_a, th_b = a.theta0[None], b.theta0[None]
+    assert not np.allclose(th_a, th_b)
+    np.testing.assert_allclose(
+        b.matrix(X, X, th_b), K.BoundKernel(k, 2, [1.0, 4.0]).matrix(X, X, th_b)
+    )
+    assert not np.allclose(a.matrix(X, X, th_a), b.matrix(X, X, th_b))
+    # other dimensions or another family are other code
+    assert (
+        K.BoundKernel(K.Matern52(active_dims=[1]) + K.Periodic(period=0.5, active_dims=[0]), 2).kfun
+        is not a.kfun
+    )
+    assert (
+        K.BoundKernel(K.Matern32(active_dims=[0]) + K.Periodic(period=0.5, active_dims=[1]), 2).kfun
+        is not a.kfun
+    )
+
+
 def test_kernel_round_trips_through_its_dict():
     k = K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)) + K.Periodic(
         period=1.0, active_dims=[0]
