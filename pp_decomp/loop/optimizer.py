@@ -194,9 +194,8 @@ class Optimizer(_Views, _NodeSteps):
         Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``;
         the kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`, default off).
     components : list or dict, optional
-        Each component's own model (a ComponentGP, a kernel or a shorthand), one per
-        component or by name; a network's nodes by name, on each node's inputs then
-        its parents' outputs (:mod:`pp_decomp.loop.component_models`).
+        Each component's (or network node's) own model: a ComponentGP, a kernel or a
+        shorthand, one per component or by name (:mod:`pp_decomp.loop.component_models`).
     seed : int
         Root seed of every random choice.
     nuts_kwargs : dict, optional
