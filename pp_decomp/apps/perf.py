@@ -86,14 +86,16 @@ def refit_convergence(ds) -> dict:
     if "refit" not in ds or "rhat_max" not in ds:
         return {"refits": 0}
     refit = ds["refit"].values
-    nuts = refit & np.isfinite(ds["rhat_max"].values)
+    # a NUTS fit has an r-hat, or its chains were weighed (the results keep no r-hat
+    # for weighted draws: diagnostics_summary)
+    nuts = refit & (np.isfinite(ds["rhat_max"].values) | ds["reweighted"].values)
     n = int(nuts.sum())
     if n == 0:
         return {"refits": int(refit.sum())}
     converged, repairs = ds["converged"].values[nuts], ds["repairs"].values[nuts]
-    # a fit without r-hat in a NUTS run is by importance sampling: from the prior,
-    # or (its k̂ recorded) refreshing the previous draws; used only where it passed
-    importance = refit & ~np.isfinite(ds["rhat_max"].values)
+    # any other fit in a NUTS run is by importance sampling: from the prior, or (its
+    # k̂ recorded) refreshing the previous draws; used only where it passed
+    importance = refit & ~nuts
     refresh = importance & np.isfinite(ds["fit_pareto_k"].values)
     # chains weighed by importance sampling: their r-hat is the chains', not the draws'
     weighed = ds["reweighted"].values[nuts]

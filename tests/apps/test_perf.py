@@ -49,6 +49,11 @@ def test_refit_convergence_counts_first_run_and_repaired_shares():
     assert r["importance_fits"] == 1 and r["importance_ess_min"] == 150.0
     assert r["refreshes"] == 1 and r["refresh_pareto_k_max"] == 0.45
     assert r["refresh_ess_min"] == 600.0 and r["share_all_fits"] == 5 / 6
+    # the results keep no r-hat for weighed chains: still a NUTS fit, not a refresh
+    no_rhat = refreshed.assign(rhat_max=(dims, [[nan, 1.02], [nan, 1.0], [1.0, nan], [nan, nan]]))
+    r = refit_convergence(no_rhat)
+    assert r["refits"] == 4 and r["reweighted"] == 1 and r["refreshes"] == 1
+    assert r["share_first_run"] == 0.25 and r["pareto_k_max"] == 0.3
     map_run = ds.assign(rhat_max=(dims, np.full((4, 2), nan)))
     assert refit_convergence(map_run) == {"refits": 6}
 
