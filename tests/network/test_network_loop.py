@@ -79,19 +79,32 @@ def test_a_log_outcome_transform_is_refused_before_any_evaluation():
     assert not calls
 
 
+NUTS_FITS = {"chains", "reweighted chains"}
+
+
 @pytest.mark.slow
-def test_a_full_bayes_network_run_fits_each_node_by_nuts(chain):
+def test_a_full_bayes_network_run_refreshes_each_node_between_nuts_fits(chain):
+    from pp_decomp.loop import FastSettings
+
+    kw = dict(
+        strategy="network-ucb", inference="nuts", n_init=5, seed=0,
+        nuts_kwargs={"draws": 100, "tune": 100, "chains": 2},
+    )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        opt = ppd.Optimizer(
-            chain, strategy="network-ucb", inference="nuts", n_init=6, seed=0,
-            nuts_kwargs={"draws": 100, "tune": 100, "chains": 2},
-        )  # fmt: skip
-        ds = opt.run(8)
-    refit = ds["refit"].values[-1]
-    assert refit.all()
-    assert set(ds["fit_draws"].values[-1]) <= {"chains", "reweighted chains"}
+        opt = ppd.Optimizer(chain, **kw)
+        ds = opt.run(12)
+        never = ppd.Optimizer(chain, **kw, fast_settings=FastSettings(max_refreshes=0)).run(8)
+    assert ds["refit"].values[5:].all()
+    fits = ds["fit_draws"].values[5:]  # (steps, nodes)
+    assert set(fits[0]) <= NUTS_FITS  # the first fit has no draws to refresh
+    assert set(fits.ravel()) <= NUTS_FITS | {"posterior importance"}
+    assert (fits == "posterior importance").any()
+    for node in fits.T:  # at most max_refreshes (3) refreshes in a row, then NUTS
+        row = "".join("r" if f == "posterior importance" else "n" for f in node)
+        assert "rrrr" not in row, row
     assert all(opt.models[n].n_draws > 1 for n in ("y0", "y1", "y2"))
+    assert set(never["fit_draws"].values[5:].ravel()) <= NUTS_FITS
 
 
 RUN = """
