@@ -127,12 +127,15 @@ def fit_summary(gp, seconds: float | None = None, diagnostics=None) -> dict:
     ``diagnostics`` to ``gp``'s: a refit that failed its checks gives its own).
 
     A kernel expression's ``ls_mean`` and ``eta_mean`` are NaN (its hyperparameters
-    are not one ``ℓ`` and one ``η``); every model's hyperparameters, by name, are
+    are not one ``ℓ`` and one ``η``), and so are a PyMC model's unless it has an
+    ``ls`` per input and a scalar ``eta``; every model's hyperparameters, by name, are
     summarised in ``posterior`` (:func:`posterior_summary`).
     """
     d = gp.draws
-    if hasattr(d, "ls"):
-        means = {"ls_mean": d.ls.mean(0), "eta_mean": float(d.eta.mean())}
+    ls, eta = getattr(d, "ls", None), getattr(d, "eta", None)
+    # a user's PyMC model may name its own variables ls and eta: one per input, or not
+    if ls is not None and np.shape(ls)[1:] == (gp.input_dim,) and np.ndim(eta) == 1:
+        means = {"ls_mean": ls.mean(0), "eta_mean": float(eta.mean())}
     else:
         means = {"ls_mean": np.full(gp.input_dim, np.nan), "eta_mean": np.nan}
     return {

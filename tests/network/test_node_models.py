@@ -82,6 +82,26 @@ def test_a_users_pymc_model_as_a_node_is_built_on_the_nodes_inputs(chain, tmp_pa
     assert np.all(np.isfinite(pred["objective_draws"].values))
 
 
+def one_lengthscale(X, y, input_dim):
+    """A model of my own whose ``ls`` is one number, on the node's own input only."""
+    with pm.Model() as model:
+        ls = pm.InverseGamma("ls", alpha=4, beta=1.0)
+        eta = pm.HalfNormal("eta", 1.0)
+        cov = eta**2 * pm.gp.cov.Matern32(input_dim, ls=ls, active_dims=[0])
+        cov += pm.HalfNormal("slope", 0.5) ** 2 * pm.gp.cov.Linear(input_dim, c=0.0)
+        gp = pm.gp.Marginal(cov_func=cov)
+        gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.2))
+    return model, gp
+
+
+def test_a_pymc_node_whose_ls_is_one_number_records_no_lengthscale_per_input(chain):
+    # its scalar ls made the lengthscales the results keep per input 0-d (a crash)
+    mine = {"y1": ppd.ComponentGP.from_pymc(one_lengthscale)}
+    ds = ppd.Optimizer(chain, strategy="network-ei", n_init=5, seed=0, components=mine).run(7)
+    assert np.isnan(ds["ls_mean"].sel(model="y1").values[5:]).all()
+    assert np.isfinite(ds["ls_mean"].sel(model="y0").values[5:, 0]).all()
+
+
 def counting_network():
     calls = []
 
