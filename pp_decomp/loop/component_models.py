@@ -141,6 +141,11 @@ def check_node_model(gp: ComponentGP, node) -> None:
     if kernel is None or not node.parents:
         return
     first_parent = len(node.inputs)
+    own = (
+        f"restrict it to the node's own inputs with active_dims={list(range(first_parent))}"
+        if first_parent
+        else "the node reads no inputs of its own: leave the warp out"
+    )
     for leaf in kernel.leaves():
         dims = leaf.active_dims
         warps_parents = dims is None or any(d >= first_parent for d in dims)
@@ -149,8 +154,7 @@ def check_node_model(gp: ComponentGP, node) -> None:
                 f"components[{node.name!r}]: {leaf!r} warps the columns of the node's "
                 f"parents {list(node.parents)} (columns {first_parent}-{node.width - 1} of its "
                 "inputs), which are scaled by their observed range and leave the unit box the "
-                f"warp needs; restrict it to the node's own inputs with active_dims="
-                f"{list(range(first_parent))}"
+                f"warp needs; {own}"
             )
 
 

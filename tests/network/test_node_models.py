@@ -39,15 +39,22 @@ def tempered(X, y, input_dim):
     return model, gp
 
 
+def straight_and_resumed(problem, kw: dict, path, stop: int, n: int):
+    """A run of ``n`` evaluations straight, and one checkpointed at ``path`` to ``stop``,
+    reopened and run on to ``n``; asserts both made the same choices and returns
+    ``(straight results, resumed optimiser, its results)``."""
+    straight = ppd.Optimizer(problem, **kw).run(n)
+    ppd.Optimizer.open(path, problem, **kw).run(stop)
+    resumed = ppd.Optimizer.open(path, problem, **kw)
+    ds = resumed.run(n)
+    np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
+    return straight, resumed, ds
+
+
 def test_a_node_takes_its_own_kernel_and_priors_and_resumes_to_the_same_choices(chain, tmp_path):
     own = {"y1": K.Matern12(ls=Prior("InverseGamma", alpha=3, beta=0.6)) + K.Linear()}
     kw = dict(strategy="network-ei", n_init=5, seed=2, refit_every=2, components=own)
-    straight = ppd.Optimizer(chain, **kw).run(9)
-    path = tmp_path / "net.nc"
-    ppd.Optimizer.open(path, chain, **kw).run(7)
-    resumed = ppd.Optimizer.open(path, chain, **kw)
-    ds = resumed.run(9)
-    np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
+    straight, resumed, ds = straight_and_resumed(chain, kw, tmp_path / "net.nc", 7, 9)
     # the node's GP is the expression on its two columns (x1, y0); the others the run's
     gp = resumed.models["y1"]
     assert gp.input_dim == 2 and "Matern12" in repr(gp.model_kernel)
@@ -134,6 +141,16 @@ def test_a_node_model_its_gp_cannot_take_is_refused_before_any_evaluation(model,
     assert not calls
 
 
+def test_a_warp_on_a_node_that_reads_only_its_parents_is_refused_without_a_remedy():
+    nodes = [
+        Node("a", lambda Z: np.sin(3 * Z[:, 0]), inputs=(0,)),
+        Node("c", lambda Z: Z[:, 0] ** 2, parents=("a",)),
+    ]
+    problem = network_problem(Network(nodes, dim=1), ppd.Box([0], [1]))
+    with pytest.raises(ValueError, match="reads no inputs of its own: leave the warp out"):
+        ppd.Optimizer(problem, strategy="network-ei", components={"c": K.Warped(K.Matern52())})
+
+
 def test_a_node_warped_on_its_own_inputs_only_runs(chain):
     own = {"y1": K.Warped(K.Matern52(active_dims=[0])) * K.Matern52(active_dims=[1])}
     with warnings.catch_warnings():
@@ -160,12 +177,7 @@ def test_a_full_bayes_network_run_with_a_users_pymc_node_resumes_to_the_same_cho
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        straight = ppd.Optimizer(chain, **kw).run(8)
-        path = tmp_path / "net.nc"
-        ppd.Optimizer.open(path, chain, **kw).run(6)
-        resumed = ppd.Optimizer.open(path, chain, **kw)
-        ds = resumed.run(8)
-    np.testing.assert_array_equal(ds["x"].values, straight["x"].values)
+        _, resumed, ds = straight_and_resumed(chain, kw, tmp_path / "net.nc", 6, 8)
     assert resumed.models["y1"].n_draws > 1
     fits = set(ds["fit_draws"].sel(model="y1").values[5:])
     assert fits <= {"chains", "reweighted chains", "posterior importance"}
