@@ -104,7 +104,7 @@ def _check_batch(setup: RunSetup, state: LoopState, q: int, new: int) -> None:
         raise ValueError(
             f"strategy {s.name!r} chooses one input at a time: ask(q={q}) with "
             f"{pending} pending input(s) needs a strategy that supports batches "
-            "(the decomposed and composed ones)"
+            "(the decomposed, composed and network ones)"
         )
     domain = setup.problem.domain
     if isinstance(domain, CandidateSet):
@@ -186,13 +186,13 @@ def build_context(
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     elif kind == "network":
-        surrogates["network"] = NetworkSurrogate.of(problem, models)
+        surrogates["network"] = NetworkSurrogate.of(problem, models).believing(P)
     if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
     best = -np.inf
     if state.n:
         best = float(np.max(setup.problem.signed_objective(state.Y, state.X)))
-    if len(P) and kind in ("decomposed", "composed"):
+    if len(P) and kind in ("decomposed", "composed", "network"):
         best = max(best, _believed_best(surrogates[kind], P))
     return Context(
         problem,
@@ -212,7 +212,10 @@ def build_context(
 
 
 def _believed_best(surrogate, P: np.ndarray) -> float:
-    """Best signed objective believed at the pending inputs: ``h`` of the posterior means."""
+    """Best signed objective believed at the pending inputs: ``h`` of the posterior means
+    (a network's: of the means carried down the graph)."""
+    if isinstance(surrogate, NetworkSurrogate):
+        return float(np.max(surrogate.believed_objective(P)))
     if isinstance(surrogate, DecomposedSurrogate):
         return float(np.max(surrogate.h(surrogate.moments(P)[0], P)))
     return float(np.max(surrogate.moments(P)[0]))

@@ -21,7 +21,7 @@ def _check_workers(setup: RunSetup, workers, scheduler) -> None:
         if workers > 1 and not setup.strategy.needs.batch:
             raise ValueError(
                 f"workers={workers}: strategy {setup.strategy.name!r} chooses one input "
-                "at a time; use a decomposed or composed strategy for parallel evaluation"
+                "at a time; use a decomposed, composed or network strategy for parallel evaluation"
             )
     if scheduler is not None and not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be an address string; got {scheduler!r}")

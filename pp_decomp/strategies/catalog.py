@@ -239,7 +239,7 @@ def _capped(name: str, bound, joint: bool = False) -> Strategy:
     )
 
 
-_NETWORK = Needs(structure="network", fast_path=False, known_kernels=False, batch=False)
+_NETWORK = Needs(structure="network", fast_path=False, known_kernels=False)
 _PEER = Needs(fast_path=False, known_kernels=False, peer="botorch", batch=False)
 _ADDITIVE = dict(
     surrogate="additive",

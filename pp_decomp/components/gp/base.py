@@ -11,6 +11,7 @@ what their model, draws and posterior are.
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -305,6 +306,26 @@ class MarginalGP:
     def summary(self):
         """ArviZ summary table of the last NUTS/MAP fit (:func:`posterior_summary`)."""
         return posterior_summary(self)
+
+
+def believing(gp: MarginalGP, Xnew) -> MarginalGP:
+    """A copy of the fitted ``gp`` that has also observed, under each hyperparameter
+    draw, its own posterior mean at ``Xnew (k, d)`` (original units): every draw's mean
+    is unchanged, its variance reduced by what ``Xnew`` would tell
+    (:meth:`~pp_decomp.components.posterior.batched.GPPosterior.believing`; GP-BUCB's
+    hallucinated pending inputs). ``gp`` itself is unchanged.
+
+    >>> import numpy as np
+    >>> from pp_decomp import ComponentGP
+    >>> X = np.linspace(0, 1, 6)[:, None]
+    >>> gp = ComponentGP(bounds=[[0.0], [1.0]]).fit(X, np.sin(6 * X[:, 0]), seed=0)
+    >>> b = believing(gp, [[0.55]])
+    >>> bool(b.predict([[0.5]])[1][0] < gp.predict([[0.5]])[1][0])
+    True
+    """
+    believed = copy.copy(gp)
+    believed._posterior = gp.posterior.believing(gp._Xnew(Xnew))
+    return believed
 
 
 def posterior_summary(gp):

@@ -22,6 +22,8 @@ runs over draws only to invert each factor (:func:`cholesky_inverse`).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy.linalg import lapack
 
@@ -437,3 +439,40 @@ class GPPosterior(DrawPosterior):
         mean = np.einsum("snm,sn->sm", Ks, alpha)
         cov = Kss - V.transpose(0, 2, 1) @ V
         return mean, cov
+
+    def believing(self, Xp: np.ndarray) -> GPPosterior:
+        """This posterior having also observed, under each draw ``s``, its own mean
+        ``μ_s`` at ``Xp (k, d)`` (scaled inputs): GP-BUCB's hallucinated observations
+        (Desautels et al. 2014). A copy on the rows ``(X, Xp)``, the targets
+        ``(y, μ_s(Xp))`` per draw, so that every draw's mean is unchanged everywhere
+        and its variance is that of the GP told ``Xp`` as well (the noise of each draw
+        at the new rows). ``log_marginal_likelihood`` stays that of ``y``; ``y`` the
+        observed outputs.
+
+        >>> import numpy as np
+        >>> from pp_decomp.components.posterior.draws import HyperDraws
+        >>> d = HyperDraws(ls=np.full((1, 1), 0.3), eta=np.ones(1), sigma=np.full(1, 0.1))
+        >>> post = GPPosterior("matern32", np.array([[0.1], [0.9]]), np.array([0.5, -0.5]), d)
+        >>> b = post.believing(np.array([[0.5]]))
+        >>> bool(np.allclose(b.per_draw([[0.4]])[0], post.per_draw([[0.4]])[0]))
+        True
+        >>> bool(b.per_draw([[0.4]])[1][0, 0] < post.per_draw([[0.4]])[1][0, 0])
+        True
+        """
+        Xp = np.atleast_2d(np.asarray(Xp, dtype=float))
+        if Xp.ndim != 2 or Xp.shape[1] != self.X.shape[1]:
+            raise ValueError(f"Xp must be (k, {self.X.shape[1]}); got {Xp.shape}")
+        believed = copy.copy(self)
+        if not len(Xp):
+            return believed
+        mean_p, _ = self.per_draw(Xp)  # (S, k)
+        believed.X = np.vstack([self.X, Xp])
+        K = believed.prior_cov(believed.X, believed.X)
+        rows = np.arange(len(believed.X))
+        K[:, rows, rows] += self.noise_var[:, None]
+        believed.L_inv = cholesky_inverse(K)
+        r = np.concatenate([np.broadcast_to(self.y, (self.n_draws, len(self.y))), mean_p], axis=1)
+        believed.alpha = np.einsum(
+            "sji,sj->si", believed.L_inv, np.einsum("sij,sj->si", believed.L_inv, r)
+        )
+        return believed
