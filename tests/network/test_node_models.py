@@ -161,6 +161,33 @@ def test_a_node_warped_on_its_own_inputs_only_runs(chain):
     assert any(n.startswith("warp_a") for n in opt.models["y1"].hyper_names())
 
 
+def test_input_warping_on_a_network_warps_each_nodes_own_inputs_and_resumes(chain, tmp_path):
+    kw = dict(strategy="network-ucb", n_init=5, seed=3, input_warping=True)
+    straight, resumed, _ = straight_and_resumed(chain, kw, tmp_path / "warp.nc", 7, 9)
+    root, child = resumed.models["y0"].model_kernel, resumed.models["y2"].model_kernel
+    assert [type(f).__name__ for f in root.leaves()] == ["Warped(Matern32)"]
+    # a child: its own input warped, its parent's column unwarped at unit amplitude
+    leaves = child.leaves()
+    assert [type(f).__name__ for f in leaves] == ["Warped(Matern32)", "Matern32"]
+    assert [f.active_dims for f in leaves] == [[0], [1]] and leaves[1].values["eta"] == 1.0
+    plain = ppd.Optimizer(chain, **{**kw, "input_warping": False}).run(9)
+    assert not np.array_equal(plain["x"].values, straight["x"].values)
+    # a node's own model is kept as given, with a warning naming it
+    with pytest.warns(UserWarning, match=r"components \['y1'\] keep their own models"):
+        opt = ppd.Optimizer(chain, **kw, components={"y1": K.ExpQuad()})
+    opt.run(6)
+    assert "Warped" not in repr(opt.models["y1"].model_kernel)
+    assert "Warped" in repr(opt.models["y2"].model_kernel)
+
+
+def test_a_network_node_that_reads_only_its_parents_is_not_warped():
+    from pp_decomp.components.gp.priors import Priors
+    from pp_decomp.loop.updaters.network import warped_node_kernel
+
+    node = Node("c", None, parents=("a", "b"))
+    assert warped_node_kernel("matern52", Priors(), node) == "matern52"
+
+
 def test_components_on_a_strategy_without_component_or_node_gps_is_refused(chain):
     with pytest.raises(ValueError, match="node GPs of a network strategy"):
         ppd.Optimizer(chain, strategy="gp-ucb", components={"y1": "matern52"})

@@ -59,7 +59,7 @@ class Task:
     outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
     copula: bool = False  # their errors correlated by a Gaussian copula (decomposed only)
     warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
-    input_warping: bool = False  # the GPs' kernel on warped inputs (component and composed GPs)
+    input_warping: bool = False  # the GPs' kernel on warped inputs (component, composed, node GPs)
 
     @property
     def seed(self) -> int:
@@ -122,7 +122,7 @@ class BenchSpec:
     copula: bool | None = None
     # MAP refits of the component and composed GPs from the last mode (Optimizer(warm_start=True))
     warm_start: bool = False
-    # the component and composed GPs' kernel on warped inputs (Optimizer(input_warping=True))
+    # the component, composed and node GPs' kernel on warped inputs (Optimizer(input_warping=True))
     input_warping: bool = False
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
@@ -184,7 +184,7 @@ class BenchSpec:
             # None until the settings say whether the copula applies
             self.copula if decomposed else False,
             self.warm_start and surrogate in ("decomposed", "composed"),
-            self.input_warping and surrogate in ("decomposed", "composed"),
+            self.input_warping and surrogate in ("decomposed", "composed", "network"),
         )
         try:
             settings = RunSettings.build(problem, **task.optimizer_kwargs(problem))

@@ -55,7 +55,8 @@ def add_input_warping_flag(parser) -> None:
         action="store_true",
         default=None,
         help="the GPs' kernel on Kumaraswamy-warped inputs, two shapes per input inferred "
-        "with the other hyperparameters (K.Warped; component and composed GPs)",
+        "with the other hyperparameters (K.Warped; component and composed GPs, and a network "
+        "node's own inputs)",
     )
 
 

@@ -69,10 +69,18 @@ def builtin_form(kernel: Kernel, priors: Priors, noise: Prior | None) -> tuple[s
     return SHORTHAND[type(leaf)], fields
 
 
-def family_expression(kernel: str, priors: Priors, input_dim: int) -> Kernel:
+def family_expression(
+    kernel: str,
+    priors: Priors,
+    input_dim: int,
+    active_dims: list[int] | None = None,
+    unit_amplitude: bool = False,
+) -> Kernel:
     """The built-in ``kernel`` (a shorthand) with ``priors`` on ``input_dim`` inputs as a
     kernel expression: the inverse of :func:`builtin_form` (the noise and constant
-    mean stay ``priors``'), for the general engine to wrap, e.g. in ``K.Warped``."""
+    mean stay ``priors``'), for the general engine to wrap, e.g. in ``K.Warped``;
+    on ``active_dims`` only where given, and with ``η = 1`` where ``unit_amplitude``
+    (a factor of a product whose other factor has the amplitude)."""
     if priors.ls_family == "lognormal":
         mu = priors.ls_loc + 0.5 * math.log(input_dim)
         ls = Prior("LogNormal", mu=mu, sigma=priors.ls_scale)
@@ -81,8 +89,10 @@ def family_expression(kernel: str, priors: Priors, input_dim: int) -> Kernel:
     values = {"ls": ls, "eta": Prior("Gamma", alpha=priors.eta_alpha, beta=priors.eta_beta)}
     if kernel == "rq":
         values["alpha"] = Prior("Gamma", alpha=priors.alpha_alpha, beta=priors.alpha_beta)
+    if unit_amplitude:
+        values["eta"] = 1.0
     family = {short: cls for cls, short in SHORTHAND.items()}[kernel]
-    return family(**values)
+    return family(**values, active_dims=active_dims)
 
 
 def resolved_priors(priors: Priors, fields: dict, input_dim: int) -> Priors:

@@ -69,9 +69,9 @@ def check_input_warping(warping, strategy, known, correlated: bool, components: 
             UserWarning,
             stacklevel=4,
         )
-    if strategy.surrogate not in ("decomposed", "composed"):
+    if strategy.surrogate not in ("decomposed", "composed", "network"):
         raise UnsupportedSetting(
-            f"input_warping=True warps the component or composed GPs; strategy "
+            f"input_warping=True warps the component, composed or node GPs; strategy "
             f"{strategy.name!r} models {strategy.surrogate!r}"
         )
     return True

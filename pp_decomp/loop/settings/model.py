@@ -44,7 +44,8 @@ class ModelSettings:
         Those GPs' kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`
         of ``kernel`` with ``priors``), its shapes inferred with the other
         hyperparameters (default off); the ``components`` with their own models
-        keep them as given (warp those in their own kernels).
+        keep them as given (warp those in their own kernels). A network node warps
+        its own inputs only (:func:`~pp_decomp.loop.updaters.network.warped_node_kernel`).
 
     Example
     -------

@@ -8,13 +8,38 @@ from dataclasses import replace
 import numpy as np
 
 from pp_decomp.components import ComponentGP
+from pp_decomp.components.gp.builtin_form import family_expression
 from pp_decomp.components.inference.refresh import refresh_fit
+from pp_decomp.kernels import Kernel, Warped
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import gp_arguments
 from pp_decomp.loop.updaters.fast import rescaled
 from pp_decomp.loop.updaters.refit import RefitUpdater
-from pp_decomp.network import node_bounds, problem_network
+from pp_decomp.network import Node, node_bounds, problem_network
 from pp_decomp.problem import is_identity
+
+
+def warped_node_kernel(kernel: str, priors, node: Node) -> Kernel | str:
+    """The run's ``kernel`` on a node's ``Z_k`` under ``input_warping=True``: the family
+    on the node's own inputs Kumaraswamy-warped, times the family on its parents'
+    columns unwarped with ``η = 1``, each with the lengthscale prior of the node's
+    width. A parent's column is scaled by its observed range, which the sampled
+    paths leave, and the warp needs the unit box; a node that reads no inputs of
+    its own keeps ``kernel``.
+
+    >>> from pp_decomp.components.gp.priors import Priors
+    >>> node = Node("b", None, inputs=(0, 2), parents=("a",))
+    >>> k = warped_node_kernel("matern32", Priors(), node)
+    >>> [type(f).__name__ for f in k.leaves()], [f.active_dims for f in k.leaves()]
+    (['Warped(Matern32)', 'Matern32'], [[0, 1], [2]])
+    """
+    own, width = len(node.inputs), node.width
+    if not own:
+        return kernel
+    if own == width:
+        return Warped(family_expression(kernel, priors, width))
+    warped = Warped(family_expression(kernel, priors, width, list(range(own))))
+    return warped * family_expression(kernel, priors, width, list(range(own, width)), True)
 
 
 class NetworkUpdater(RefitUpdater):
@@ -103,10 +128,12 @@ class NetworkUpdater(RefitUpdater):
         return np.vstack([Z, rows]), np.concatenate([y, data.rows_Y[use, k]])
 
     def _gp(self, name: str, data=None) -> ComponentGP:
-        s = self.settings
+        s, node = self.settings, self.network.nodes[self.network.index(name)]
         args = gp_arguments(s, self.problem, name, s.inference.max_draws)
-        args["input_dim"] = self.network.nodes[self.network.index(name)].width
+        args["input_dim"] = node.width
         args["bounds"] = self.bounds.get(name)
+        if s.model.input_warping and name not in dict(s.model.components):
+            args["kernel"] = warped_node_kernel(s.model.kernel, s.model.priors, node)
         return ComponentGP(**args)
 
     def state(self) -> dict:
