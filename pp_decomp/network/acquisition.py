@@ -41,11 +41,16 @@ class _NetworkAcquisition:
     def __init__(self, surrogate, n_samples: int, rng: np.random.Generator):
         self.surrogate = surrogate
         self.z, self.idx = surrogate.base_samples(int(n_samples), rng)
+        self._means: dict[bytes, float] = {}  # the last call's posterior means by input
 
     def samples(self, X, fixed: np.ndarray | None = None) -> np.ndarray:
         """The signed objective's samples at ``X (m, d)``, nodes known there held at
         ``fixed (m, K)`` (NaN elsewhere): (N, m)."""
-        return self.surrogate.objective_samples(np.atleast_2d(X), self.z, self.idx, fixed)
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        h = self.surrogate.objective_samples(X, self.z, self.idx, fixed)
+        if fixed is None:
+            self._means = dict(zip((row.tobytes() for row in X), h.mean(0).tolist(), strict=True))
+        return h
 
     def samples_and_grad(self, X) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`samples` and their gradients in ``X``: (N, m), (N, m, d)."""
@@ -53,7 +58,13 @@ class _NetworkAcquisition:
         return self.surrogate.objective_samples_and_grad(np.atleast_2d(X), z, idx)
 
     def tie_break(self, X) -> np.ndarray:
-        """The posterior mean of ``h``: which of several equal values to prefer."""
+        """The posterior mean of ``h``: which of several equal values to prefer. Ties are
+        among inputs the last call valued (the maximiser's starts), whose means it kept:
+        the paths are not sampled there again."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        kept = [self._means.get(row.tobytes()) for row in X]
+        if all(m is not None for m in kept):
+            return np.array(kept)
         return self.samples(X).mean(0)
 
 

@@ -111,6 +111,24 @@ def test_ucb_is_mean_plus_root_beta_sd_on_gaussian_samples_and_ei_is_the_closed_
     np.testing.assert_allclose(ei, exact, atol=0.01)
 
 
+def test_a_tie_is_broken_by_the_means_the_last_call_kept_without_sampling_again():
+    class Counted(_Gaussian):
+        calls = 0
+
+        def objective_samples(self, X, z, idx, fixed=None):
+            Counted.calls += 1
+            return super().objective_samples(X, z, idx, fixed)
+
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [-3.0, 0.5]])
+    ei = NetworkEI(Counted(), 100.0, 256, np.random.default_rng(0))
+    ei(X)
+    means = ei.tie_break(X[[2, 0]])
+    assert Counted.calls == 1
+    np.testing.assert_array_equal(means, ei.samples(X[[2, 0]]).mean(0))
+    ei.tie_break(np.array([[5.0, 1.0]]))  # an input the last call did not value is sampled
+    assert Counted.calls == 3
+
+
 def test_paths_take_every_draw_or_distinct_ones_at_random():
     from pp_decomp.network.surrogate import _draws_for
 
