@@ -115,7 +115,8 @@ def summarize(ds: xr.Dataset) -> str:
             lines.append(
                 f"| {p} | {q} | {float(cr.mean()):.3f} ± {_se(cr.values):.3f} "
                 f"| {np.mean(ratio):.3f} ± {_se(ratio):.3f} "
-                f"| {np.mean(simple):.4g} ± {_se(simple):.2g} | {np.mean(gap):+.3g} ± {_se(gap):.2g} "
+                f"| {np.mean(simple):.4g} ± {_se(simple):.2g} "
+                f"| {np.mean(gap):+.3g} ± {_se(gap):.2g} "
                 f"| {float(t.mean()):.1f} | {np.mean(tratio):.3f} "
                 f"| {np.nanmean(reach):.3f} of q=1's time ({np.sum(np.isfinite(reach))}/{k} reach) "
                 f"| {k} |"
