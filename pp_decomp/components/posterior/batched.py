@@ -57,7 +57,7 @@ def paired_cov(kernel: str, X: np.ndarray, Xnew: np.ndarray, draws) -> np.ndarra
     ``X (n, d)``, ``Xnew (P, m, d)``, ``P`` draws; (P, n, m)."""
     w = 1.0 / np.asarray(draws.ls, dtype=float) ** 2  # (P, d)
     r2 = np.zeros((len(Xnew), len(X), Xnew.shape[1]))
-    for j in range(X.shape[1]):  # no (P, n, m, d) array: a quarter of the time at d = 2
+    for j in range(X.shape[1]):  # one input at a time: a (P, n, m, d) array is d times the memory
         t = X[None, :, None, j] - Xnew[:, None, :, j]
         t *= t
         t *= w[:, j, None, None]
