@@ -483,8 +483,10 @@ def test_async_gain(script, tmp_path):
     assert len(runs) == 2
     summary = (tmp_path / "summary.md").read_text()
     assert "python benchmarks/studies/async_gain.py --problems flu --seeds 1" in summary
+    assert "--strategy d-gpucb --inference map" in summary  # the command reruns this study
+    assert "| final simple regret | minus q=1's (paired) |" in summary
     rows = [line for line in summary.splitlines() if line.startswith("| flu |")]
-    assert len(rows) == 2 and all(len(r.strip("|").split("|")) == 8 for r in rows)
+    assert len(rows) == 2 and all(len(r.strip("|").split("|")) == 10 for r in rows)
     ds = xr.load_dataset(tmp_path / "async.nc")
     t = ds["finish_time"].isel(iteration=-1).sel(problem="flu", seed=0)
     assert 0 < float(t.sel(q=2)) <= float(t.sel(q=1))  # two in flight finish no later
