@@ -34,6 +34,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
+from pp_decomp.apps.hyper_summary import mean_se  # noqa: E402
+
 
 def one_run(problem_name: str, seed: int, q: int, n: int, strategy: str, inference: str):
     from pp_decomp import Optimizer
@@ -76,12 +78,6 @@ def cached_run(runs: Path, problem: str, seed: int, q: int, n: int, strategy: st
     ds.to_netcdf(run_path(runs, problem, seed, q))
 
 
-def _se(values) -> float:
-    """Standard error of the mean over seeds (``ddof=1``; 0 for one seed)."""
-    v = np.asarray(values, dtype=float)
-    return float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-
-
 def summarize(ds: xr.Dataset) -> str:
     lines = [
         "| problem | q | final cumulative regret | ratio to q=1 (paired) "
@@ -113,10 +109,10 @@ def summarize(ds: xr.Dataset) -> str:
             k = cr.sizes["seed"]
             simple, gap = best_so_far[:, -1], best_so_far[:, -1] - base_best.values
             lines.append(
-                f"| {p} | {q} | {float(cr.mean()):.3f} ± {_se(cr.values):.3f} "
-                f"| {np.mean(ratio):.3f} ± {_se(ratio):.3f} "
-                f"| {np.mean(simple):.4g} ± {_se(simple):.2g} "
-                f"| {np.mean(gap):+.3g} ± {_se(gap):.2g} "
+                f"| {p} | {q} | {float(cr.mean()):.3f} ± {mean_se(cr.values)[1]:.3f} "
+                f"| {np.mean(ratio):.3f} ± {mean_se(ratio)[1]:.3f} "
+                f"| {np.mean(simple):.4g} ± {mean_se(simple)[1]:.2g} "
+                f"| {np.mean(gap):+.3g} ± {mean_se(gap)[1]:.2g} "
                 f"| {float(t.mean()):.1f} | {np.mean(tratio):.3f} "
                 f"| {np.nanmean(reach):.3f} of q=1's time ({np.sum(np.isfinite(reach))}/{k} reach) "
                 f"| {k} |"
