@@ -12,7 +12,8 @@ composition ``f(x) = Σ_j g_j(x) f_j(x)`` (Wang Alg. 2, :class:`LinearCompositio
 * :func:`ucb_radius`, :func:`ucb`, :func:`integrated_ucb`, :func:`ucb_level`: the
   upper confidence bound ``μ + √β σ`` of a mean and a spread, its average over
   hyperparameter draws, and its nominal level ``Φ(√β)``;
-* :func:`residual_correlation`: the copula's correlation ``C`` (below);
+* :func:`residual_correlation`: the copula's correlation ``C`` (below), and
+  :func:`correlation_of_residuals`, its estimate from the residuals;
 * :class:`LinearComposition`: the posterior of a linear ``g`` as an xarray
   Dataset and its samples, for the user and ``predict``.
 
@@ -349,7 +350,19 @@ def residual_correlation(components: Sequence) -> np.ndarray:
             "the copula needs the components observed at the same inputs (a shared "
             f"design); their fits have {[len(x) for x in X]} observations at different inputs"
         )
-    E = np.stack(E, axis=1)
+    return correlation_of_residuals(np.stack(E, axis=1))
+
+
+def correlation_of_residuals(E: np.ndarray) -> np.ndarray:
+    """``C (J, J)`` of the module docstring from whitened residuals ``E (n, J)``, one
+    column per component in the order of the shared observations: each column
+    scaled to unit mean square, then ``(I + Eᵀ E) / (n + 1)`` as a correlation.
+
+    >>> E = np.array([[1.0, 1.0], [-1.0, -1.0], [2.0, 2.0]])
+    >>> correlation_of_residuals(E).round(2)
+    array([[1.  , 0.75],
+           [0.75, 1.  ]])
+    """
     rms = np.sqrt(np.mean(E**2, axis=0))
     E = E / np.where(rms > 0, rms, 1.0)
     S = np.eye(E.shape[1]) + E.T @ E  # ∝ the inverse-Wishart posterior mean

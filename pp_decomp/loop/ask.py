@@ -186,7 +186,7 @@ def build_context(
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     elif kind == "network":
-        surrogates["network"] = NetworkSurrogate.of(problem, models).believing(P)
+        surrogates["network"] = NetworkSurrogate.of(problem, models, s.model.copula).believing(P)
     if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
     best = -np.inf

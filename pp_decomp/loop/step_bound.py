@@ -55,7 +55,8 @@ def objective_samples(
         return models["composed"].sample(X, n_samples, seed=rng), None
     problem = setup.model_problem
     if setup.strategy.surrogate == "network":
-        F = NetworkSurrogate.of(problem, models).sample(X, n_samples, rng)
+        surrogate = NetworkSurrogate.of(problem, models, setup.settings.model.copula)
+        F = surrogate.sample(X, n_samples, rng)
     else:
         comps = [models[n] for n in problem.component_names]
         F = component_samples(comps, X, n_samples, rng, setup.settings.model.copula)

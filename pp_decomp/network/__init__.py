@@ -7,7 +7,7 @@ from pp_decomp.network.acquisition import NetworkEI, NetworkUCB
 from pp_decomp.network.graph import Network, Node
 from pp_decomp.network.partial import NodeChoice, next_node, node_choice, remaining_cost
 from pp_decomp.network.problem import network_problem, problem_network
-from pp_decomp.network.surrogate import NetworkSurrogate, node_bounds
+from pp_decomp.network.surrogate import NetworkSurrogate, node_bounds, node_correlation
 
 __all__ = [
     "Network",
@@ -20,6 +20,7 @@ __all__ = [
     "next_node",
     "node_choice",
     "node_bounds",
+    "node_correlation",
     "problem_network",
     "remaining_cost",
 ]

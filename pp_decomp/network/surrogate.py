@@ -9,7 +9,13 @@ hyperparameter draw ``s_{n,k}`` of that node's GP and a standard normal
     Z_{n,k} = (x[I_k], F_{n,P_k}(x)),
 
 so a child sees its parents' sampled values (Astudillo & Frazier 2021, Alg. 1,
-over the hyperparameter posterior of every node). The objective's samples are
+over the hyperparameter posterior of every node). Independent node GPs miss
+that nodes err together (on the flu network the five age groups' sick days
+rise and fall with one epidemic, so the hospital load that sums them is more
+uncertain than their independent parts say); with ``corr`` the normals are
+coupled across nodes, ``z_n = L_C u_n``, by the copula of the decomposed
+strategies (:mod:`pp_decomp.composition.core`) fitted to the nodes' whitened
+residuals (:func:`node_correlation`): each node keeps its marginal. The objective's samples are
 ``h_n(x) = sign · objective(F_n(x))``. With the base samples ``(z, s)`` fixed,
 ``h_n`` is a smooth function of ``x``: what the acquisitions maximise.
 
@@ -39,6 +45,7 @@ from scipy.special import ndtri
 from scipy.stats import qmc
 
 from pp_decomp.components.gp.base import believing
+from pp_decomp.composition.core import correlation_of_residuals, whitened_residuals
 from pp_decomp.network.graph import Network
 from pp_decomp.network.problem import problem_network
 
@@ -66,6 +73,33 @@ def _draws_for(S: int, n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(np.concatenate([np.repeat(np.arange(S), n // S), extra]))
 
 
+def node_correlation(gps: Sequence) -> np.ndarray | None:
+    """The copula's ``C (K, K)`` across the nodes: the decomposed strategies' estimate
+    (:func:`~pp_decomp.composition.core.correlation_of_residuals`) from each node's
+    whitened residuals on its own ``Z_k``, row ``i`` of every node the same
+    evaluation; ``None`` (independent nodes) where the nodes were observed at
+    different rows (a run that evaluated nodes alone) or a node's GP has no residuals.
+
+    >>> import pp_decomp as ppd
+    >>> from pp_decomp.models import get_problem
+    >>> p = get_problem("ackley-network")
+    >>> net = p.metadata["network"]
+    >>> X = p.domain.sample(16, seed=0); Y = p.evaluate(X)
+    >>> gps = [ppd.ComponentGP(bounds=node_bounds(net, k, p.domain, Y))
+    ...        .fit(net.node_inputs(k, X, Y), Y[:, k], "map", seed=0) for k in range(len(net))]
+    >>> C = node_correlation(gps)
+    >>> C.shape, bool(np.allclose(np.diag(C), 1.0))
+    ((3, 3), True)
+    """
+    try:
+        E = [whitened_residuals(gp)[0] for gp in gps]
+    except TypeError:  # a node without its own data's posterior (a known function)
+        return None
+    if len({len(e) for e in E}) != 1:
+        return None
+    return correlation_of_residuals(np.stack(E, axis=1))
+
+
 class NetworkSurrogate:
     """The network's posterior from its node GPs (module docstring).
 
@@ -74,18 +108,32 @@ class NetworkSurrogate:
     network : Network
     gps : one fitted GP per node, in ``network.nodes`` order, each on its ``Z_k``
     sign : +1 to maximise the objective, -1 to minimise it
+    corr : (K, K) correlation of the nodes' normals (the copula), default independent
     """
 
-    def __init__(self, network: Network, gps: Sequence, sign: float = 1.0):
+    def __init__(
+        self, network: Network, gps: Sequence, sign: float = 1.0, corr: np.ndarray | None = None
+    ):
         if len(gps) != len(network):
             raise ValueError(f"gps has {len(gps)} model(s) for {len(network)} node(s)")
         self.network, self.gps, self.sign = network, list(gps), float(sign)
+        self.corr, self._chol = None, None
+        if corr is not None:
+            K = len(network)
+            corr = np.asarray(corr, dtype=float)
+            if corr.shape != (K, K) or not np.allclose(np.diag(corr), 1.0):
+                raise ValueError(
+                    f"corr must be a ({K}, {K}) correlation matrix; got shape {corr.shape}"
+                )
+            self.corr, self._chol = corr, np.linalg.cholesky(corr)
 
     @classmethod
-    def of(cls, problem, models: Mapping) -> NetworkSurrogate:
-        """The surrogate of a network ``problem`` from a run's GPs by node name."""
+    def of(cls, problem, models: Mapping, copula: bool = False) -> NetworkSurrogate:
+        """The surrogate of a network ``problem`` from a run's GPs by node name; with
+        ``copula``, the nodes' normals coupled by :func:`node_correlation`."""
         gps = [models[name] for name in problem.component_names]
-        return cls(problem_network(problem), gps, problem.sign)
+        corr = node_correlation(gps) if copula else None
+        return cls(problem_network(problem), gps, problem.sign, corr)
 
     @property
     def n_draws(self) -> tuple[int, ...]:
@@ -134,17 +182,19 @@ class NetworkSurrogate:
             return self
         F = self.believed(P)
         gps = [believing(gp, self.network.node_inputs(k, P, F)) for k, gp in enumerate(self.gps)]
-        return NetworkSurrogate(self.network, gps, self.sign)
+        return NetworkSurrogate(self.network, gps, self.sign, self.corr)
 
     def base_samples(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` paths' normals ``z (n, K)`` (scrambled Sobol, as BoTorch's QMC sampler)
         and draw indices ``(n, K)``: per node, ``n`` of its ``S`` draws taken at random
         without replacement where ``S >= n``, else every draw in equal shares (within
-        one); paired across nodes at random."""
+        one); paired across nodes at random. Under the copula ``z = u L_Cᵀ``."""
         K = len(self.network)
         sobol = qmc.Sobol(K, scramble=True, seed=rng)
         u = sobol.random_base2(int(np.ceil(np.log2(max(n, 1)))))[:n]
         z = ndtri(np.clip(u, 1e-12, 1 - 1e-12))
+        if self._chol is not None:
+            z = z @ self._chol.T
         idx = np.stack([_draws_for(S, n, rng) for S in self.n_draws], axis=1)
         return z, idx
 

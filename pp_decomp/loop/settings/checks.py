@@ -92,7 +92,8 @@ def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:
 
 def check_copula(copula, strategy, problem, correlated: bool, inference: str) -> bool:
     """``copula``: ``None`` is :func:`copula_applies`; ``True`` is refused by name
-    where there are no independent component GPs to correlate
+    where there are no independent component GPs (or node GPs of a network,
+    :class:`~pp_decomp.network.NetworkSurrogate`) to correlate
     (:mod:`pp_decomp.composition.core`)."""
     if copula is None:
         return copula_applies(strategy, problem, correlated, inference)
@@ -100,12 +101,12 @@ def check_copula(copula, strategy, problem, correlated: bool, inference: str) ->
         raise TypeError(f"copula must be True, False or None; got {copula!r}")
     if not copula:
         return False
-    if strategy.surrogate != "decomposed":
+    if strategy.surrogate not in ("decomposed", "network"):
         raise UnsupportedSetting(
-            f"copula=True correlates the component GPs of a decomposed strategy; "
-            f"strategy {strategy.name!r} models {strategy.surrogate!r}"
+            f"copula=True correlates the component GPs of a decomposed strategy or the node "
+            f"GPs of a network strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
         )
-    if not strategy.needs.joint:
+    if strategy.surrogate == "decomposed" and not strategy.needs.joint:
         raise UnsupportedSetting(
             f"copula=True correlates the components' samples and linear variance; "
             f"strategy {strategy.name!r} bounds each component's marginal only"
