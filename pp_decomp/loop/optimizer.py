@@ -212,8 +212,8 @@ class Optimizer(_Views, _NodeSteps):
         Structure learning and maximisation of the additive strategies.
     correlated, copula : bool
         One GP with correlated outputs (:class:`~pp_decomp.CorrelatedComponents`), or
-        independent GPs whose errors a copula correlates (default: wherever it applies,
-        :func:`~pp_decomp.loop.settings.copula_applies`).
+        independent GPs (or a network's nodes) whose errors a copula correlates (default:
+        :func:`~pp_decomp.loop.settings.copula_applies`, off on a network).
     updater : Updater, optional
         Keeps the models up to date (:class:`~pp_decomp.loop.updaters.Updater`; default
         :mod:`pp_decomp.loop.updaters.factory`'s choice); pass it again to :meth:`resume`.

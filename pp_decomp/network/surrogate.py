@@ -100,6 +100,17 @@ def node_correlation(gps: Sequence) -> np.ndarray | None:
     return correlation_of_residuals(np.stack(E, axis=1))
 
 
+def _checked_corr(corr, K: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``corr`` as a ``(K, K)`` correlation matrix and its Cholesky factor (``None``
+    twice for independent nodes); a ValueError naming ``corr`` otherwise."""
+    if corr is None:
+        return None, None
+    corr = np.asarray(corr, dtype=float)
+    if corr.shape != (K, K) or not np.allclose(np.diag(corr), 1.0):
+        raise ValueError(f"corr must be a ({K}, {K}) correlation matrix; got shape {corr.shape}")
+    return corr, np.linalg.cholesky(corr)
+
+
 class NetworkSurrogate:
     """The network's posterior from its node GPs (module docstring).
 
@@ -117,15 +128,7 @@ class NetworkSurrogate:
         if len(gps) != len(network):
             raise ValueError(f"gps has {len(gps)} model(s) for {len(network)} node(s)")
         self.network, self.gps, self.sign = network, list(gps), float(sign)
-        self.corr, self._chol = None, None
-        if corr is not None:
-            K = len(network)
-            corr = np.asarray(corr, dtype=float)
-            if corr.shape != (K, K) or not np.allclose(np.diag(corr), 1.0):
-                raise ValueError(
-                    f"corr must be a ({K}, {K}) correlation matrix; got shape {corr.shape}"
-                )
-            self.corr, self._chol = corr, np.linalg.cholesky(corr)
+        self.corr, self._chol = _checked_corr(corr, len(network))
 
     @classmethod
     def of(cls, problem, models: Mapping, copula: bool = False) -> NetworkSurrogate:

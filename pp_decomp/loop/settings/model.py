@@ -35,7 +35,7 @@ class ModelSettings:
         The scale each component GP regresses (``"none"``, ``"log"``; one per
         component as a tuple).
     copula : bool
-        A Gaussian copula correlates the independent components' draws.
+        A Gaussian copula correlates the independent components' (or network nodes') draws.
     components : tuple of (str, model)
         Users' own component models by name.
     additive : AdditiveSettings
