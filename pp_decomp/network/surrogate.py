@@ -38,6 +38,7 @@ Example
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -136,6 +137,14 @@ class NetworkSurrogate:
         ``copula``, the nodes' normals coupled by :func:`node_correlation`."""
         gps = [models[name] for name in problem.component_names]
         corr = node_correlation(gps) if copula else None
+        if copula and corr is None:
+            warnings.warn(
+                f"copula=True on network {problem.name!r}: its nodes' GPs were not all fitted "
+                "on the same evaluations (nodes evaluated one at a time), or one has no "
+                "residuals of its own, so these paths take the nodes as independent",
+                UserWarning,
+                stacklevel=2,
+            )
         return cls(problem_network(problem), gps, problem.sign, corr)
 
     @property

@@ -86,7 +86,8 @@ def test_nodes_observed_at_different_rows_stay_independent():
         for k in range(len(net))
     ]  # node k evaluated at the first 9 - k rows only, as after partial evaluations
     assert node_correlation(gps) is None
-    assert NetworkSurrogate.of(problem, _by_name(problem, gps), True).corr is None
+    with pytest.warns(UserWarning, match="take the nodes as independent"):  # said, not silent
+        assert NetworkSurrogate.of(problem, _by_name(problem, gps), True).corr is None
 
 
 def test_a_network_run_with_the_copula_records_it_and_resumes_to_the_same_choices(tmp_path):
