@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 from pp_decomp.apps.bench import BenchSpec, preset, run_bench, summary_table
+from pp_decomp.models import get_problem
 
 SPEC = dict(
     problems=["gp-sample-2d", "synthetic"],
@@ -426,11 +427,16 @@ def test_bench_transforms_the_components_of_the_decomposed_strategies_only(tmp_p
     assert "{'outcome_transform': 'log'}, but" in capsys.readouterr().err
 
 
-def test_bench_gives_the_copula_to_the_decomposed_strategies_only():
+def test_bench_gives_the_copula_to_the_decomposed_and_network_strategies_only():
     spec = BenchSpec(
         problems=["synthetic"], strategies=["d-gpucb", "gp-ucb"], trials=1, copula=True
     )
     assert {t.strategy: t.copula for t in spec.tasks()} == {"d-gpucb": True, "gp-ucb": False}
+    net = BenchSpec(
+        problems=["alpine2-network"], strategies=["network-ucb", "ei"], trials=1, copula=True
+    )  # the network's nodes: it once reached no network strategy, and ran without
+    assert {t.strategy: t.copula for t in net.tasks()} == {"network-ucb": True, "ei": False}
+    assert net.tasks()[0].optimizer_kwargs(get_problem("alpine2-network"))["copula"] is True
     with pytest.raises(ValueError, match="choose one"):
         BenchSpec(problems=["flu"], strategies=["d-gpucb"], copula=True, correlated=True)
     with pytest.raises(TypeError, match="copula must be True, False or None"):

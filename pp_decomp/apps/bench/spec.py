@@ -57,7 +57,7 @@ class Task:
     kernel: str | None = None  # None: the Optimizer's default for the problem
     priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
     outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
-    copula: bool = False  # their errors correlated by a Gaussian copula (decomposed only)
+    copula: bool = False  # their errors correlated by a Gaussian copula (decomposed, network)
     warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
     input_warping: bool = False  # the GPs' kernel on warped inputs (component, composed, node GPs)
 
@@ -182,7 +182,7 @@ class BenchSpec:
             tuple(sorted(self.priors.items())),
             self.outcome_transform if decomposed else "none",
             # None until the settings say whether the copula applies
-            self.copula if decomposed else False,
+            self.copula if surrogate in ("decomposed", "network") else False,
             self.warm_start and surrogate in ("decomposed", "composed"),
             self.input_warping and surrogate in ("decomposed", "composed", "network"),
         )

@@ -44,7 +44,8 @@ def add_copula_flag(parser) -> None:
         default=None,
         help="correlate the component GPs' posterior errors by a Gaussian copula fitted "
         "to their whitened residuals (default: on for the joint bounds of decomposed "
-        "strategies with fitted kernels and at least 2 components)",
+        "strategies with fitted kernels and at least 2 components; off for a network's "
+        "nodes, which --copula couples)",
     )
 
 
