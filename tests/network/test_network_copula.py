@@ -27,16 +27,18 @@ def _twins(sign: float) -> ppd.Problem:
     return network_problem(Network(nodes, dim=1), ppd.Box([0], [1]))
 
 
-def _fits(problem, n=9, seed=0):
+def _fits(problem, n=9, rows=lambda k, n: n):
+    """One MAP GP per node on ``n`` random evaluations, node ``k`` on the first
+    ``rows(k, n)`` of them."""
     net = problem.metadata["network"]
-    X = problem.domain.sample(n, seed=seed)
+    X = problem.domain.sample(n, seed=0)
     Y = problem.evaluate(X)
-    return [
-        ppd.ComponentGP(bounds=node_bounds(net, k, problem.domain, Y)).fit(
-            net.node_inputs(k, X, Y), Y[:, k], "map", seed=0
-        )
-        for k in range(len(net))
-    ]
+    fits = []
+    for k in range(len(net)):
+        m = rows(k, n)
+        gp = ppd.ComponentGP(bounds=node_bounds(net, k, problem.domain, Y))
+        fits.append(gp.fit(net.node_inputs(k, X, Y)[:m], Y[:m, k], "map", seed=0))
+    return fits
 
 
 def _by_name(problem, gps) -> dict:
@@ -76,15 +78,8 @@ def test_the_copula_keeps_each_node_marginal_and_widens_a_sum_of_twins():
 
 def test_nodes_observed_at_different_rows_stay_independent():
     problem = _twins(1.0)
-    net = problem.metadata["network"]
-    X = problem.domain.sample(9, seed=0)
-    Y = problem.evaluate(X)
-    gps = [
-        ppd.ComponentGP(bounds=node_bounds(net, k, problem.domain, Y)).fit(
-            net.node_inputs(k, X, Y)[: 9 - k], Y[: 9 - k, k], "map", seed=0
-        )
-        for k in range(len(net))
-    ]  # node k evaluated at the first 9 - k rows only, as after partial evaluations
+    # node k evaluated at the first 9 - k rows only, as after partial evaluations
+    gps = _fits(problem, rows=lambda k, n: n - k)
     assert node_correlation(gps) is None
     with pytest.warns(UserWarning, match="take the nodes as independent"):  # said, not silent
         assert NetworkSurrogate.of(problem, _by_name(problem, gps), True).corr is None

@@ -19,7 +19,7 @@ from pp_decomp.apps.bench.presets import PRESETS, QUICK
 from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import Priors
 from pp_decomp.kernels import canonical_kernel
-from pp_decomp.loop.settings import RunSettings
+from pp_decomp.loop.settings import COPULA_SURROGATES, RunSettings
 from pp_decomp.models import check_problem_name, get_problem
 from pp_decomp.problem import Problem
 from pp_decomp.space import CandidateSet
@@ -182,7 +182,7 @@ class BenchSpec:
             tuple(sorted(self.priors.items())),
             self.outcome_transform if decomposed else "none",
             # None until the settings say whether the copula applies
-            self.copula if surrogate in ("decomposed", "network") else False,
+            self.copula if surrogate in COPULA_SURROGATES else False,
             self.warm_start and surrogate in ("decomposed", "composed"),
             self.input_warping and surrogate in ("decomposed", "composed", "network"),
         )

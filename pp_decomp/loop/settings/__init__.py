@@ -16,13 +16,14 @@
 
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
 from pp_decomp.loop.settings.beta import default_beta, max_group_size
-from pp_decomp.loop.settings.checks import copula_applies
+from pp_decomp.loop.settings.checks import COPULA_SURROGATES, copula_applies
 from pp_decomp.loop.settings.fast import FastSettings
 from pp_decomp.loop.settings.inference import InferenceSettings
 from pp_decomp.loop.settings.model import ModelSettings
 from pp_decomp.loop.settings.run import RunSettings
 
 __all__ = [
+    "COPULA_SURROGATES",
     "AcquisitionSettings",
     "FastSettings",
     "InferenceSettings",

@@ -14,6 +14,10 @@ from pp_decomp.components.correlated.density import CORRELATED_KERNELS
 from pp_decomp.problem import is_identity
 from pp_decomp.strategies import UnsupportedSetting
 
+# the strategies' surrogates whose GPs a copula can couple: a decomposed strategy's
+# components and a network strategy's nodes
+COPULA_SURROGATES = ("decomposed", "network")
+
 
 def check_correlated(strategy, problem, inference: str, kernel: str, fast) -> None:
     """Refuse ``correlated=True`` where correlated components cannot run, by name."""
@@ -101,7 +105,7 @@ def check_copula(copula, strategy, problem, correlated: bool, inference: str) ->
         raise TypeError(f"copula must be True, False or None; got {copula!r}")
     if not copula:
         return False
-    if strategy.surrogate not in ("decomposed", "network"):
+    if strategy.surrogate not in COPULA_SURROGATES:
         raise UnsupportedSetting(
             f"copula=True correlates the component GPs of a decomposed strategy or the node "
             f"GPs of a network strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
