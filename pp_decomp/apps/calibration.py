@@ -120,7 +120,7 @@ def step_coverage(
     comp = np.full((J, L, 2), np.nan)
     miss, by_band = np.full((J, L, len(SIDES)), np.nan), np.full((J, L, len(BANDS)), np.nan)
     band = distance_bands(X, state.X, setup.problem.domain.widths)
-    h, draws = objective_samples(setup, models, X, n_samples, rng)
+    h, draws = objective_samples(setup, models, X, n_samples, rng, state.n)
     if draws is not None:  # a composed strategy's one GP of h has no component posteriors
         draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(J):

@@ -366,7 +366,7 @@ def _score_step(choices: dict, X_score, h_score, n_samples: int, seed: int) -> d
     tol = 0.0 if isinstance(problem.domain, CandidateSet) else AGREE
     out = {}
     for k, (a, c) in enumerate(choices.items()):
-        h, _ = objective_samples(c.setup, c.models, X_score, n_samples, rng)
+        h, _ = objective_samples(c.setup, c.models, X_score, n_samples, rng, c.state.n)
         bound = ucb_bound(c.setup, c.state, c.models, t, X_score, h, beta, rng)
         dist = float(np.linalg.norm((c.x - nuts.x) / widths) / np.sqrt(len(c.x)))
         out[a] = {

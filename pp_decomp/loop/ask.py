@@ -186,7 +186,8 @@ def build_context(
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     elif kind == "network":
-        surrogates["network"] = NetworkSurrogate.of(problem, models, s.model.copula).believing(P)
+        network = NetworkSurrogate.of(problem, models, s.model.copula, state.n)
+        surrogates["network"] = network.believing(P)
     if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
     best = -np.inf

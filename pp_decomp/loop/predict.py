@@ -101,7 +101,7 @@ def predict(
         h = _mixture_draws(mean_h, var_h, n_samples, rng)
         ds["objective_draws"] = (("sample", "point"), sign * h)
     elif strategy.surrogate == "network":
-        ds, h = _network(setup, models, X, q, n_samples, rng)
+        ds, h = _network(setup, models, X, q, n_samples, rng, state.n)
     else:
         ds, h = _decomposed(setup, models, X, q, n_samples, rng)
     beta = _last_beta(state, setup.settings)
@@ -168,12 +168,15 @@ def _decomposed(
     return ds.merge(obj, combine_attrs="no_conflicts"), h
 
 
-def _network(setup: RunSetup, models: dict, X, q, n_samples, rng) -> tuple[xr.Dataset, np.ndarray]:
+def _network(
+    setup: RunSetup, models: dict, X, q, n_samples, rng, shared: int
+) -> tuple[xr.Dataset, np.ndarray]:
     """Node and objective variables of a network strategy, by sampling through the
     network (:class:`~pp_decomp.network.NetworkSurrogate`): each node's draws carry its
-    parents' uncertainty. Returns them and the signed objective's draws ``h (n, m)``."""
+    parents' uncertainty; a copula on the ``shared`` evaluations (the run's ``n``).
+    Returns them and the signed objective's draws ``h (n, m)``."""
     names = setup.model_problem.component_names
-    h, F = objective_samples(setup, models, X, n_samples, rng)
+    h, F = objective_samples(setup, models, X, n_samples, rng, shared)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), F)
     ds["component_mean"] = (("point", "component"), F.mean(0))

@@ -40,7 +40,7 @@ def component_samples(
 
 
 def objective_samples(
-    setup: RunSetup, models: dict, X: np.ndarray, n_samples: int, rng
+    setup: RunSetup, models: dict, X: np.ndarray, n_samples: int, rng, shared: int | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Pointwise posterior samples at ``X (m, d)`` under a run's GPs by name
     ``models``: of the signed objective ``h = sign · g``, ``(n_samples, m)``, and of the
@@ -49,13 +49,14 @@ def objective_samples(
     The components are sampled jointly (:func:`component_samples`: a correlated
     model's views, or the copula) and pushed through ``g``; a network strategy
     samples each node at its parents' samples
-    (:class:`~pp_decomp.network.NetworkSurrogate`); a strategy with one GP of ``h``
-    samples it, and has no component samples (``None``)."""
+    (:class:`~pp_decomp.network.NetworkSurrogate`; its copula, if any, estimated on
+    the ``shared`` evaluations every node was fitted at first, the run's ``n``); a
+    strategy with one GP of ``h`` samples it, and has no component samples (``None``)."""
     if setup.strategy.surrogate == "composed":
         return models["composed"].sample(X, n_samples, seed=rng), None
     problem = setup.model_problem
     if setup.strategy.surrogate == "network":
-        surrogate = NetworkSurrogate.of(problem, models, setup.settings.model.copula)
+        surrogate = NetworkSurrogate.of(problem, models, setup.settings.model.copula, shared)
         F = surrogate.sample(X, n_samples, rng)
     else:
         comps = [models[n] for n in problem.component_names]

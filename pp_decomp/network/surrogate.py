@@ -74,12 +74,18 @@ def _draws_for(S: int, n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(np.concatenate([np.repeat(np.arange(S), n // S), extra]))
 
 
-def node_correlation(gps: Sequence) -> np.ndarray | None:
+def node_correlation(gps: Sequence, shared: int | None = None) -> np.ndarray | None:
     """The copula's ``C (K, K)`` across the nodes: the decomposed strategies' estimate
     (:func:`~pp_decomp.composition.core.correlation_of_residuals`) from each node's
-    whitened residuals on its own ``Z_k``, row ``i`` of every node the same
-    evaluation; ``None`` (independent nodes) where the nodes were observed at
-    different rows (a run that evaluated nodes alone) or a node's GP has no residuals.
+    whitened residuals on its own ``Z_k``, row ``i`` of every node the same evaluation.
+
+    ``shared``: how many leading rows of every node's data are the same evaluations
+    (a run's evaluations told whole; a node evaluated alone also learns from open
+    rows, which come after them). The residuals are one-step-ahead errors in the
+    data's order, so the first ``shared`` of them are the errors on those rows
+    alone. By default the nodes' whole data, which must then be of one length.
+    ``None`` (independent nodes) where fewer than 2 rows are shared, the nodes'
+    data differ in length without ``shared``, or a node's GP has no residuals.
 
     >>> import pp_decomp as ppd
     >>> from pp_decomp.models import get_problem
@@ -96,9 +102,13 @@ def node_correlation(gps: Sequence) -> np.ndarray | None:
         E = [whitened_residuals(gp)[0] for gp in gps]
     except TypeError:  # a node without its own data's posterior (a known function)
         return None
-    if len({len(e) for e in E}) != 1:
+    if shared is None:
+        if len({len(e) for e in E}) != 1:
+            return None
+        shared = len(E[0])
+    if shared < 2 or any(len(e) < shared for e in E):
         return None
-    return correlation_of_residuals(np.stack(E, axis=1))
+    return correlation_of_residuals(np.stack([e[:shared] for e in E], axis=1))
 
 
 def _checked_corr(corr, K: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -132,16 +142,20 @@ class NetworkSurrogate:
         self.corr, self._chol = _checked_corr(corr, len(network))
 
     @classmethod
-    def of(cls, problem, models: Mapping, copula: bool = False) -> NetworkSurrogate:
+    def of(
+        cls, problem, models: Mapping, copula: bool = False, shared: int | None = None
+    ) -> NetworkSurrogate:
         """The surrogate of a network ``problem`` from a run's GPs by node name; with
-        ``copula``, the nodes' normals coupled by :func:`node_correlation`."""
+        ``copula``, the nodes' normals coupled by :func:`node_correlation` on the
+        ``shared`` evaluations every node was fitted at first (a run's ``n``)."""
         gps = [models[name] for name in problem.component_names]
-        corr = node_correlation(gps) if copula else None
+        corr = node_correlation(gps, shared) if copula else None
         if copula and corr is None:
             warnings.warn(
-                f"copula=True on network {problem.name!r}: its nodes' GPs were not all fitted "
-                "on the same evaluations (nodes evaluated one at a time), or one has no "
-                "residuals of its own, so these paths take the nodes as independent",
+                f"copula=True on network {problem.name!r}: its nodes' GPs do not share 2 "
+                "evaluations (nodes evaluated one at a time, or data of different lengths "
+                "with no shared rows named), or one has no residuals of its own, so these "
+                "paths take the nodes as independent",
                 UserWarning,
                 stacklevel=2,
             )

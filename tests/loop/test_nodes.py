@@ -4,13 +4,15 @@ feeding the node GPs, resume to the same choices, and the refusals."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import pp_decomp as ppd
 from pp_decomp.models import get_problem
 from pp_decomp.models.networks import alpine2_network
-from pp_decomp.network import Network, Node, network_problem
+from pp_decomp.network import Network, NetworkSurrogate, Node, network_problem, node_correlation
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +178,17 @@ def test_run_nodes_computes_a_child_from_its_parents_true_outputs_under_noise():
     opt.run_nodes(budget=10)
     np.testing.assert_allclose(opt.Y[:, 1], opt.X[:, 0])  # b copies a's truth, not its reading
     assert np.abs(opt.Y[:, 0] - opt.X[:, 0]).max() > 0.05
+
+
+def test_a_node_by_node_run_with_the_copula_couples_its_nodes_on_the_evaluations(chain):
+    opt = ppd.Optimizer(chain, strategy="network-ucb", n_init=4, seed=0, copula=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.run_nodes(budget=21)
+        opt.ask_node()
+    assert not [w for w in caught if "as independent" in str(w.message)]
+    gps = [opt.models[name] for name in chain.component_names]
+    assert len({len(gp.X_train) for gp in gps}) > 1  # open rows: the nodes' data differ
+    C = NetworkSurrogate.of(chain, opt.models, copula=True, shared=opt.n).corr
+    np.testing.assert_allclose(C, node_correlation(gps, opt.n))
+    assert not np.allclose(C, np.eye(3))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import pp_decomp as ppd
+from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.models.networks import alpine2_network
 from pp_decomp.network import Network, NetworkSurrogate, Node, network_problem, node_bounds
 from pp_decomp.network.surrogate import node_correlation
@@ -83,6 +84,31 @@ def test_nodes_observed_at_different_rows_stay_independent():
     assert node_correlation(gps) is None
     with pytest.warns(UserWarning, match="take the nodes as independent"):  # said, not silent
         assert NetworkSurrogate.of(problem, _by_name(problem, gps), True).corr is None
+
+
+def test_nodes_fitted_beyond_the_evaluations_are_paired_on_the_shared_ones():
+    # a run's nodes: 9 evaluations, then each root's own open rows, equally many
+    problem = _twins(1.0)
+    net = problem.metadata["network"]
+    X = problem.domain.sample(15, seed=1)
+    Y = problem.evaluate(X)
+    draws = HyperDraws(ls=np.array([[0.3]]), eta=np.array([1.0]), sigma=np.array([0.05]))
+
+    def conditioned(rows):
+        gps = []
+        for k in range(2):
+            gp = ppd.ComponentGP(bounds=problem.domain.bounds, standardize=False)
+            gps.append(gp.condition(net.node_inputs(k, X, Y)[rows[k]], Y[rows[k], k], draws))
+        return gps
+
+    shared = np.arange(9)
+    extended = conditioned([np.r_[shared, 9, 10, 11], np.r_[shared, 12, 13, 14]])
+    alone = conditioned([shared, shared])
+    # whitened residuals are one-step-ahead errors: the first 9 are the shared rows' alone
+    np.testing.assert_allclose(node_correlation(extended, 9), node_correlation(alone), rtol=1e-10)
+    assert not np.allclose(node_correlation(extended), node_correlation(alone), rtol=1e-3)
+    assert node_correlation(extended, 1) is None  # one shared row: nothing to estimate
+    assert node_correlation(extended, 13) is None  # more than a node has
 
 
 def test_a_network_run_with_the_copula_records_it_and_resumes_to_the_same_choices(tmp_path):
