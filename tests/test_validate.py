@@ -191,6 +191,32 @@ def test_run_takes_priors_and_refuses_to_resume_with_others(tmp_path, capsys):
     assert xr.load_dataset(out).sizes["iteration"] == 4  # the run is untouched
 
 
+def test_run_takes_a_nodes_own_kernel_and_resumes_only_with_it(tmp_path, capsys):
+    import json
+
+    import xarray as xr
+
+    from pp_decomp.apps.cli import main
+
+    out = tmp_path / "run.nc"
+    base = ["run", "--problem", "ackley-network", "--strategy", "network-ucb", "--init", "3"]
+    base += ["--quiet", "--out", str(out)]
+    assert main([*base, "--iterations", "4", "--component-kernel", "sq=Matern52"]) == 0
+    settings = json.loads(xr.load_dataset(out).attrs["settings"])
+    assert settings["components"]["sq"]["kernel"]["op"] == "Matern52"
+    assert settings["kernel"] == "matern32" and "cos" not in settings["components"]
+    capsys.readouterr()
+    again = [*base, "--iterations", "5", "--resume", "--component-kernel", "sq=se"]
+    assert main(again) == 2
+    assert "--component-kernel" in capsys.readouterr().err
+    twice = ["--component-kernel", "sq=se", "--component-kernel", "sq=rq"]
+    assert main([*base, "--iterations", "5", "--overwrite", *twice]) == 2
+    assert "names 'sq' twice" in capsys.readouterr().err
+    assert xr.load_dataset(out).sizes["iteration"] == 4  # the run is untouched
+    assert main([*base, "--iterations", "5", "--resume", "--component-kernel", "sq=matern52"]) == 0
+    assert xr.load_dataset(out).sizes["iteration"] == 5
+
+
 def test_run_takes_an_outcome_transform_and_resumes_only_with_it(tmp_path, capsys):
     import json
 

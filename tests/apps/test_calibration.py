@@ -156,6 +156,10 @@ def test_calibration_command_names_a_bad_prior_before_any_run(tmp_path, capsys):
     assert "--prior must be NAME=VALUE" in capsys.readouterr().err
     assert main([*base, "--prior", "ls_family=gamma"]) == 2
     assert "Priors.ls_family must be one of" in capsys.readouterr().err
+    assert main([*base, "--component-kernel", "g1=se"]) == 2
+    assert "NAME one of ['f0'" in capsys.readouterr().err
+    assert main([*base, "--component-kernel", "f0=matern7"]) == 2
+    assert "got 'matern7'" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # refused before any run
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pp_decomp.apps.calibration import calibration_run, reliability
-from pp_decomp.apps.cli.run import check_out_path, made_folder, prior_fields
+from pp_decomp.apps.cli.run import check_out_path, component_kernels, made_folder, prior_fields
 from pp_decomp.apps.coverage_diagnosis import diagnosis, format_diagnosis
 from pp_decomp.apps.plots import plot_reliability
 from pp_decomp.components import Priors
@@ -19,7 +19,8 @@ def cmd_calibration(args) -> int:
     check_out_path(Path(args.out), "--out")
     seeds = check_positive_int(args.seeds, "--seeds")
     priors = Priors(**prior_fields(args.prior))
-    get_problem(args.problem, seed=0)  # a typo fails here, before any run
+    first = get_problem(args.problem, seed=0)  # a typo fails here, before any run
+    components = component_kernels(args.component_kernel, first)
     ds = calibration_run(
         lambda s: get_problem(args.problem, seed=s),
         args.strategy,
@@ -32,6 +33,7 @@ def cmd_calibration(args) -> int:
         priors=priors,
         **({"correlated": True} if args.correlated else {}),
         **({"kernel": args.kernel} if args.kernel else {}),
+        **({"components": components} if components else {}),
         **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
         **({"copula": args.copula} if args.copula is not None else {}),
         **({"input_warping": True} if args.input_warping else {}),

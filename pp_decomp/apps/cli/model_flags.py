@@ -1,7 +1,7 @@
 """The model flags that ``run``, ``bench`` and ``calibration`` share: ``--kernel``,
-``--prior NAME=VALUE``, ``--outcome-transform``, ``--copula``/``--no-copula``,
-``--input-warping`` and ``--warm-start``. Arguments only: the parser loads no numpy
-(``--help`` stays quick);
+``--component-kernel NAME=KERNEL`` (``run`` and ``calibration``), ``--prior NAME=VALUE``,
+``--outcome-transform``, ``--copula``/``--no-copula``, ``--input-warping`` and
+``--warm-start``. Arguments only: the parser loads no numpy (``--help`` stays quick);
 :func:`pp_decomp.apps.cli.run.prior_fields` reads ``--prior``."""
 
 from __future__ import annotations
@@ -21,6 +21,20 @@ def add_kernel_flag(parser) -> None:
         choices=[*KERNELS, *KERNEL_ALIASES],
         metavar="{" + ",".join(KERNELS) + "}",
         help=f"the GPs' kernel (default {DEFAULT_KERNEL})",
+    )
+
+
+def add_component_kernel_flag(parser) -> None:
+    """``--component-kernel NAME=KERNEL``, repeatable: one component's (or network
+    node's) own kernel, the Optimizer's ``components={NAME: KERNEL}``;
+    :func:`pp_decomp.apps.cli.run.component_kernels` reads it."""
+    parser.add_argument(
+        "--component-kernel",
+        action="append",
+        default=[],
+        metavar="NAME=KERNEL",
+        help="one component's or network node's own kernel, the others on --kernel, "
+        "e.g. sick_0-19=matern52 (repeatable)",
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from pp_decomp.apps.plots import plot_run
+from pp_decomp.choices import KERNEL_ALIASES, KERNELS
 from pp_decomp.components import Priors
 from pp_decomp.loop import Optimizer
 from pp_decomp.loop.checkpoint import previous, read, stored_problem
@@ -29,6 +30,7 @@ _FLAGS = {
     "outcome_transform": "--outcome-transform",
     "copula": "--copula",
     "input_warping": "--input-warping",
+    "components": "--component-kernel",
 }
 
 
@@ -50,7 +52,31 @@ def prior_fields(items: list[str]) -> dict:
     return kw
 
 
-def _given(args) -> dict:
+def component_kernels(items: list[str], problem) -> dict | None:
+    """``--component-kernel NAME=KERNEL`` strings as the Optimizer's ``components``
+    (a kernel by component name; ``None`` for none), each ``NAME`` checked against
+    ``problem``'s components and each ``KERNEL`` against the kernels, before any run."""
+    if not items:
+        return None
+    names, out = list(problem.component_names), {}
+    kernels = (*KERNELS, *KERNEL_ALIASES)
+    for item in items:
+        name, sep, kernel = item.partition("=")
+        if not sep or name not in names:
+            raise ValueError(
+                f"--component-kernel must be NAME=KERNEL with NAME one of {names}; got {item!r}"
+            )
+        if kernel.lower() not in kernels:
+            raise ValueError(
+                f"--component-kernel {item!r}: KERNEL must be one of {kernels}; got {kernel!r}"
+            )
+        if name in out:
+            raise ValueError(f"--component-kernel names {name!r} twice ({item!r})")
+        out[name] = kernel.lower()
+    return out
+
+
+def _given(args, problem) -> dict:
     """The run-determining flags the user typed, as Optimizer keyword arguments."""
     kw = {
         "strategy": args.strategy,
@@ -66,6 +92,7 @@ def _given(args) -> dict:
         "copula": args.copula,
         "input_warping": args.input_warping,
         "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
+        "components": component_kernels(args.component_kernel, problem),
     }
     return {k: v for k, v in kw.items() if v is not None}
 
@@ -148,7 +175,8 @@ def cmd_run(args) -> int:
         args.resume = False
     if out.exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--out {out} exists; pass --resume to continue it or --overwrite")
-    problem, given = _problem(args), _given(args)
+    problem = _problem(args)
+    given = _given(args, problem)
     if args.resume:
         problem_seed = args.problem_seed if args.problem_seed is not None else args.seed
         _check_resume_flags(out, problem, given, problem_seed)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pp_decomp.apps.cli.model_flags import (
+    add_component_kernel_flag,
     add_copula_flag,
     add_input_warping_flag,
     add_kernel_flag,
@@ -34,6 +35,7 @@ def add_parsers(sub) -> None:
     c.add_argument("--every", type=int, default=5, help="score every this many model steps")
     c.add_argument("--points", type=int, default=256, help="inputs scored per step")
     add_kernel_flag(c)
+    add_component_kernel_flag(c)
     add_prior_flag(c)
     add_outcome_transform_flag(c)
     add_copula_flag(c)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from pp_decomp.apps.cli.model_flags import (
+    add_component_kernel_flag,
     add_copula_flag,
     add_input_warping_flag,
     add_kernel_flag,
@@ -124,6 +125,7 @@ def _add_model_flags(u) -> None:
     )
     add_warm_start_flag(u)
     add_kernel_flag(u)
+    add_component_kernel_flag(u)
     add_prior_flag(u)
     u.add_argument("--seed", type=int, default=None, help="seed of every random choice (default 0)")
     u.add_argument(
