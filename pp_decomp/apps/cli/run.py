@@ -7,8 +7,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from pp_decomp.apps.plots import plot_run
-from pp_decomp.choices import KERNEL_ALIASES, KERNELS
 from pp_decomp.components import Priors
+from pp_decomp.kernels import canonical_kernel
 from pp_decomp.loop import Optimizer
 from pp_decomp.loop.checkpoint import previous, read, stored_problem
 from pp_decomp.loop.settings import RunSettings
@@ -59,20 +59,18 @@ def component_kernels(items: list[str], problem) -> dict | None:
     if not items:
         return None
     names, out = list(problem.component_names), {}
-    kernels = (*KERNELS, *KERNEL_ALIASES)
     for item in items:
         name, sep, kernel = item.partition("=")
         if not sep or name not in names:
             raise ValueError(
                 f"--component-kernel must be NAME=KERNEL with NAME one of {names}; got {item!r}"
             )
-        if kernel.lower() not in kernels:
-            raise ValueError(
-                f"--component-kernel {item!r}: KERNEL must be one of {kernels}; got {kernel!r}"
-            )
         if name in out:
             raise ValueError(f"--component-kernel names {name!r} twice ({item!r})")
-        out[name] = kernel.lower()
+        try:
+            out[name] = canonical_kernel(kernel)
+        except ValueError as e:
+            raise ValueError(f"--component-kernel {item!r}: {e}") from None
     return out
 
 
