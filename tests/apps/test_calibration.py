@@ -123,12 +123,13 @@ def test_calibration_command_writes_the_results_and_the_diagram(tmp_path, capsys
     args = ["calibration", "--problem", "synthetic", "--seeds", "1", "--iterations", "9"]
     args += ["--init", "4", "--every", "2", "--points", "40", "--out", str(out)]
     args += ["--prior", "ls_family=inverse-gamma", "--prior", "ls_beta=0.3", "--kernel", "matern32"]
-    assert main(args) == 0
+    assert main([*args, "--first-seed", "3"]) == 0
     printed = capsys.readouterr().out
     assert "| nominal | objective, central |" in printed
     assert "| LOO coverage, 0.95 (own observations) |" in printed
     ds = xr.load_dataset(out)
     assert ds.sizes["step"] == 3 and out.with_suffix(".png").exists()
+    assert ds["seed"].values.tolist() == [3]  # an instance the defaults were not chosen on
     assert "ls_family='inverse-gamma'" in ds.attrs["priors"] and "ls_beta=0.3" in ds.attrs["priors"]
     assert ds.attrs["kernel"] == "matern32"
     assert "| nominal |" in out.with_suffix(".md").read_text()
@@ -160,6 +161,8 @@ def test_calibration_command_names_a_bad_prior_before_any_run(tmp_path, capsys):
     assert "NAME one of ['f0'" in capsys.readouterr().err
     assert main([*base, "--component-kernel", "f0=matern7"]) == 2
     assert "got 'matern7'" in capsys.readouterr().err
+    assert main([*base, "--first-seed", "-1"]) == 2
+    assert "--first-seed must be >= 0; got -1" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # refused before any run
 
 

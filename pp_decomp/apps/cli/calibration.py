@@ -18,13 +18,14 @@ def cmd_calibration(args) -> int:
     """``pp-decomp calibration``: the runs, the table, the netCDF file and the diagram."""
     check_out_path(Path(args.out), "--out")
     seeds = check_positive_int(args.seeds, "--seeds")
+    start = check_positive_int(args.first_seed, "--first-seed", minimum=0)
     priors = Priors(**prior_fields(args.prior))
     first = get_problem(args.problem, seed=0)  # a typo fails here, before any run
     components = component_kernels(args.component_kernel, first)
     ds = calibration_run(
         lambda s: get_problem(args.problem, seed=s),
         args.strategy,
-        seeds=range(seeds),
+        seeds=range(start, start + seeds),
         iterations=args.iterations,
         every=args.every,
         n_points=args.points,

@@ -30,6 +30,13 @@ def add_parsers(sub) -> None:
     c.add_argument("--strategy", default=None, help="default: the problem's default strategy")
     c.add_argument("--inference", default="map", type=str.lower, choices=INFERENCE_METHODS)
     c.add_argument("--seeds", type=int, default=10, help="runs, one instance per seed")
+    c.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="the first run's seed: the runs take seeds FIRST_SEED to FIRST_SEED + SEEDS - 1 "
+        "(instances never used to choose a setting)",
+    )
     c.add_argument("--iterations", type=int, default=30, help="evaluations per run")
     c.add_argument("--init", type=int, default=5, help="initial design size")
     c.add_argument("--every", type=int, default=5, help="score every this many model steps")
