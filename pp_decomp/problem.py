@@ -373,8 +373,15 @@ def is_identity(name) -> bool:
     return all(n == "none" for n in ((name,) if isinstance(name, str) else name))
 
 
-def _transform_names(name, J: int) -> tuple:
-    return (name,) * J if isinstance(name, str) else tuple(name)
+def logged(name, J: int) -> np.ndarray:
+    """Which of ``J`` components transform ``name`` (or one name per component) puts
+    on the log scale: ``(J,)`` booleans.
+
+    >>> logged(("none", "log"), 2).tolist(), logged("log", 3).tolist()
+    ([False, True], [True, True, True])
+    """
+    names = (name,) * J if isinstance(name, str) else tuple(name)
+    return np.array([n == "log" for n in names], dtype=bool)
 
 
 def forward(name: str, Y: np.ndarray, names=None) -> np.ndarray:
@@ -386,14 +393,14 @@ def forward(name: str, Y: np.ndarray, names=None) -> np.ndarray:
     Y = np.asarray(Y, dtype=float)
     if is_identity(name):
         return Y
-    logged = np.array([n == "log" for n in _transform_names(name, Y.shape[-1])])
-    bad = np.argwhere(~(Y > 0) & logged)
+    on_log = logged(name, Y.shape[-1])
+    bad = np.argwhere(~(Y > 0) & on_log)
     if len(bad):
         j = int(bad[0][-1])
         label = names[j] if names is not None else f"component {j}"
         value = float(Y[tuple(bad[0])])
         raise ValueError(f"outcome_transform='log' needs positive components; {label} = {value!r}")
-    return np.where(logged, np.log(np.where(logged, Y, 1.0)), Y)
+    return np.where(on_log, np.log(np.where(on_log, Y, 1.0)), Y)
 
 
 def inverse(name: str, F: np.ndarray) -> np.ndarray:
@@ -401,8 +408,8 @@ def inverse(name: str, F: np.ndarray) -> np.ndarray:
     F = np.asarray(F, dtype=float)
     if is_identity(name):
         return F
-    logged = np.array([n == "log" for n in _transform_names(name, F.shape[-1])])
-    return np.where(logged, np.exp(np.where(logged, F, 0.0)), F)
+    on_log = logged(name, F.shape[-1])
+    return np.where(on_log, np.exp(np.where(on_log, F, 0.0)), F)
 
 
 def model_problem(problem: Problem, name: str) -> Problem:

@@ -122,7 +122,8 @@ def step_coverage(
     band = distance_bands(X, state.X, setup.problem.domain.widths)
     h, draws = objective_samples(setup, models, X, n_samples, rng, state.n)
     if draws is not None:  # a composed strategy's one GP of h has no component posteriors
-        draws = inverse(s.model.outcome_transform, draws)  # in the system's units
+        if setup.strategy.surrogate != "network":  # a network's nodes are in them already
+            draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(J):
             comp[j], miss[j], by_band[j] = _scored(draws[..., j], F_true[:, j], levels, band)
     beta = float(s.acquisition.beta(t))

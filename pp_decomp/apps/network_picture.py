@@ -4,8 +4,9 @@ Nodes are laid out in columns by depth (a node one column right of its deepest
 parent), an arrow from each parent to each child. Each node's panel shows its
 GP's fit: at every evaluation, the observed output against the GP's posterior
 mean at that evaluation's ``Z_k`` (its inputs and its parents' observed
-outputs), with a 95% interval (the mean plus and minus 1.96 sd of the mixture);
-points on the diagonal are fitted, the interval says how sure the GP is. The GPs
+outputs), with a 95% interval (the mean plus and minus 1.96 sd of the mixture; for
+a node on the log scale, ``exp`` of its GP's mean and of that interval's ends, in the
+node's units); points on the diagonal are fitted, the interval says how sure the GP is. The GPs
 are those of the last choice: evaluations told after it (in red) are predicted,
 not fitted.
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from pp_decomp.apps.figures import FIGURES
 from pp_decomp.network import Network, problem_network
+from pp_decomp.problem import logged
 
 
 def depths(net: Network) -> list[int]:
@@ -66,9 +68,13 @@ def _fit(ax, run, net: Network, k: int) -> None:
     Z = net.node_inputs(k, run.X, run.Y)
     mean, var = gp.predict(Z)
     y, sd = run.Y[:, k], np.sqrt(var)
+    lo, hi = mean - 1.96 * sd, mean + 1.96 * sd
+    if logged(run.outcome_transform, len(net))[k]:
+        mean, lo, hi = np.exp(mean), np.exp(lo), np.exp(hi)
     fitted = len(gp.X_train)  # told after the last choice's fit: predicted, not fitted
     for part, style in ((slice(0, fitted), "C0"), (slice(fitted, None), "C3")):
-        ax.errorbar(y[part], mean[part], yerr=1.96 * sd[part], fmt="o", ms=3, lw=0.8, color=style)
+        err = np.stack([mean[part] - lo[part], hi[part] - mean[part]])
+        ax.errorbar(y[part], mean[part], yerr=err, fmt="o", ms=3, lw=0.8, color=style)
     lo, hi = min(y.min(), mean.min()), max(y.max(), mean.max())
     ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
     ax.set_title(f"{net.names[k]}\n{_reads(net, k, run.problem.input_names)}", fontsize=7)

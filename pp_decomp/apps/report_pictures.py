@@ -66,7 +66,8 @@ class RunView:
     ``strategy``, its ``surrogate`` kind and the ``inference`` method name the run;
     ``X (n, d)``, ``Y (n, J)``: the observations; ``pending (k, d)``: the inputs
     asked and not told; ``models()``: the last choice's GPs by name;
-    ``results()``, ``predict(X, ...)``, ``posterior(name)``: as the optimiser's.
+    ``results()``, ``predict(X, ...)``, ``posterior(name)``: as the optimiser's;
+    ``outcome_transform``: the run's (a logged GP's fit is drawn in the system's units).
     """
 
     problem: Problem
@@ -80,6 +81,7 @@ class RunView:
     results: Callable[[], xr.Dataset]
     predict: Callable[..., xr.Dataset]
     posterior: Callable[..., xr.DataTree]
+    outcome_transform: str | tuple = "none"
 
     @property
     def n(self) -> int:

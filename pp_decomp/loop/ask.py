@@ -186,7 +186,9 @@ def build_context(
     elif kind == "additive":
         surrogates["additive"] = models["additive"]
     elif kind == "network":
-        network = NetworkSurrogate.of(problem, models, s.model.copula, state.n)
+        network = NetworkSurrogate.of(
+            problem, models, s.model.copula, state.n, s.model.outcome_transform
+        )
         surrogates["network"] = network.believing(P)
     if kind == "composed" or setup.strategy.with_composed:
         surrogates["composed"] = hallucinate_pending(ComposedSurrogate(models["composed"]), P)
@@ -202,7 +204,7 @@ def build_context(
         rng,
         excluded=state.busy(),
         X=state.X,
-        Y=forward(s.model.outcome_transform, state.Y),
+        Y=state.Y if kind == "network" else forward(s.model.outcome_transform, state.Y),
         best=best,
         gamma=state.gamma_asked,
         mc_samples=s.acquisition.mc_samples,

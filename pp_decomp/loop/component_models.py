@@ -11,8 +11,9 @@ from the problem), a kernel expression, or a shorthand string. A component's
 
 A network strategy's node GPs take ``components`` by node name, each model built
 on the node's ``Z_k`` (its own inputs, then its parents' outputs;
-:mod:`pp_decomp.network`); a node takes no outcome transform, nor a warp of its
-parents' columns (:func:`check_node_model`).
+:mod:`pp_decomp.network`); a node's ``transform="log"`` puts its GP on
+``log y_k`` and its sampled paths on ``exp`` of it, which its children read; a
+node takes no warp of its parents' columns (:func:`check_node_model`).
 """
 
 from __future__ import annotations
@@ -127,16 +128,9 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
 
 
 def check_node_model(gp: ComponentGP, node) -> None:
-    """Refuse, naming the node, a model a network node's GP cannot take: an outcome
-    transform (a node is modelled as its children read it) and input warping on its
-    parents' columns (they are scaled by the parents' observed range, which sampled
-    values leave, and the Kumaraswamy warp needs the unit box)."""
-    if gp.transform == "log":
-        raise ValueError(
-            f"components[{node.name!r}]: transform='log' is an outcome transform, which a "
-            "network strategy does not take: each node's output is modelled as its "
-            "children read it"
-        )
+    """Refuse, naming the node, a model a network node's GP cannot take: input warping
+    on its parents' columns (they are scaled by the parents' observed range, which
+    sampled values leave, and the Kumaraswamy warp needs the unit box)."""
     kernel = getattr(gp, "model_kernel", None)
     if kernel is None or not node.parents:
         return

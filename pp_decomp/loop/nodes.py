@@ -81,8 +81,9 @@ def choose_node(setup: RunSetup, state: LoopState, updater: Updater | None) -> N
     d = ask_one(setup, state, updater, key)
     if d.models is None:
         return NodeDecision(None, net.order[0], d.x, d.record, {"phase": "init", "key": key})
+    m = setup.settings.model
     surrogate = NetworkSurrogate.of(
-        setup.model_problem, d.models, setup.settings.model.copula, state.n
+        setup.model_problem, d.models, m.copula, state.n, m.outcome_transform
     )
     best = float(np.max(setup.problem.signed_objective(state.Y, state.X)))
     paths = min(setup.settings.acquisition.mc_samples, NETWORK_PATHS)

@@ -88,6 +88,7 @@ class _Views:
             self.problem, self.settings.strategy, self.strategy.surrogate,
             self.settings.inference.method, self.X, self.Y, self.pending.X,
             models, self.results, self.predict, self.posterior,
+            self.settings.model.outcome_transform,
         )  # fmt: skip
 
     def signed_objective(self) -> np.ndarray:
@@ -234,10 +235,14 @@ class Optimizer(_Views, _NodeSteps):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
         s = RunSettings.build(problem, strategy, **kw)
-        # the problem as the GPs see it: components under the outcome transform
-        seen = model_problem(problem, s.model.outcome_transform)
-        # a strategy object is used as given
-        self.setup = RunSetup(problem, seen, s, get_strategy(strategy or s.strategy))
+        strat = get_strategy(strategy or s.strategy)  # a strategy object is used as given
+        # the problem as the GPs see it: components under the outcome transform; a
+        # network's node GPs take theirs in its surrogate, whose children read the
+        # nodes in the system's units
+        seen = problem
+        if strat.surrogate != "network":
+            seen = model_problem(problem, s.model.outcome_transform)
+        self.setup = RunSetup(problem, seen, s, strat)
         self.state = LoopState(
             problem.domain, problem.n_components, s.seed, s.n_init, s.max_retries
         )

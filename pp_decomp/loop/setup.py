@@ -20,7 +20,8 @@ from pp_decomp.strategies import Strategy
 @dataclass(frozen=True)
 class RunSetup:
     """A run's problem, its ``model_problem`` (the components under the outcome
-    transform, :func:`~pp_decomp.problem.model_problem`), its
+    transform, :func:`~pp_decomp.problem.model_problem`; a network strategy's is the
+    problem itself, its surrogate applying each node's transform), its
     validated ``settings`` and its ``strategy``; fixed for the run's life.
 
     Examples

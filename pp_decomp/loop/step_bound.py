@@ -44,7 +44,8 @@ def objective_samples(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Pointwise posterior samples at ``X (m, d)`` under a run's GPs by name
     ``models``: of the signed objective ``h = sign · g``, ``(n_samples, m)``, and of the
-    components as modelled (under the outcome transform), ``(n_samples, m, J)``.
+    components as modelled (under the outcome transform; a network's nodes in the
+    system's units), ``(n_samples, m, J)``.
 
     The components are sampled jointly (:func:`component_samples`: a correlated
     model's views, or the copula) and pushed through ``g``; a network strategy
@@ -56,7 +57,8 @@ def objective_samples(
         return models["composed"].sample(X, n_samples, seed=rng), None
     problem = setup.model_problem
     if setup.strategy.surrogate == "network":
-        surrogate = NetworkSurrogate.of(problem, models, setup.settings.model.copula, shared)
+        m = setup.settings.model
+        surrogate = NetworkSurrogate.of(problem, models, m.copula, shared, m.outcome_transform)
         F = surrogate.sample(X, n_samples, rng)
     else:
         comps = [models[n] for n in problem.component_names]

@@ -15,7 +15,10 @@ rise and fall with one epidemic, so the hospital load that sums them is more
 uncertain than their independent parts say); with ``corr`` the normals are
 coupled across nodes, ``z_n = L_C u_n``, by the copula of the decomposed
 strategies (:mod:`pp_decomp.composition.core`) fitted to the nodes' whitened
-residuals (:func:`node_correlation`): each node keeps its marginal. The objective's samples are
+residuals (:func:`node_correlation`): each node keeps its marginal. A node on the log
+scale (``logged``: its GP regresses ``log y_k``, for a positive output spanning
+orders of magnitude) takes ``F_{n,k} = exp(μ + σ z)``, log-normal per draw, and its
+children read that value in the system's units. The objective's samples are
 ``h_n(x) = sign · objective(F_n(x))``. With the base samples ``(z, s)`` fixed,
 ``h_n`` is a smooth function of ``x``: what the acquisitions maximise.
 
@@ -49,6 +52,7 @@ from pp_decomp.components.gp.base import believing
 from pp_decomp.composition.core import correlation_of_residuals, whitened_residuals
 from pp_decomp.network.graph import Network
 from pp_decomp.network.problem import problem_network
+from pp_decomp.problem import logged
 
 PARENT_MARGIN = 0.1  # fraction of a parent's observed range added on each side of its bounds
 
@@ -131,23 +135,40 @@ class NetworkSurrogate:
     gps : one fitted GP per node, in ``network.nodes`` order, each on its ``Z_k``
     sign : +1 to maximise the objective, -1 to minimise it
     corr : (K, K) correlation of the nodes' normals (the copula), default independent
+    logged : (K,) booleans, the nodes whose GPs regress ``log y_k``; default none
     """
 
     def __init__(
-        self, network: Network, gps: Sequence, sign: float = 1.0, corr: np.ndarray | None = None
+        self,
+        network: Network,
+        gps: Sequence,
+        sign: float = 1.0,
+        corr: np.ndarray | None = None,
+        logged: Sequence[bool] | None = None,
     ):
-        if len(gps) != len(network):
-            raise ValueError(f"gps has {len(gps)} model(s) for {len(network)} node(s)")
+        K = len(network)
+        if len(gps) != K:
+            raise ValueError(f"gps has {len(gps)} model(s) for {K} node(s)")
         self.network, self.gps, self.sign = network, list(gps), float(sign)
-        self.corr, self._chol = _checked_corr(corr, len(network))
+        self.corr, self._chol = _checked_corr(corr, K)
+        self.logged = np.zeros(K, bool) if logged is None else np.asarray(logged, dtype=bool)
+        if self.logged.shape != (K,):
+            raise ValueError(f"logged must name each of the {K} nodes; got {self.logged.shape}")
 
     @classmethod
     def of(
-        cls, problem, models: Mapping, copula: bool = False, shared: int | None = None
+        cls,
+        problem,
+        models: Mapping,
+        copula: bool = False,
+        shared: int | None = None,
+        transform="none",
     ) -> NetworkSurrogate:
         """The surrogate of a network ``problem`` from a run's GPs by node name; with
         ``copula``, the nodes' normals coupled by :func:`node_correlation` on the
-        ``shared`` evaluations every node was fitted at first (a run's ``n``)."""
+        ``shared`` evaluations every node was fitted at first (a run's ``n``); the
+        nodes the outcome ``transform`` puts on the log scale
+        (:func:`~pp_decomp.problem.logged`) sampled as such."""
         gps = [models[name] for name in problem.component_names]
         corr = node_correlation(gps, shared) if copula else None
         if copula and corr is None:
@@ -159,7 +180,8 @@ class NetworkSurrogate:
                 UserWarning,
                 stacklevel=2,
             )
-        return cls(problem_network(problem), gps, problem.sign, corr)
+        on_log = logged(transform, len(gps))
+        return cls(problem_network(problem), gps, problem.sign, corr, on_log)
 
     @property
     def n_draws(self) -> tuple[int, ...]:
@@ -174,6 +196,8 @@ class NetworkSurrogate:
         F = np.empty((len(P), len(self.network)))
         for k in self.network.order:
             F[:, k] = self.gps[k].predict(self.network.node_inputs(k, P, F))[0]
+            if self.logged[k]:  # the median of the node's log-normal
+                F[:, k] = np.exp(F[:, k])
         return F
 
     def believed_objective(self, P: np.ndarray) -> np.ndarray:
@@ -208,7 +232,7 @@ class NetworkSurrogate:
             return self
         F = self.believed(P)
         gps = [believing(gp, self.network.node_inputs(k, P, F)) for k, gp in enumerate(self.gps)]
-        return NetworkSurrogate(self.network, gps, self.sign, self.corr)
+        return NetworkSurrogate(self.network, gps, self.sign, self.corr, self.logged)
 
     def base_samples(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` paths' normals ``z (n, K)`` (scrambled Sobol, as BoTorch's QMC sampler)
@@ -255,11 +279,13 @@ class NetworkSurrogate:
         net, gp = self.network, self.gps[k]
         if not net.parents[k]:
             mean, var = gp.predict_per_draw(X[:, list(net.nodes[k].inputs)])
-            return mean[idx[:, k]] + np.sqrt(var[idx[:, k]]) * z[:, k, None]
-        Z = net.node_inputs(k, X[None], F)  # (n, m, p): every path its own parents
-        Zs = gp.scale_X(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape)
-        mean, var = gp.posterior.paired_of(Zs, idx[:, k])
-        return gp.y_mean + gp.y_std * (mean + np.sqrt(var) * z[:, k, None])
+            value = mean[idx[:, k]] + np.sqrt(var[idx[:, k]]) * z[:, k, None]
+        else:
+            Z = net.node_inputs(k, X[None], F)  # (n, m, p): every path its own parents
+            Zs = gp.scale_X(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape)
+            mean, var = gp.posterior.paired_of(Zs, idx[:, k])
+            value = gp.y_mean + gp.y_std * (mean + np.sqrt(var) * z[:, k, None])
+        return np.exp(value) if self.logged[k] else value
 
     def samples_and_grad(
         self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, fixed: np.ndarray | None = None
@@ -301,6 +327,9 @@ class NetworkSurrogate:
         out[..., cols] += dZ[..., : len(cols)]
         for c, p in enumerate(net.parents[k]):
             out += dZ[..., len(cols) + c, None] * dF[:, :, p]
+        if self.logged[k]:  # d exp(v) = exp(v) dv
+            value = np.exp(value)
+            out *= value[..., None]
         return value, out
 
     def objective_samples_and_grad(

@@ -129,7 +129,6 @@ def counting_network():
     "model, match",
     [
         (K.Matern52(active_dims=[3]), "active_dims"),
-        (ppd.ComponentGP(K.Matern52(), transform="log"), r"components\['b'\]: transform='log'"),
         (K.Warped(K.Matern52()), r"components\['b'\]: .*warps the columns of the node's parents"),
         (K.Warped(K.Matern52(active_dims=[1, 2])), r"parents \['a'\] \(columns 2-2"),
     ],

@@ -188,3 +188,68 @@ def test_a_given_objective_climbs_on_its_own_gradient_or_on_differences(fitted):
         without.value_and_grad(x)
     with pytest.raises(TypeError, match="objective_grad must be a function"):
         ppd.network.Network(nodes, 3, objective=sq, objective_grad=2.0)
+
+
+@pytest.fixture(scope="module")
+def positive():
+    """A positive two-node network spanning two orders of magnitude, its GPs on the
+    log of each node."""
+    from pp_decomp.network import Network, Node, network_problem
+
+    nodes = [
+        Node("a", lambda Z: np.exp(2.5 * np.sin(3 * Z[:, 0])), inputs=(0,)),
+        Node("b", lambda Z: Z[:, 1] * (1 + Z[:, 0]), inputs=(1,), parents=("a",)),
+    ]
+    p = network_problem(Network(nodes, dim=2), ppd.Box([0, 0], [1, 1]))
+    net = p.metadata["network"]
+    X = p.domain.sample(14, seed=0)
+    Y = p.evaluate(X)
+    gps = [
+        ppd.ComponentGP(bounds=node_bounds(net, k, p.domain, Y)).fit(
+            net.node_inputs(k, X, Y), np.log(Y[:, k]), "map", seed=k
+        )
+        for k in range(len(net))
+    ]
+    return p, net, X, Y, gps
+
+
+def test_a_logged_node_is_sampled_as_exp_of_its_gp_and_its_child_reads_that_value(positive):
+    p, net, X, Y, gps = positive
+    s = NetworkSurrogate(net, gps, p.sign, logged=[True, True])
+    z, idx = s.base_samples(32, np.random.default_rng(1))
+    Xq = p.domain.sample(4, seed=2)
+    F = s.samples(Xq, z, idx)
+    n = 7
+    by_hand = np.empty((4, 2))
+    for k in range(2):
+        mean, var = gps[k].predict_per_draw(net.node_inputs(k, Xq, by_hand))
+        by_hand[:, k] = np.exp(mean[idx[n, k]] + np.sqrt(var[idx[n, k]]) * z[n, k])
+    np.testing.assert_allclose(F[n], by_hand, rtol=1e-9)
+    assert np.all(F > 0)
+    # believed values: the log-normal's median, the child at its parent's
+    med_a = np.exp(gps[0].predict(Xq[:, :1])[0])
+    med_b = np.exp(gps[1].predict(np.c_[Xq[:, 1], med_a])[0])
+    np.testing.assert_allclose(s.believed(Xq), np.c_[med_a, med_b], rtol=1e-9)
+    # at the data, the paths' median is the observation (the GPs nearly interpolate)
+    F_obs = s.samples(X[:5], *s.base_samples(512, np.random.default_rng(2)))
+    np.testing.assert_allclose(np.median(F_obs[..., 0], axis=0), Y[:5, 0], rtol=0.1)
+    with pytest.raises(ValueError, match="logged must name each of the 2 nodes"):
+        NetworkSurrogate(net, gps, p.sign, logged=[True])
+
+
+@pytest.mark.parametrize("draws", ["map", "several"])
+def test_gradients_through_logged_nodes_are_those_of_their_values(positive, draws):
+    p, net, X, Y, gps = positive
+    rng = np.random.default_rng(1)
+    if draws == "several":
+        gps = [_several_draws(gp, rng) for gp in gps]
+    s = NetworkSurrogate(net, gps, p.sign, logged=[True, False])
+    x = p.domain.sample(4, seed=3)
+    z, idx = s.base_samples(16, rng)
+    F, dF = s.samples_and_grad(x, z, idx)
+    np.testing.assert_allclose(F, s.samples(x, z, idx), rtol=1e-12)
+    for k in range(2):
+        fd = _fd(lambda v, k=k: s.samples(v, z, idx)[..., k], x)
+        np.testing.assert_allclose(dF[:, :, k], fd, rtol=1e-5, atol=1e-7)
+    acq = NetworkUCB(s, 3.0, 48, rng)
+    np.testing.assert_allclose(acq.value_and_grad(x)[1], _fd(acq, x), rtol=1e-5, atol=1e-7)

@@ -129,13 +129,15 @@ def check_copula(copula, strategy, problem, correlated: bool, inference: str) ->
 
 
 def check_transform(transform: str, strategy, inference: str) -> None:
-    """Refuse an outcome transform where the run has no component GPs to apply it to."""
+    """Refuse an outcome transform where the run has no component GPs (or a network's
+    node GPs) to apply it to."""
     if is_identity(transform):
         return
-    if strategy.surrogate != "decomposed":
+    if strategy.surrogate not in ("decomposed", "network"):
         raise UnsupportedSetting(
             f"outcome_transform={transform!r} transforms the component GPs of a decomposed "
-            f"strategy; strategy {strategy.name!r} models {strategy.surrogate!r}"
+            f"strategy or the node GPs of a network strategy; strategy {strategy.name!r} "
+            f"models {strategy.surrogate!r}"
         )
     if strategy.needs.linear_g:
         raise UnsupportedSetting(

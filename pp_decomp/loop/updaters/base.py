@@ -20,9 +20,11 @@ from pp_decomp.problem import forward
 class LoopData:
     """The observations so far and the outputs each surrogate model regresses.
 
-    ``X (n, d)``, ``Y (n, J)``; ``targets`` maps a model name to its outputs
-    ``(n,)``: each component's ``y_j``, or ``"composed"`` / ``"additive"`` to the
-    signed objective ``sign · g(y; x)`` (both for a strategy ``with_composed``).
+    ``X (n, d)``, ``Y (n, J)`` (under the outcome transform; a network's in the
+    system's units, as its children read them); ``targets`` maps a model name to its
+    outputs ``(n,)``: each component's ``y_j`` under its transform, or ``"composed"``
+    / ``"additive"`` to the signed objective ``sign · g(y; x)`` (both for a strategy
+    ``with_composed``).
     ``rows_X (r, d)``, ``rows_Y (r, J)``, ``rows_given (r, J)``: a network's rows
     evaluated in part and still open (:mod:`pp_decomp.loop.node_log`), NaN where
     not known, ``given`` where a value is a parent's given by the user; ``n_told``:
@@ -64,7 +66,8 @@ def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
     log = state.nodes
     rows = log.open_rows()
     told = sum(not r.get("by_node", False) for r in state.records) + len(log)
-    return LoopData(state.X, Y, targets, log.X[rows], log.Y[rows], log.given[rows], told)
+    # the parents a child reads, in the system's units (the node's target alone transformed)
+    return LoopData(state.X, state.Y, targets, log.X[rows], log.Y[rows], log.given[rows], told)
 
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:

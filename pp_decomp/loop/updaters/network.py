@@ -16,7 +16,7 @@ from pp_decomp.loop.updaters.base import gp_arguments
 from pp_decomp.loop.updaters.fast import rescaled
 from pp_decomp.loop.updaters.refit import RefitUpdater
 from pp_decomp.network import Node, node_bounds, problem_network
-from pp_decomp.problem import is_identity
+from pp_decomp.problem import logged
 
 
 def warped_node_kernel(kernel: str, priors, node: Node) -> Kernel | str:
@@ -61,12 +61,7 @@ class NetworkUpdater(RefitUpdater):
         self.bounds: dict[str, np.ndarray] = {}
         self.refreshes: dict[str, int] = {}  # refreshes in a row since the last NUTS fit
         self.y_std: dict[str, float] = {}  # the outputs' scale of each node's last draws
-        transform = settings.model.outcome_transform
-        if not is_identity(transform):
-            raise ValueError(
-                f"outcome_transform={transform!r}: a network strategy models each node's "
-                "output as its children read it; leave the outcome transform out"
-            )
+        self.logged = logged(settings.model.outcome_transform, len(self.network))
 
     def update(self, data, t, rng, notes):
         if not self.refits(data):
@@ -116,8 +111,9 @@ class NetworkUpdater(RefitUpdater):
         return {"ls_mean": on_inputs, "parent_ls_mean": parents}
 
     def _training(self, name: str, data) -> tuple:
-        """Node ``name``'s ``Z_k`` and ``y_k`` at the evaluations and at the open rows
-        where it is observed and its parents' values are known."""
+        """Node ``name``'s ``Z_k`` and ``y_k`` (on the log scale for a node the outcome
+        transform logs) at the evaluations and at the open rows where it is observed
+        and its parents' values are known."""
         net, k = self.network, self.network.index(name)
         Z, y = net.node_inputs(k, data.X, data.Y), data.targets[name]
         if data.rows_X is None or not len(data.rows_X):
@@ -125,7 +121,10 @@ class NetworkUpdater(RefitUpdater):
         known = np.isfinite(data.rows_Y)
         use = known[:, k] & ~data.rows_given[:, k] & known[:, list(net.parents[k])].all(axis=1)
         rows = net.node_inputs(k, data.rows_X[use], data.rows_Y[use])
-        return np.vstack([Z, rows]), np.concatenate([y, data.rows_Y[use, k]])
+        y_rows = data.rows_Y[use, k]
+        if self.logged[k]:  # told rows were checked positive
+            y_rows = np.log(y_rows)
+        return np.vstack([Z, rows]), np.concatenate([y, y_rows])
 
     def _gp(self, name: str, data=None) -> ComponentGP:
         s, node = self.settings, self.network.nodes[self.network.index(name)]
