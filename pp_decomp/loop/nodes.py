@@ -28,6 +28,7 @@ from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.network import NetworkEI, NetworkSurrogate, next_node, node_choice, problem_network
+from pp_decomp.problem import logged
 from pp_decomp.strategies.catalog import NETWORK_PATHS
 from pp_decomp.validate import as_float_array, check_X
 
@@ -140,6 +141,11 @@ def _checked(setup: RunSetup, state: LoopState, net, k: int, x, value, parents) 
     if not p.domain.contains(x[None])[0]:
         raise ValueError(f"x={x.tolist()} is outside the problem's domain; nothing was told")
     v = _one_number(value, "value", f"at x={x.tolist()}")
+    if logged(setup.settings.model.outcome_transform, len(net))[k] and not v > 0:
+        raise ValueError(  # its GP regresses log y: refused before an open row keeps it
+            f"node {node!r} is on the log scale (outcome_transform) and needs a positive "
+            f"value; got {v!r} at x={x.tolist()}; nothing was told"
+        )
     row = state.nodes.row_at(x)
     y = np.full(len(net), np.nan) if row is None else state.nodes.Y[row].copy()
     given = {} if parents is None else _given(net, k, parents)

@@ -192,3 +192,28 @@ def test_a_node_by_node_run_with_the_copula_couples_its_nodes_on_the_evaluations
     C = NetworkSurrogate.of(chain, opt.models, copula=True, shared=opt.n).corr
     np.testing.assert_allclose(C, node_correlation(gps, opt.n))
     assert not np.allclose(C, np.eye(3))
+
+
+def test_a_node_by_node_run_on_the_log_scale_fits_log_y_on_its_open_rows_too():
+    nodes = [
+        Node("a", lambda Z: np.exp(2.5 * np.sin(3 * Z[:, 0])), inputs=(0,)),
+        Node("b", lambda Z: Z[:, 1] * (1 + Z[:, 0]), inputs=(1,), parents=("a",)),
+    ]
+    p = network_problem(Network(nodes, dim=2), ppd.Box([0, 0], [1, 1]), name="positive")
+    opt = ppd.Optimizer(p, strategy="network-ucb", n_init=4, seed=0, outcome_transform="log")
+    opt.run_nodes(budget=16)
+    log = opt.state.nodes
+    a = opt.models["a"]
+    told_a = np.concatenate([opt.state.Y[:, 0], log.Y[log.open_rows(), 0]])
+    told_a = told_a[np.isfinite(told_a)]
+    assert len(a.y_train) > opt.n  # node a also learnt from rows left open
+    # every value it regresses is the log of a value told for it (the last fit's data)
+    gap = np.abs(a.y_train[:, None] - np.log(told_a)[None]).min(axis=1)
+    assert gap.max() < 1e-12
+    ask = opt.ask_node()
+    if ask.node == "a":  # a non-positive value for a logged node is refused, nothing told
+        with pytest.raises(ValueError, match="node 'a' is on the log scale .* got -0.5"):
+            opt.tell_node(ask.node, ask.x, -0.5, parents=ask.parents)
+    with pytest.raises(ValueError, match="node 'a' is on the log scale .* got 0.0"):
+        opt.tell_node("a", p.domain.sample(1, seed=9)[0], 0.0)
+    assert len(opt.state.nodes) == len(log)
