@@ -66,7 +66,12 @@ class _Views:
     problem = _of("setup", "problem", "The problem (Problem).")
     settings = _of("setup", "settings", "The validated settings (RunSettings).")
     strategy = _of("setup", "strategy", "The strategy (Strategy).")
-    model_problem = _of("setup", "model_problem", "The problem as the GPs see it (Problem).")
+    model_problem = _of(
+        "setup",
+        "model_problem",
+        "The problem as the GPs see it (Problem): under the outcome transform; a "
+        "network strategy's is the problem itself, its surrogate applying each node's.",
+    )
     X = _of_state("X", "Inputs told so far: (n, d).")
     Y = _of_state("Y", "Components observed at them: (n, J).")
     records = _of_state("records", "One step record per observation (list of dict).")

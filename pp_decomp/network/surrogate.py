@@ -191,7 +191,8 @@ class NetworkSurrogate:
     def believed(self, P: np.ndarray) -> np.ndarray:
         """Every node's believed value at the inputs ``P (k, d)``, in the graph's order:
         its posterior mean over its draws at its inputs and its parents' believed
-        values (the mean carried down the graph): (k, K)."""
+        values (the mean carried down the graph; for a node on the log scale, ``exp``
+        of its GP's mean, the log-normal's median): (k, K)."""
         P = np.atleast_2d(np.asarray(P, dtype=float))
         F = np.empty((len(P), len(self.network)))
         for k in self.network.order:

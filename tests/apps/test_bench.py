@@ -397,7 +397,9 @@ def test_summary_reports_seconds_per_model_based_step():
     assert table.splitlines()[-1].endswith("| 0.1 |")
 
 
-def test_bench_transforms_the_components_of_the_decomposed_strategies_only(tmp_path, capsys):
+def test_bench_transforms_the_components_of_the_decomposed_and_network_strategies_only(
+    tmp_path, capsys
+):
     import json
 
     from pp_decomp.apps.cli import main
@@ -412,6 +414,14 @@ def test_bench_transforms_the_components_of_the_decomposed_strategies_only(tmp_p
     )
     tasks = {t.strategy: t.outcome_transform for t in spec.tasks()}
     assert tasks == {"d-gpucb-mc": "log", "gp-ucb": "none"}
+    network = BenchSpec(
+        problems=["flu-network"], strategies=["network-ucb", "gp-ucb"], trials=1,
+        iterations=16, n_init=14, outcome_transform="log",
+    )  # fmt: skip
+    assert {t.strategy: t.outcome_transform for t in network.tasks()} == {
+        "network-ucb": "log",  # was dropped without a word before stop 91
+        "gp-ucb": "none",
+    }
     (why,) = [w for p, s, w in spec.skipped if s == "d-gpucb"]
     assert "linear g" in why and "'log'" in why
     with pytest.raises(ValueError, match="outcome_transform must be one of"):

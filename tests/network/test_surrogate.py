@@ -237,13 +237,13 @@ def test_a_logged_node_is_sampled_as_exp_of_its_gp_and_its_child_reads_that_valu
         NetworkSurrogate(net, gps, p.sign, logged=[True])
 
 
-@pytest.mark.parametrize("draws", ["map", "several"])
-def test_gradients_through_logged_nodes_are_those_of_their_values(positive, draws):
+@pytest.mark.parametrize("draws, logs", [("map", [True, False]), ("several", [True, True])])
+def test_gradients_through_logged_nodes_are_those_of_their_values(positive, draws, logs):
     p, net, X, Y, gps = positive
     rng = np.random.default_rng(1)
     if draws == "several":
         gps = [_several_draws(gp, rng) for gp in gps]
-    s = NetworkSurrogate(net, gps, p.sign, logged=[True, False])
+    s = NetworkSurrogate(net, gps, p.sign, logged=logs)
     x = p.domain.sample(4, seed=3)
     z, idx = s.base_samples(16, rng)
     F, dF = s.samples_and_grad(x, z, idx)

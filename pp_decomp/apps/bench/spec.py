@@ -56,7 +56,7 @@ class Task:
     correlated: bool = False  # correlated components (decomposed strategies only)
     kernel: str | None = None  # None: the Optimizer's default for the problem
     priors: tuple = ()  # Priors fields other than the defaults, as (name, value) pairs
-    outcome_transform: str = "none"  # of the component GPs (decomposed strategies only)
+    outcome_transform: str = "none"  # of the component GPs and a network's node GPs
     copula: bool = False  # their errors correlated by a Gaussian copula (decomposed, network)
     warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
     input_warping: bool = False  # the GPs' kernel on warped inputs (component, composed, node GPs)
@@ -115,7 +115,8 @@ class BenchSpec:
     # the GPs' kernel (None: the Optimizer's default) and Priors fields other than the defaults
     kernel: str | None = None
     priors: dict = field(default_factory=dict)
-    # what the component GPs of the decomposed strategies regress (Optimizer(outcome_transform=))
+    # what the component GPs of the decomposed strategies and the node GPs of the
+    # network strategies regress (Optimizer(outcome_transform=))
     outcome_transform: str = "none"
     # their posterior errors correlated by a Gaussian copula (Optimizer(copula=);
     # None: wherever it applies, the Optimizer's default)
@@ -180,7 +181,7 @@ class BenchSpec:
             self.correlated and decomposed,
             self.kernel,
             tuple(sorted(self.priors.items())),
-            self.outcome_transform if decomposed else "none",
+            self.outcome_transform if surrogate in ("decomposed", "network") else "none",
             # None until the settings say whether the copula applies
             self.copula if surrogate in COPULA_SURROGATES else False,
             self.warm_start and surrogate in ("decomposed", "composed"),

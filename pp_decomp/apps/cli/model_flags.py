@@ -44,8 +44,9 @@ def add_outcome_transform_flag(parser) -> None:
         "--outcome-transform",
         default=None,
         choices=list(OUTCOME_TRANSFORMS),
-        help="the component GPs regress log y_j and g sees exp (positive components "
-        "spanning orders of magnitude; decomposed strategies; default none)",
+        help="the component GPs (or a network's node GPs) regress log y_j and g (or the "
+        "node's children) sees exp (positive components spanning orders of magnitude; "
+        "decomposed and network strategies; default none)",
     )
 
 
