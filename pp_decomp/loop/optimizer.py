@@ -172,6 +172,15 @@ class _NodeSteps:
         return cost_spent(self.setup, self.state)
 
 
+def _as_modelled(problem: Problem, strategy, settings) -> Problem:
+    """The problem as the GPs see it: its components under the outcome transform; a
+    network strategy's is the problem itself, its surrogate applying each node's
+    transform, so that the children read the nodes in the system's units."""
+    if strategy.surrogate == "network":
+        return problem
+    return model_problem(problem, settings.model.outcome_transform)
+
+
 class Optimizer(_Views, _NodeSteps):
     """Bayesian optimisation with decomposed feedback, one evaluation at a time.
 
@@ -241,17 +250,11 @@ class Optimizer(_Views, _NodeSteps):
             raise TypeError(f"problem must be a pp_decomp.Problem; got {type(problem).__name__}")
         s = RunSettings.build(problem, strategy, **kw)
         strat = get_strategy(strategy or s.strategy)  # a strategy object is used as given
-        # the problem as the GPs see it: components under the outcome transform; a
-        # network's node GPs take theirs in its surrogate, whose children read the
-        # nodes in the system's units
-        seen = problem
-        if strat.surrogate != "network":
-            seen = model_problem(problem, s.model.outcome_transform)
-        self.setup = RunSetup(problem, seen, s, strat)
+        self.setup = RunSetup(problem, _as_modelled(problem, strat, s), s, strat)
         self.state = LoopState(
             problem.domain, problem.n_components, s.seed, s.n_init, s.max_retries
         )
-        self.updater = make_updater(s, self.setup.strategy, seen, updater)
+        self.updater = make_updater(s, strat, self.setup.model_problem, updater)
         self.models: dict = {}  # the GPs (GPModel) the last model-based choice used, by name
         self.draw_log = DrawLog()  # the draws every model-based choice used
         self.checkpoint, self._file, self._schedule = checkpoint, None, ckpt.SaveSchedule()
