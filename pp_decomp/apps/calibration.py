@@ -19,7 +19,6 @@ from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import objective_samples, ucb_bound
-from pp_decomp.problem import inverse
 from pp_decomp.validate import as_float_array, check_finite, check_positive_int
 
 
@@ -122,8 +121,6 @@ def step_coverage(
     band = distance_bands(X, state.X, setup.problem.domain.widths)
     h, draws = objective_samples(setup, models, X, n_samples, rng, state.n)
     if draws is not None:  # a composed strategy's one GP of h has no component posteriors
-        if setup.strategy.surrogate != "network":  # a network's nodes are in them already
-            draws = inverse(s.model.outcome_transform, draws)  # in the system's units
         for j in range(J):
             comp[j], miss[j], by_band[j] = _scored(draws[..., j], F_true[:, j], levels, band)
     beta = float(s.acquisition.beta(t))

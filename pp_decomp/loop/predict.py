@@ -47,7 +47,7 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import objective_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
-from pp_decomp.problem import inverse, is_identity
+from pp_decomp.problem import is_identity
 from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
 
 
@@ -140,9 +140,8 @@ def _decomposed(
     problem, copula = setup.model_problem, setup.settings.model.copula
     transform = setup.settings.model.outcome_transform
     names = problem.component_names
-    h, F = objective_samples(setup, models, X, n_samples, rng)
+    h, comps = objective_samples(setup, models, X, n_samples, rng)
     models = [models[n] for n in names]
-    comps = inverse(transform, F)
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), comps)
     if is_identity(transform):

@@ -14,6 +14,7 @@ from pp_decomp.loop.ask import build_context
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.network import NetworkSurrogate
+from pp_decomp.problem import inverse
 from pp_decomp.strategies import decomposed_bound
 from pp_decomp.validate import as_generator
 
@@ -44,8 +45,8 @@ def objective_samples(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Pointwise posterior samples at ``X (m, d)`` under a run's GPs by name
     ``models``: of the signed objective ``h = sign · g``, ``(n_samples, m)``, and of the
-    components as modelled (under the outcome transform; a network's nodes in the
-    system's units), ``(n_samples, m, J)``.
+    components in the system's units (the outcome transform inverted),
+    ``(n_samples, m, J)``.
 
     The components are sampled jointly (:func:`component_samples`: a correlated
     model's views, or the copula) and pushed through ``g``; a network strategy
@@ -59,11 +60,12 @@ def objective_samples(
     if setup.strategy.surrogate == "network":
         m = setup.settings.model
         surrogate = NetworkSurrogate.of(problem, models, m.copula, shared, m.outcome_transform)
-        F = surrogate.sample(X, n_samples, rng)
-    else:
-        comps = [models[n] for n in problem.component_names]
-        F = component_samples(comps, X, n_samples, rng, setup.settings.model.copula)
-    return problem.sign * problem.compose(F, X), F
+        F = surrogate.sample(X, n_samples, rng)  # its nodes in the system's units
+        return problem.sign * problem.compose(F, X), F
+    comps = [models[n] for n in problem.component_names]
+    F = component_samples(comps, X, n_samples, rng, setup.settings.model.copula)
+    h = problem.sign * problem.compose(F, X)  # g composed with the inverse transform
+    return h, inverse(setup.settings.model.outcome_transform, F)
 
 
 def ucb_bound(
