@@ -195,11 +195,9 @@ def test_a_node_by_node_run_with_the_copula_couples_its_nodes_on_the_evaluations
 
 
 def test_a_node_by_node_run_on_the_log_scale_fits_log_y_on_its_open_rows_too():
-    nodes = [
-        Node("a", lambda Z: np.exp(2.5 * np.sin(3 * Z[:, 0])), inputs=(0,)),
-        Node("b", lambda Z: Z[:, 1] * (1 + Z[:, 0]), inputs=(1,), parents=("a",)),
-    ]
-    p = network_problem(Network(nodes, dim=2), ppd.Box([0, 0], [1, 1]), name="positive")
+    from tests.network.test_network_loop import positive_network
+
+    p = positive_network()
     opt = ppd.Optimizer(p, strategy="network-ucb", n_init=4, seed=0, outcome_transform="log")
     opt.run_nodes(budget=16)
     log = opt.state.nodes

@@ -194,13 +194,9 @@ def test_a_given_objective_climbs_on_its_own_gradient_or_on_differences(fitted):
 def positive():
     """A positive two-node network spanning two orders of magnitude, its GPs on the
     log of each node."""
-    from pp_decomp.network import Network, Node, network_problem
+    from tests.network.test_network_loop import positive_network
 
-    nodes = [
-        Node("a", lambda Z: np.exp(2.5 * np.sin(3 * Z[:, 0])), inputs=(0,)),
-        Node("b", lambda Z: Z[:, 1] * (1 + Z[:, 0]), inputs=(1,), parents=("a",)),
-    ]
-    p = network_problem(Network(nodes, dim=2), ppd.Box([0, 0], [1, 1]))
+    p = positive_network()
     net = p.metadata["network"]
     X = p.domain.sample(14, seed=0)
     Y = p.evaluate(X)
