@@ -395,6 +395,9 @@ def test_summary_reports_seconds_per_model_based_step():
     row = next(line for line in table.splitlines() if "| d-gpucb-mc |" in line)
     assert row.endswith("| 0.2 (× 2) |")
     assert table.splitlines()[-1].endswith("| 0.1 |")
+    # without the baseline the column holds seconds, and its header says so
+    alone = summary_table(ds.sel(strategy=["d-gpucb-mc"]))
+    assert "| seconds per step |" in alone and "×" not in alone
 
 
 def test_bench_transforms_the_components_of_the_decomposed_and_network_strategies_only(

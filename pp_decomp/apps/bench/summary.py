@@ -74,7 +74,7 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     its regret is the same for all and dilutes the relative change of the whole run.
     The last column is the wall time of a model-based step (``ask``, its fits
     included), mean over the steps after the design and over trials, and its ratio
-    to ``baseline``'s.
+    to ``baseline``'s where ``baseline`` ran.
     """
 
     label = baseline
@@ -84,7 +84,7 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
         "| problem | strategy | trials | final cumulative regret | final simple regret "
         f"| cumulative regret change vs {label} (paired difference and its standard error){after} "
         f"| simple regret change vs {label} (paired difference and its standard error) "
-        f"| seconds per step (× {label}) |",
+        f"| seconds per step{f' (× {label})' if label in ds['strategy'].values else ''} |",
         "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- | --- |",
     ]
     strategies = list(ds["strategy"].values)
