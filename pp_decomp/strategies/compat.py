@@ -41,9 +41,15 @@ def canonical_strategy(name: str, argument: str = "strategy") -> str:
     return canonical_choice(name, argument, STRATEGIES)
 
 
-def default_strategy(problem, *, correlated: bool = False, known_kernels=None) -> str:
+def default_strategy(
+    problem, *, correlated: bool = False, known_kernels=None, fast: bool | None = None
+) -> str:
     """The strategy used when none is given.
 
+    * a known function network (``problem.metadata["network"]``): ``network-ucb``,
+      the UCB of the objective sampled through the nodes' GPs, each node on its
+      inputs and its parents' outputs; except where it cannot run (``correlated=True``,
+      known kernels, ``fast=True``), where the rules below apply;
     * a linear ``g``: ``d-gpucb``, the bound ``Σ_j g_j(x) μ_j(x) + β_t^½ σ(x)``;
     * otherwise ``d-gpucb-mc-min``: at each ``x`` the smaller of two upper bounds on
       ``g``, the Monte Carlo quantile of ``g`` over the components' posterior draws
@@ -52,15 +58,23 @@ def default_strategy(problem, *, correlated: bool = False, known_kernels=None) -
       (one GP of the components only) or with known kernels that have no kernel of
       ``g`` (``KnownKernels(composed=...)``).
 
-    ``known_kernels`` are those of an ``inference="fixed"`` run. Why this default:
-    docs/design.md, "Why these defaults".
+    ``known_kernels`` are those of an ``inference="fixed"`` run; ``fast`` is the
+    run's ``fast`` as given (``None``: unset). Why this default: docs/design.md,
+    "Why these defaults".
 
     Examples
     --------
     >>> from pp_decomp.models import get_problem
     >>> default_strategy(get_problem("flu")), default_strategy(get_problem("environmental"))
     ('d-gpucb', 'd-gpucb-mc-min')
+    >>> default_strategy(get_problem("flu-network"))
+    'network-ucb'
+    >>> default_strategy(get_problem("flu-network"), correlated=True)
+    'd-gpucb-mc'
     """
+    network = "network" in problem.metadata
+    if network and not correlated and known_kernels is None and not fast:
+        return "network-ucb"
     if problem.linear is not None:
         return "d-gpucb"
     if correlated or (known_kernels is not None and known_kernels.composed is None):

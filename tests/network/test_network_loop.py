@@ -74,6 +74,21 @@ def positive_network() -> ppd.Problem:
     return network_problem(Network(nodes, dim=2), ppd.Box([0, 0], [1, 1]), name="positive")
 
 
+def test_a_network_problem_defaults_to_network_ucb_where_it_can_run():
+    p = positive_network()  # a network the package did not write
+    opt = ppd.Optimizer(p, n_init=3, seed=0)
+    assert opt.strategy.name == "network-ucb"
+    opt.run(4)
+    # each node's GP reads the node's own inputs and its parents' outputs
+    Z = opt.models["b"].X_train  # as fitted for the last ask
+    assert Z.shape == (3, 2)
+    np.testing.assert_allclose(Z[:, 1], opt.state.Y[:3, 0])
+    # where network-ucb cannot run, the decomposed default, on x alone
+    fast = ppd.Optimizer(p, n_init=3, seed=0, inference="nuts", fast=True)
+    assert fast.strategy.name == "d-gpucb-mc-min"
+    assert ppd.Optimizer(p, n_init=3, seed=0, correlated=True).strategy.name == "d-gpucb-mc"
+
+
 def test_a_network_on_the_log_scale_fits_log_y_and_samples_positive_nodes(tmp_path):
     p = positive_network()
     kw = dict(strategy="network-ucb", n_init=5, seed=1, outcome_transform="log")

@@ -234,4 +234,5 @@ def _default_strategy(problem, inference: str, kw: dict) -> str:
         problem,
         correlated=kw.get("correlated") is True,
         known_kernels=known_kernels_for(problem, inference, kw.get("known_kernels")),
+        fast=kw.get("fast"),
     )
