@@ -152,10 +152,14 @@ class MarginalGP:
         self.idata, self.diagnostics = fit_until_converged(self, Xs, ys, nuts, rng, init)
         group = REWEIGHTED if self.diagnostics.reweighted else "posterior"
         post = self.idata[group].to_dataset()
-        hyper = self.draws_type.from_posterior(post, self.hyper_names())
+        hyper = self._posterior_draws(post)
         if warn:
             warn_if_bad(self.diagnostics, self.name)
         return self._adopt(Xs, ys, hyper)
+
+    def _posterior_draws(self, posterior) -> Draws:
+        """The draws of an ArviZ posterior group, its ``(chain, draw)`` stacked."""
+        return self.draws_type.from_posterior(posterior, self.hyper_names())
 
     def prepare_map(
         self, X, y, *, restarts: int = 3, seed: SeedLike = None, init: Draws | None = None

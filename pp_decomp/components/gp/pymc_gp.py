@@ -99,6 +99,13 @@ class PyMCModel(CompiledModel):
                 f"{where}: the model's one likelihood must be gp.marginal_likelihood(name, "
                 "X=X, y=y, sigma=...) on the X and y build was given"
             )
+        named = [rv for rv in root.free_RVs if rv.name == "sigma"]
+        if named and getattr(gp.sigma, "sigma", None) is not named[0]:
+            # the draws call the likelihood's noise sd "sigma", which would overwrite it
+            raise ValueError(
+                f"{where}: the variable 'sigma' is not the likelihood's noise sd, and "
+                "'sigma' is the name the draws give that sd; rename the variable"
+            )
         self.root, self.gp, self.component = root, gp, component
         self.input_dim = int(input_dim)
         self.rvs = list(root.free_RVs)
@@ -366,6 +373,11 @@ class PyMCGP(ComponentGP):
 
     def _completed(self, draws: KernelDraws) -> KernelDraws:
         return self.model.completed(draws.values)
+
+    def _posterior_draws(self, posterior) -> KernelDraws:
+        # the noise sd is the model's noise term, whatever the user named its variables
+        values = {n: np.asarray(posterior[n].values, dtype=float) for n in self.model.names}
+        return self.model.completed({n: v.reshape((-1, *v.shape[2:])) for n, v in values.items()})
 
     def _check_draws(self, draws: KernelDraws) -> None:
         missing = [n for n in [*self.model.names, "sigma"] if n not in draws.values]
