@@ -352,3 +352,37 @@ def test_a_variable_named_sigma_that_is_not_the_noise_is_refused_before_any_eval
         ppd.Optimizer(problem, components={"b": mine})
     assert len(calls) == before
 
+
+def test_a_run_made_by_a_script_resumes_with_its_models_imported_from_the_script(tmp_path):
+    """The user's report: a run made by ``python plant.py`` records its build as
+    ``__main__.build``; ``pp-decomp report ... --components plant:components`` imports
+    it as ``plant.build``, and was refused as another model."""
+
+    def as_script(fn):  # the same function, as a script run by python defines it
+        def wrapped(X, y, input_dim):
+            return fn(X, y, input_dim)
+
+        wrapped.__module__, wrapped.__qualname__ = "__main__", fn.__name__
+        return wrapped
+
+    problem = ppd.Problem(
+        domain=ppd.Box([0, 0], [1, 1]),
+        components=lambda X: np.column_stack([np.sin(5 * X[:, 0]), X[:, 1]]),
+        n_components=2,
+        g=lambda F: F[..., 0] + F[..., 1],
+        component_names=["a", "b"],
+        name="script",
+    )
+    path = tmp_path / "run.nc"
+    script = {"a": ppd.ComponentGP.from_pymc(as_script(build_plain))}
+    ppd.Optimizer(problem, components=script, checkpoint=path, n_init=3, seed=0).run(3)
+    imported = {"a": ppd.ComponentGP.from_pymc(build_plain)}  # tests...test_from_pymc.build_plain
+    assert ppd.Optimizer.resume(path, problem, components=imported).n == 3
+
+    # another model under the same name is still another model
+    def other(X, y, input_dim):
+        return build(X, y)
+
+    other.__module__, other.__qualname__ = build_plain.__module__, "build_plain"
+    with pytest.raises(ValueError, match="whose models differ: file 'ls ~ InverseGamma"):
+        ppd.Optimizer.resume(path, problem, components={"a": ppd.ComponentGP.from_pymc(other)})

@@ -3,6 +3,7 @@ resume continues the same run, and the loop's state stored in it and restored fr
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -140,6 +141,8 @@ def check_resume(path, results, problem, expected: dict, beta) -> dict:
     given = RunSettings.build(problem, **asked).to_dict() if expected else {}
     want = RunSettings.build(problem, **kwargs).to_dict()
     want["components"] = stored.get("components", {})  # the file's models, as recorded
+    if "components" in given:
+        given["components"] = _scripts_as_recorded(given["components"], want["components"])
     bad = [k for k in given if given[k] != want[k]]
     if bad:
         diff = "; ".join(
@@ -207,6 +210,28 @@ def restore(
     return DrawLog.from_dataset(draws)
 
 
+def _scripts_as_recorded(asked: dict, stored: dict) -> dict:
+    """``asked``'s models, a PyMC build named as the file records it where the names
+    differ only in that one of them was a script's, ``__main__``: a run made by
+    ``python mine.py``, resumed or reported with ``mine:components``. The PyMC
+    models' own descriptions are still compared."""
+    out = dict(asked)
+    for n, model in asked.items():
+        held = stored.get(n)
+        if not (isinstance(model, dict) and isinstance(held, dict)):
+            continue
+        a, b = model.get("pymc"), held.get("pymc")
+        if a and b and a != b and (_script_of(a, b) or _script_of(b, a)):
+            out[n] = {**model, "pymc": b}
+    return out
+
+
+def _script_of(a: str, b: str) -> bool:
+    """Whether build ``a`` is ``__main__.NAME`` and ``b`` is ``MODULE.NAME``."""
+    main = "__main__."
+    return a.startswith(main) and b.endswith("." + a[len(main) :])
+
+
 def _models_differ(stored: dict, asked: dict) -> str:
     """Which components' models differ between a file's settings and the ones asked for."""
 
@@ -221,8 +246,22 @@ def _models_differ(stored: dict, asked: dict) -> str:
     return "; ".join(
         f"component {n!r}'s model: file {show(stored.get(n))} {_extras(stored.get(n))}, "
         f"asked {show(asked.get(n))} {_extras(asked.get(n))}"
+        + _description_differs(stored.get(n), asked.get(n))
         for n in names
     )
+
+
+def _description_differs(stored, asked) -> str:
+    """Where two PyMC models of one name differ: the first line of their
+    descriptions (``pm.Model.str_repr``) that does."""
+    if not (isinstance(stored, dict) and isinstance(asked, dict)):
+        return ""
+    a, b = stored.get("model"), asked.get("model")
+    if not (a and b) or a == b or stored.get("pymc") != asked.get("pymc"):
+        return ""
+    pairs = itertools.zip_longest(a.splitlines(), b.splitlines(), fillvalue="")
+    first = next((p for p in pairs if p[0] != p[1]), ("", ""))
+    return f", whose models differ: file {first[0].strip()!r}, asked {first[1].strip()!r}"
 
 
 def _extras(model) -> str:
