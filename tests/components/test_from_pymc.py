@@ -353,19 +353,18 @@ def test_a_variable_named_sigma_that_is_not_the_noise_is_refused_before_any_eval
     assert len(calls) == before
 
 
-def test_a_run_made_by_a_script_resumes_with_its_models_imported_from_the_script(tmp_path):
-    """The user's report: a run made by ``python plant.py`` records its build as
-    ``__main__.build``; ``pp-decomp report ... --components plant:components`` imports
-    it as ``plant.build``, and was refused as another model."""
+def _named(fn, module: str, qualname: str):
+    """``fn`` as defined in ``module`` under ``qualname`` (a script's: ``__main__``)."""
 
-    def as_script(fn):  # the same function, as a script run by python defines it
-        def wrapped(X, y, input_dim):
-            return fn(X, y, input_dim)
+    def wrapped(X, y, input_dim):
+        return fn(X, y, input_dim) if fn is not build else fn(X, y)
 
-        wrapped.__module__, wrapped.__qualname__ = "__main__", fn.__name__
-        return wrapped
+    wrapped.__module__, wrapped.__qualname__ = module, qualname
+    return wrapped
 
-    problem = ppd.Problem(
+
+def _script_problem():
+    return ppd.Problem(
         domain=ppd.Box([0, 0], [1, 1]),
         components=lambda X: np.column_stack([np.sin(5 * X[:, 0]), X[:, 1]]),
         n_components=2,
@@ -373,16 +372,51 @@ def test_a_run_made_by_a_script_resumes_with_its_models_imported_from_the_script
         component_names=["a", "b"],
         name="script",
     )
-    path = tmp_path / "run.nc"
-    script = {"a": ppd.ComponentGP.from_pymc(as_script(build_plain))}
-    ppd.Optimizer(problem, components=script, checkpoint=path, n_init=3, seed=0).run(3)
-    imported = {"a": ppd.ComponentGP.from_pymc(build_plain)}  # tests...test_from_pymc.build_plain
+
+
+def _main_module(monkeypatch, path):
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    if path is not None:
+        main.__file__ = path
+    monkeypatch.setitem(sys.modules, "__main__", main)
+
+
+def test_a_run_made_by_a_script_resumes_with_its_models_imported_from_the_script(
+    tmp_path, monkeypatch
+):
+    """The user's report: a run made by ``python plant.py`` recorded its build as
+    ``__main__.build``; ``pp-decomp report ... --components plant:components`` imports
+    it as ``plant.build``, and was refused as another model."""
+    problem, path = _script_problem(), tmp_path / "run.nc"
+    _main_module(monkeypatch, "/home/me/plant.py")
+    script = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, "__main__", "build_plain"))}
+    opt = ppd.Optimizer(problem, components=script, checkpoint=path, n_init=3, seed=0)
+    opt.run(3)
+    assert json.loads(opt.results().attrs["settings"])["components"]["a"]["pymc"] == (
+        "plant.build_plain"
+    )
+    imported = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, "plant", "build_plain"))}
     assert ppd.Optimizer.resume(path, problem, components=imported).n == 3
-
-    # another model under the same name is still another model
-    def other(X, y, input_dim):
-        return build(X, y)
-
-    other.__module__, other.__qualname__ = build_plain.__module__, "build_plain"
+    # another model under the same name is still another model, and says where
+    other = {"a": ppd.ComponentGP.from_pymc(_named(build, "plant", "build_plain"))}
     with pytest.raises(ValueError, match="whose models differ: file 'ls ~ InverseGamma"):
-        ppd.Optimizer.resume(path, problem, components={"a": ppd.ComponentGP.from_pymc(other)})
+        ppd.Optimizer.resume(path, problem, components=other)
+
+
+def test_a_file_that_names_a_build_by_main_takes_a_top_level_modules_build_of_that_name(
+    tmp_path, monkeypatch
+):
+    # a notebook's build is __main__'s (and a script's was, before it took the script's name)
+    problem, path = _script_problem(), tmp_path / "run.nc"
+    _main_module(monkeypatch, None)
+    notebook = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, "__main__", "build_plain"))}
+    ppd.Optimizer(problem, components=notebook, checkpoint=path, n_init=3, seed=0).run(3)
+    moved = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, "mine", "build_plain"))}
+    assert ppd.Optimizer.resume(path, problem, components=moved).n == 3
+    for module, qualname in [("pkg", "Cls.build_plain"), ("m", "make.<locals>.build_plain")]:
+        elsewhere = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, module, qualname))}
+        with pytest.raises(ValueError, match="component 'a''s model"):
+            ppd.Optimizer.resume(path, problem, components=elsewhere)

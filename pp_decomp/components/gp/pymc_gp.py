@@ -27,8 +27,10 @@ The GP's mean is taken to be zero on the standardised outputs (add
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -71,6 +73,22 @@ def call_build(build, X, y, input_dim: int, where: str):
             f"{where}: {err} (X is a pm.Data, so X.shape[1] is symbolic in PyMC; "
             f"write build(X, y, input_dim) to be given the column count, here {input_dim})"
         ) from err
+
+
+def build_name(build) -> str:
+    """``MODULE.QUALNAME`` of a build function, as a run records it. A script's
+    (``__main__``) is named by the module it is run as (``python -m pkg.mine``:
+    ``pkg.mine``) or its file's stem (``python mine.py``: ``mine``), the module
+    ``--components mine:...`` imports; a notebook's stays ``__main__``."""
+    module = getattr(build, "__module__", "?")
+    if module == "__main__":
+        main = sys.modules.get("__main__")
+        spec, path = getattr(main, "__spec__", None), getattr(main, "__file__", None)
+        if getattr(spec, "name", None) and spec.name != "__main__":
+            module = spec.name
+        elif path:
+            module = Path(path).stem
+    return f"{module}.{getattr(build, '__qualname__', repr(build))}"
 
 
 class PyMCModel(CompiledModel):
@@ -429,9 +447,8 @@ class PyMCGP(ComponentGP):
     def model_dict(self) -> dict:
         """The component's model as plain data: the build function's name and the
         PyMC model's own description."""
-        b = self.build
         return {
-            "pymc": f"{getattr(b, '__module__', '?')}.{getattr(b, '__qualname__', repr(b))}",
+            "pymc": build_name(self.build),
             "model": self.model.root.str_repr() if self.input_dim is not None else None,
             "transform": self.transform,
         }

@@ -211,25 +211,34 @@ def restore(
 
 
 def _scripts_as_recorded(asked: dict, stored: dict) -> dict:
-    """``asked``'s models, a PyMC build named as the file records it where the names
-    differ only in that one of them was a script's, ``__main__``: a run made by
-    ``python mine.py``, resumed or reported with ``mine:components``. The PyMC
-    models' own descriptions are still compared."""
+    """``asked``'s models, each named as the file records it where that name is a
+    script's, ``__main__.NAME``, and ``asked``'s the same build imported,
+    ``MODULE.NAME`` (files written before a script's build was named by its
+    module), and the models are otherwise the same."""
     out = dict(asked)
     for n, model in asked.items():
         held = stored.get(n)
-        if not (isinstance(model, dict) and isinstance(held, dict)):
-            continue
-        a, b = model.get("pymc"), held.get("pymc")
-        if a and b and a != b and (_script_of(a, b) or _script_of(b, a)):
-            out[n] = {**model, "pymc": b}
+        if isinstance(model, dict) and isinstance(held, dict):
+            if _same_build(model.get("pymc"), held.get("pymc")):
+                if {**model, "pymc": held["pymc"]} == held:
+                    out[n] = held
     return out
 
 
+def _same_build(a, b) -> bool:
+    """Whether two recorded build names are one build: equal, or one is a script's
+    ``__main__.NAME`` and the other ``MODULE.NAME`` of a top-level module."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return a == b or _script_of(a, b) or _script_of(b, a)
+
+
 def _script_of(a: str, b: str) -> bool:
-    """Whether build ``a`` is ``__main__.NAME`` and ``b`` is ``MODULE.NAME``."""
     main = "__main__."
-    return a.startswith(main) and b.endswith("." + a[len(main) :])
+    if not a.startswith(main):
+        return False
+    module, dot, name = b.partition(".")
+    return bool(dot) and name == a[len(main) :] and module != "__main__"
 
 
 def _models_differ(stored: dict, asked: dict) -> str:
@@ -257,11 +266,13 @@ def _description_differs(stored, asked) -> str:
     if not (isinstance(stored, dict) and isinstance(asked, dict)):
         return ""
     a, b = stored.get("model"), asked.get("model")
-    if not (a and b) or a == b or stored.get("pymc") != asked.get("pymc"):
+    if not (a and b) or a == b or not _same_build(stored.get("pymc"), asked.get("pymc")):
         return ""
-    pairs = itertools.zip_longest(a.splitlines(), b.splitlines(), fillvalue="")
-    first = next((p for p in pairs if p[0] != p[1]), ("", ""))
-    return f", whose models differ: file {first[0].strip()!r}, asked {first[1].strip()!r}"
+    # str_repr pads every name to the longest: compare the lines' words
+    lines = [[" ".join(line.split()) for line in m.splitlines()] for m in (a, b)]
+    pairs = itertools.zip_longest(*lines, fillvalue="(no line)")
+    first = next((p for p in pairs if p[0] != p[1]), ("(none)", "(none)"))
+    return f", whose models differ: file {first[0]!r}, asked {first[1]!r}"
 
 
 def _extras(model) -> str:
