@@ -398,6 +398,9 @@ def test_summary_reports_seconds_per_model_based_step():
     # without the baseline the column holds seconds, and its header says so
     alone = summary_table(ds.sel(strategy=["d-gpucb-mc"]))
     assert "| seconds per step |" in alone and "×" not in alone
+    untimed = ds.copy()
+    untimed["ask_seconds"] = untimed["ask_seconds"].where(untimed["strategy"] != "gp-ucb")
+    assert "×" not in summary_table(untimed)
 
 
 def test_bench_transforms_the_components_of_the_decomposed_and_network_strategies_only(

@@ -74,17 +74,19 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
     its regret is the same for all and dilutes the relative change of the whole run.
     The last column is the wall time of a model-based step (``ask``, its fits
     included), mean over the steps after the design and over trials, and its ratio
-    to ``baseline``'s where ``baseline`` ran.
+    to ``baseline``'s where ``baseline`` was timed.
     """
 
     label = baseline
     n_init = int(json.loads(ds.attrs.get("settings", "{}")).get("n_init", 0))
     after = f" | change after the {n_init} initial evaluations" if n_init else ""
+    steps = {str(p): _step_seconds(ds, p, n_init) for p in ds["problem"].values}
+    timed = any(np.isfinite(t.get(baseline, np.nan)) for t in steps.values())
     lines = [
         "| problem | strategy | trials | final cumulative regret | final simple regret "
         f"| cumulative regret change vs {label} (paired difference and its standard error){after} "
         f"| simple regret change vs {label} (paired difference and its standard error) "
-        f"| seconds per step{f' (× {label})' if label in ds['strategy'].values else ''} |",
+        f"| seconds per step{f' (× {label})' if timed else ''} |",
         "| --- | --- | --- | --- | --- | --- |" + (" --- |" if n_init else "") + " --- | --- |",
     ]
     strategies = list(ds["strategy"].values)
@@ -95,7 +97,7 @@ def summary_table(ds: xr.Dataset, baseline: str = "gp-ucb", compared=None) -> st
         final = cum.isel(iteration=-1)
         later = final - cum.isel(iteration=n_init - 1) if n_init else None
         simple = ds["simple_regret"].sel(problem=p).isel(iteration=-1)
-        step = _step_seconds(ds, p, n_init)
+        step = steps[str(p)]
         for s in strategies:
             m, se, k = _mean_se(final.sel(strategy=s).values)
             if k == 0:
