@@ -12,8 +12,9 @@ the objective is composed as ``g(exp F, x)``: the posterior of each ``y_j`` is
 log-normal per hyperparameter draw (positive, skewed), and the Monte Carlo
 compositions push its draws through ``g`` as they do any others. The modelled
 composition is not linear even where ``g`` is, so the analytic D-GPUCB does not
-apply: ``d-gpucb-mc-min`` is the default. This is BoTorch's ``Log`` outcome
-transform, for each component of a decomposed model.
+apply: ``d-gpucb-mc-min`` is the default (``network-ucb`` on a function network).
+This is BoTorch's ``Log`` outcome transform, for each component of a decomposed
+model.
 
 Example
 -------

@@ -189,8 +189,8 @@ class Optimizer(_Views, _NodeSteps):
     problem : Problem
     strategy : str, optional
         A name from :data:`pp_decomp.strategies.STRATEGIES`; default ``network-ucb`` for
-        a function network, ``d-gpucb`` for a linear ``g``, else ``d-gpucb-mc-min``
-        (:func:`~pp_decomp.strategies.default_strategy`).
+        a function network where it can run, ``d-gpucb`` for a linear ``g``, else
+        ``d-gpucb-mc-min`` (:func:`~pp_decomp.strategies.default_strategy`).
         One that cannot run on the problem is refused.
     checkpoint : path, optional
         Results file rewritten atomically after every ask and tell (:meth:`run`: ``save_every``),

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pp_decomp as ppd
+from pp_decomp import kernels as K
 from pp_decomp.models import get_problem
 from pp_decomp.models.networks import alpine2_network
 from pp_decomp.network import Network, Node, network_problem
@@ -83,6 +84,11 @@ def test_a_network_problem_defaults_to_network_ucb_where_it_can_run():
     Z = opt.models["b"].X_train  # as fitted for the last ask
     assert Z.shape == (3, 2)
     np.testing.assert_allclose(Z[:, 1], opt.state.Y[:3, 0])
+    # models given for the nodes are node models, on Z_k = (inputs, parents)
+    node_model = {"b": K.Matern52(active_dims=[0, 1])}
+    assert ppd.Optimizer(p, seed=0, components=node_model).strategy.name == "network-ucb"
+    with pytest.raises(ValueError, match="active_dims"):  # b reads 2 columns, not x's
+        ppd.Optimizer(p, seed=0, components={"b": K.Matern52(active_dims=[2])})
     # where network-ucb cannot run, the decomposed default, on x alone
     fast = ppd.Optimizer(p, n_init=3, seed=0, inference="nuts", fast=True)
     assert fast.strategy.name == "d-gpucb-mc-min"

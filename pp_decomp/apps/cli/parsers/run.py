@@ -42,7 +42,8 @@ def add_parsers(sub) -> None:
     u.add_argument(
         "--strategy",
         default=None,
-        help="pp-decomp strategies lists them; default d-gpucb for a linear g, else d-gpucb-mc-min",
+        help="pp-decomp strategies lists them; default network-ucb on a function network, "
+        "d-gpucb for a linear g, else d-gpucb-mc-min",
     )
     u.add_argument(
         "--iterations",
