@@ -303,22 +303,28 @@ def test_input_dim_goes_only_to_a_build_that_asks_for_it():
     assert call_build(by_name, "X", "y", 3, "c") == (("X", "y", 3), {})
 
 
+def noise_named_noise(amplitude: str):
+    """A build whose noise is ``noise`` and whose amplitude is named ``amplitude``."""
+
+    def build_it(X, y, input_dim):
+        with pm.Model() as model:
+            ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
+            eta = pm.HalfNormal(amplitude, 1.0)
+            gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.ExpQuad(input_dim, ls=ls))
+            gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("noise", 0.2))
+        return model, gp
+
+    return build_it
+
+
 @pytest.mark.slow
 def test_a_noise_named_otherwise_than_sigma_is_the_noise_under_nuts():
     """The user's report: a model whose noise is ``pm.HalfNormal("noise", ...)`` ran
     under MAP and crashed at its first NUTS fit with "sigma must be (S,) values > 0"."""
 
-    def named_noise(X, y, input_dim):
-        with pm.Model() as model:
-            ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
-            amp = pm.HalfNormal("amp", 1.0)
-            gp = pm.gp.Marginal(cov_func=amp**2 * pm.gp.cov.ExpQuad(input_dim, ls=ls))
-            gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("noise", 0.2))
-        return model, gp
-
     X = np.linspace(0, 1, 12)[:, None]
     y = np.sin(4 * X[:, 0]) + 0.05 * np.random.default_rng(0).normal(size=12)
-    gp = ppd.ComponentGP.from_pymc(named_noise, max_draws=64)
+    gp = ppd.ComponentGP.from_pymc(noise_named_noise("amp"), max_draws=64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gp.fit(X, y, "nuts", seed=0, draws=100, tune=100, chains=2)
@@ -331,14 +337,7 @@ def test_a_noise_named_otherwise_than_sigma_is_the_noise_under_nuts():
 
 def test_a_variable_named_sigma_that_is_not_the_noise_is_refused_before_any_evaluation():
     # the draws name the noise sd "sigma": the amplitude's draws were overwritten by it
-    def amplitude_named_sigma(X, y, input_dim):
-        with pm.Model() as model:
-            ls = pm.InverseGamma("ls", alpha=3, beta=0.6, shape=input_dim)
-            sigma = pm.HalfNormal("sigma", 1.0)
-            gp = pm.gp.Marginal(cov_func=sigma**2 * pm.gp.cov.ExpQuad(input_dim, ls=ls))
-            gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("noise", 0.2))
-        return model, gp
-
+    amplitude_named_sigma = noise_named_noise("sigma")
     calls = []
     problem = ppd.Problem(
         domain=ppd.Box([0, 0], [1, 1]),
