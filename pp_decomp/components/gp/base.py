@@ -81,7 +81,6 @@ class MarginalGP:
         self.diagnostics: FitDiagnostics | None = None
         self._posterior: DrawPosterior | None = None
 
-    # ----------------------------------------------------------------- scaling
     def scale_X(self, X: np.ndarray) -> np.ndarray:
         """Inputs on the model's unit scale."""
         return unit_scale(X, self.bounds)
@@ -101,7 +100,6 @@ class MarginalGP:
         """``y`` as the model regresses it (the identity; see ``ComponentGP``'s ``transform``)."""
         return y
 
-    # ----------------------------------------------------------------- fitting
     def fit(
         self,
         X,
@@ -157,8 +155,7 @@ class MarginalGP:
             warn_if_bad(self.diagnostics, self.name)
         return self._adopt(Xs, ys, hyper)
 
-    def _posterior_draws(self, posterior) -> Draws:
-        """The draws of an ArviZ posterior group, its ``(chain, draw)`` stacked."""
+    def _posterior_draws(self, posterior) -> Draws:  # its (chain, draw) stacked
         return self.draws_type.from_posterior(posterior, self.hyper_names())
 
     def prepare_map(
@@ -224,7 +221,6 @@ class MarginalGP:
     def _nutpie_data(self, Xs, ys) -> dict:
         return {"X": Xs, "y": ys}
 
-    # -------------------------------------------------------------- prediction
     @property
     def n_draws(self) -> int:
         """Hyperparameter draws the predictions mix (after fitting)."""
