@@ -394,6 +394,7 @@ def test_summary_reports_seconds_per_model_based_step():
     assert "seconds per step (× gp-ucb)" in table
     row = next(line for line in table.splitlines() if "| d-gpucb-mc |" in line)
     assert row.endswith("| 0.2 (× 2) |")
+    assert "nan" not in table  # no regret after the design: no relative change to claim
     assert table.splitlines()[-1].endswith("| 0.1 |")
     # without the baseline the column holds seconds, and its header says so
     alone = summary_table(ds.sel(strategy=["d-gpucb-mc"]))

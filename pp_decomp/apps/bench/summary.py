@@ -43,13 +43,16 @@ def _mean_se(a: np.ndarray) -> tuple[float, float, int]:
 
 def _paired_change(base: np.ndarray, other: np.ndarray) -> str:
     """``other`` against ``base`` over paired trials: relative change (the paired
-    difference and its standard error)."""
+    difference and its standard error); the difference alone where ``base``'s mean
+    is 0 (both at the optimum, say), which has no relative change."""
     ok = np.isfinite(base) & np.isfinite(other)
     if ok.sum() < 2:
         return ""
     diff = other[ok] - base[ok]
-    change = other[ok].mean() / base[ok].mean() - 1
-    return f"{100 * change:+.1f}% ({diff.mean():+.3g} ± {diff.std(ddof=1) / np.sqrt(ok.sum()):.2g})"
+    paired = f"{diff.mean():+.3g} ± {diff.std(ddof=1) / np.sqrt(ok.sum()):.2g}"
+    if base[ok].mean() == 0:
+        return paired
+    return f"{100 * (other[ok].mean() / base[ok].mean() - 1):+.1f}% ({paired})"
 
 
 def _step_seconds(ds: xr.Dataset, problem: str, n_init: int) -> dict[str, float]:
