@@ -38,7 +38,7 @@ from pp_decomp.components.gp.gp import ComponentGP
 from pp_decomp.components.inference.compiled import CompiledModel, compiled, penalty
 from pp_decomp.components.inference.nuts import sample_kwargs
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
-from pp_decomp.components.posterior.draws import KernelDraws
+from pp_decomp.components.posterior.draws import KernelDraws, stacked
 from pp_decomp.validate import int_seed
 
 # the names of the data containers build is given
@@ -394,8 +394,7 @@ class PyMCGP(ComponentGP):
 
     def _posterior_draws(self, posterior) -> KernelDraws:
         # the noise sd is the model's noise term, whatever the user named its variables
-        values = {n: np.asarray(posterior[n].values, dtype=float) for n in self.model.names}
-        return self.model.completed({n: v.reshape((-1, *v.shape[2:])) for n, v in values.items()})
+        return self.model.completed(stacked(posterior, self.model.names))
 
     def _check_draws(self, draws: KernelDraws) -> None:
         missing = [n for n in [*self.model.names, "sigma"] if n not in draws.values]

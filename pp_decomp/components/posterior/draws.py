@@ -19,6 +19,16 @@ def evenly_spaced(n: int, k: int) -> np.ndarray:
     return np.linspace(0, n - 1, min(n, k)).round().astype(int)
 
 
+def stacked(posterior, names) -> dict:
+    """``name -> (S, ...)`` arrays of an ArviZ posterior group's ``names``, its
+    ``(chain, draw)`` dims stacked into ``S = chain · draw``."""
+    out = {}
+    for name in names:
+        arr = np.asarray(posterior[name].values, dtype=float)
+        out[name] = arr.reshape((-1,) + arr.shape[2:])
+    return out
+
+
 @dataclass(frozen=True)
 class Draws:
     """S draws of positive hyperparameters; subclasses declare each field's dimensions
@@ -85,12 +95,7 @@ class Draws:
     @classmethod
     def from_posterior(cls, posterior, names):
         """Stack the ``(chain, draw)`` dims of an ArviZ posterior group into S draws."""
-
-        def flat(name):
-            arr = np.asarray(posterior[name].values, dtype=float)
-            return arr.reshape((-1,) + arr.shape[2:])
-
-        return cls(**{name: flat(name) for name in names})
+        return cls(**stacked(posterior, names))
 
 
 @dataclass(frozen=True)
@@ -171,8 +176,4 @@ class KernelDraws:
     @classmethod
     def from_posterior(cls, posterior, names) -> KernelDraws:
         """Stack the ``(chain, draw)`` dims of an ArviZ posterior group into S draws."""
-        out = {}
-        for name in names:
-            arr = np.asarray(posterior[name].values, dtype=float)
-            out[name] = arr.reshape((-1,) + arr.shape[2:])
-        return cls(out)
+        return cls(stacked(posterior, names))
