@@ -81,7 +81,8 @@ def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     Parameters
     ----------
     K : (S, n, n) covariance matrices (noise and jitter on the diagonal)
-    r : (n,) residuals ``y - m``
+    r : (n,) residuals ``y - m``, or (S, n): one row per draw (a learned output
+        warp gives each draw its own ``y``)
 
     Returns
     -------
@@ -92,9 +93,11 @@ def factorise(K: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     ``numpy.linalg.LinAlgError`` when a ``K`` is not positive definite.
     """
     L_inv = cholesky_inverse(K)
-    alpha = np.einsum("sji,sj->si", L_inv, L_inv @ r)
+    r = np.broadcast_to(r, L_inv.shape[:2])
+    alpha = np.einsum("sji,sj->si", L_inv, np.einsum("sij,sj->si", L_inv, r))
     logdet_half = -np.log(np.diagonal(L_inv, axis1=-2, axis2=-1)).sum(-1)
-    log_ml = -0.5 * np.einsum("si,i->s", alpha, r) - logdet_half - 0.5 * len(r) * np.log(2 * np.pi)
+    n = r.shape[1]
+    log_ml = -0.5 * np.einsum("si,si->s", alpha, r) - logdet_half - 0.5 * n * np.log(2 * np.pi)
     return L_inv, alpha, log_ml
 
 
@@ -270,6 +273,10 @@ class DrawPosterior:
         ``Xnew`` (jointly Gaussian given ``s``); otherwise each point is sampled
         from its marginal independently, which is all a pointwise acquisition needs.
         """
+        return self.sample_with_draws(Xnew, n_samples, rng, joint, noise)[0]
+
+    def sample_with_draws(self, Xnew, n_samples: int, rng, joint: bool = False, noise=False):
+        """:meth:`sample` and the draw each sample came from: (n_samples, m), (n_samples,)."""
         n_samples = check_positive_int(n_samples, "n_samples")
         Xnew = np.asarray(Xnew, dtype=float)
         m = Xnew.shape[0]
@@ -279,11 +286,11 @@ class DrawPosterior:
             uniq, inverse = np.unique(s_idx, return_inverse=True)
             mean, cov = self.joint_per_draw(Xnew, uniq)
             noise_s = self.noise_per_draw(Xnew)[uniq] if noise else None
-            return joint_samples(mean, cov, inverse, z, self.sample_jitter(cov), noise_s)
+            return joint_samples(mean, cov, inverse, z, self.sample_jitter(cov), noise_s), s_idx
         mean_s, var_s = self.per_draw(Xnew)
         if noise:
             var_s = var_s + self.noise_per_draw(Xnew)
-        return mean_s[s_idx] + np.sqrt(var_s[s_idx]) * z
+        return mean_s[s_idx] + np.sqrt(var_s[s_idx]) * z, s_idx
 
 
 class GPPosterior(DrawPosterior):
@@ -296,8 +303,9 @@ class GPPosterior(DrawPosterior):
         kernel expression on the inputs with :class:`KernelDraws` (:func:`draws_cov`).
     X : (n, d) array
         Training inputs (already scaled as the draws expect).
-    y : (n,) array
-        Training outputs (already standardised as the draws expect).
+    y : (n,) array, or (S, n)
+        Training outputs (already standardised as the draws expect); a row per
+        draw where each draw has its own (an output warp's).
     draws : HyperDraws
         S hyperparameter draws.
     jitter : float
@@ -476,7 +484,8 @@ class GPPosterior(DrawPosterior):
         rows = np.arange(len(believed.X))
         K[:, rows, rows] += self.noise_var[:, None]
         believed.L_inv = cholesky_inverse(K)
-        r = np.concatenate([np.broadcast_to(self.y, (self.n_draws, len(self.y))), mean_p], axis=1)
+        y = np.broadcast_to(self.y, (self.n_draws, self.y.shape[-1]))
+        r = np.concatenate([y, mean_p], axis=1)
         believed.alpha = np.einsum(
             "sji,sj->si", believed.L_inv, np.einsum("sij,sj->si", believed.L_inv, r)
         )

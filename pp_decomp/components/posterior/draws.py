@@ -31,10 +31,12 @@ def stacked(posterior, names) -> dict:
 
 @dataclass(frozen=True)
 class Draws:
-    """S draws of positive hyperparameters; subclasses declare each field's dimensions
-    in ``NDIM`` (``1``: one value per draw, ``2``: a row per draw)."""
+    """S draws of hyperparameters, positive but for the fields in ``REAL``; subclasses
+    declare each field's dimensions in ``NDIM`` (``1``: one value per draw, ``2``: a
+    row per draw)."""
 
     NDIM = {}
+    REAL = frozenset()
 
     def __post_init__(self):
         S = None
@@ -46,7 +48,7 @@ class Draws:
             arr = np.asarray(value, dtype=float)
             arr = np.atleast_2d(arr) if ndim == 2 else np.atleast_1d(arr)
             check_finite(arr, f.name)
-            if np.any(arr <= 0):
+            if f.name not in self.REAL and np.any(arr <= 0):
                 raise ValueError(f"{f.name} must be > 0; got min {arr.min()!r}")
             S = arr.shape[0] if S is None else S
             if arr.shape[0] != S or arr.ndim != ndim:
@@ -108,14 +110,23 @@ class HyperDraws(Draws):
     eta : (S,) amplitudes (standardised output units)
     sigma : (S,) noise standard deviations (standardised output units)
     alpha : (S,) rational-quadratic shapes, or ``None`` for other kernels
+    warp_skew, warp_tail, warp_loc, warp_scale : (S,) a learned output warp's ``κ``,
+        ``δ``, ``c`` (real) and ``s`` (:class:`~pp_decomp.components.gp.warped.WarpedGP`),
+        or ``None``
     """
 
     NDIM = {"ls": 2, "eta": 1, "sigma": 1, "alpha": 1}
+    NDIM.update(dict.fromkeys(("warp_skew", "warp_tail", "warp_loc", "warp_scale"), 1))
+    REAL = frozenset({"warp_loc"})
 
     ls: np.ndarray
     eta: np.ndarray
     sigma: np.ndarray
     alpha: np.ndarray | None = None
+    warp_skew: np.ndarray | None = None
+    warp_tail: np.ndarray | None = None
+    warp_loc: np.ndarray | None = None
+    warp_scale: np.ndarray | None = None
 
 
 class KernelDraws:
