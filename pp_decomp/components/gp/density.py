@@ -275,12 +275,20 @@ def log_density(z, X, y, prm, jacobian):
     -------
     (value, gradient (k,)); ``(-inf, 0)`` where ``K`` is not positive definite.
     """
+    value, grad, _ = log_density_weights(z, X, y, prm, jacobian)
+    return value, grad
+
+
+@numba.njit(nogil=True, cache=True)
+def log_density_weights(z, X, y, prm, jacobian):
+    """:func:`log_density` and the weights ``α = K⁻¹ y`` (n,) it computes on the way,
+    ``∂ log N(y; 0, K) / ∂y = -α`` (:mod:`pp_decomp.components.gp.warped_density`)."""
     n, d = X.shape
     grad = np.zeros(z.shape[0])
     K, c, slope, dalpha = _kernel_matrices(z, X, prm)
     ok, logdet = _chol_inverse(K)  # K now holds K⁻¹
     if not ok:
-        return -np.inf, grad
+        return -np.inf, grad, np.zeros(n)
     a = K @ y
     value = -0.5 * (y @ a) - 0.5 * logdet - 0.5 * n * LOG_2PI
     _likelihood_gradient(z, X, prm, a, K, c, slope, dalpha, grad)
@@ -289,7 +297,7 @@ def log_density(z, X, y, prm, jacobian):
         for k in range(z.shape[0]):
             value += z[k]
             grad[k] += 1.0
-    return value, grad
+    return value, grad, a
 
 
 @numba.njit(nogil=True, cache=True)
