@@ -11,8 +11,9 @@
 from pp_decomp.components.correlated.model import CorrelatedComponents
 from pp_decomp.components.correlated.posterior import CoregionDraws
 
-# ComponentGP's variants (kernel expressions, a user's PyMC model) register on import
-from pp_decomp.components.gp import kernel_gp, pymc_gp  # noqa: F401, E402
+# ComponentGP's variants (kernel expressions, a user's PyMC model, a learned output
+# warp) register on import
+from pp_decomp.components.gp import kernel_gp, pymc_gp, warped  # noqa: F401, E402
 from pp_decomp.components.gp.gp import ComponentGP
 from pp_decomp.components.gp.known import KnownKernels
 from pp_decomp.components.gp.priors import Priors

@@ -111,6 +111,12 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
     network = problem_network(problem) if strategy.surrogate == "network" else None
     out = []
     for name, gp in components:
+        if gp.template.get("warp") is not None:
+            raise ValueError(
+                f"components[{name!r}]: warp={gp.template['warp']!r} is not taken by an "
+                "optimisation loop yet (the composition needs Gaussian per-draw moments); "
+                "fit the warped GP on its own, or leave the warp out"
+            )
         args = loop_arguments(gp, priors, problem, name, 1)
         if network is not None:  # a node's GP reads Z_k, scaled at each refit
             node = network.nodes[network.index(name)]

@@ -29,6 +29,27 @@ def general(kernel, priors, noise) -> bool:
     return builtin_form(kernel, priors or Priors(), noise) is None
 
 
+def _checked(kernel, noise, transform, name: str) -> tuple[Kernel, Prior | None]:
+    """``ComponentGP``'s kernel (a shorthand expanded) and noise prior, its
+    ``transform`` checked, each refused naming the component and the value."""
+    if transform not in TRANSFORMS:
+        raise ValueError(
+            f"component {name!r}: transform must be one of {TRANSFORMS}; got {transform!r}"
+        )
+    if noise is not None:
+        noise = as_prior(noise, f"component {name!r}: noise")
+        if not noise.positive:
+            raise ValueError(f"component {name!r}: noise must have a positive prior; got {noise!r}")
+    if isinstance(kernel, str):
+        return shorthand(kernel), noise
+    if not isinstance(kernel, Kernel):
+        raise TypeError(
+            f"component {name!r}: kernel must be a pp_decomp kernel or one of "
+            f"{KERNELS}; got {kernel!r}"
+        )
+    return kernel, noise
+
+
 class ComponentGP(MarginalGP):
     """A PyMC ``pm.gp.Marginal`` model of one component with a hyperparameter posterior.
 
@@ -83,6 +104,10 @@ class ComponentGP(MarginalGP):
     max_draws : int
         Hyperparameter draws kept for prediction (evenly thinned from the
         posterior); the full posterior stays in :attr:`idata`.
+    warp : {"sinh-arcsinh"}, optional
+        A learned monotone warp of the standardised outputs, with ``skew=`` and
+        ``tail=`` priors: the model is then a
+        :class:`~pp_decomp.components.gp.warped.WarpedGP`.
 
     Attributes
     ----------
@@ -105,10 +130,12 @@ class ComponentGP(MarginalGP):
         if "takes" in cls.__dict__:
             ComponentGP.variants.append(cls)
 
-    def __new__(cls, kernel=DEFAULT_KERNEL, *args, priors=None, noise=None, build=None, **kwargs):
+    def __new__(
+        cls, kernel=DEFAULT_KERNEL, *args, priors=None, noise=None, build=None, warp=None, **kwargs
+    ):
         if cls is ComponentGP:
             for variant in ComponentGP.variants:
-                if variant.takes(kernel, priors, noise, build):
+                if variant.takes(kernel, priors, noise, build, warp):
                     return super().__new__(variant)
         return super().__new__(cls)
 
@@ -124,25 +151,12 @@ class ComponentGP(MarginalGP):
         standardize: bool = True,
         name: str = "f",
         max_draws: int = 256,
+        warp: str | None = None,
     ):
         name = str(name)
-        if transform not in TRANSFORMS:
-            raise ValueError(
-                f"component {name!r}: transform must be one of {TRANSFORMS}; got {transform!r}"
-            )
-        if noise is not None:
-            noise = as_prior(noise, f"component {name!r}: noise")
-            if not noise.positive:
-                raise ValueError(
-                    f"component {name!r}: noise must have a positive prior; got {noise!r}"
-                )
-        if isinstance(kernel, str):
-            kernel = shorthand(kernel)
-        elif not isinstance(kernel, Kernel):
-            raise TypeError(
-                f"component {name!r}: kernel must be a pp_decomp kernel or one of "
-                f"{KERNELS}; got {kernel!r}"
-            )
+        if warp is not None:  # a WarpedGP's own __init__ takes it
+            raise ValueError(f"component {name!r}: {type(self).__name__} takes no warp={warp!r}")
+        kernel, noise = _checked(kernel, noise, transform, name)
         self.model_kernel, self.transform = kernel, transform
         # what a loop builds this component's GPs from (pp_decomp.loop.component_models)
         self.template = {"kernel": kernel, "priors": priors, "noise": noise, "transform": transform}

@@ -225,9 +225,9 @@ class KernelGP(ComponentGP):
     draws_type = KernelDraws
 
     @staticmethod
-    def takes(kernel, priors, noise, build) -> bool:
+    def takes(kernel, priors, noise, build, warp) -> bool:
         """Whether ``ComponentGP(kernel, priors=, noise=, build=)`` is a ``KernelGP``."""
-        return build is None and general(kernel, priors, noise)
+        return build is None and warp is None and general(kernel, priors, noise)
 
     def _setup_kernel(self, kernel, noise) -> None:
         self.kernel = kernel

@@ -329,9 +329,9 @@ class PyMCGP(ComponentGP):
     draws_type = KernelDraws
 
     @staticmethod
-    def takes(kernel, priors, noise, build) -> bool:
+    def takes(kernel, priors, noise, build, warp) -> bool:
         """Whether ``ComponentGP(..., build=)`` is a ``PyMCGP``: a model is given."""
-        return build is not None
+        return build is not None and warp is None
 
     def __init__(
         self,

@@ -1,0 +1,418 @@
+"""``WarpedGP``: a component GP on learned, monotonely warped outputs.
+
+``ComponentGP(kernel, warp="sinh-arcsinh")`` regresses
+
+    y = w(u; ψ) = sinh(δ arcsinh((u - c) / s) - log κ)
+
+of the standardised outputs ``u`` with the built-in GP, the warp's log-slope in
+the likelihood (:mod:`~pp_decomp.components.gp.warped_density`; Snelson,
+Rasmussen & Ghahramani 2004; the sinh-arcsinh family of Jones & Pewsey 2009,
+after an affine map as in the compositional warps of Rios & Tobar 2019).
+``ψ = (κ, δ, c, s)``: the skew ``κ`` (``κ > 1`` pulls a right tail in), the
+tails ``δ`` (``δ < 1`` pulls both in), and where and at what scale the warp
+bends, ``c`` and ``s``; with ``c`` below the data, ``w`` is close to ``log(u -
+c)``, the warp of a positive rate. Their priors are centred on the identity
+(``κ = δ = s = 1``, ``c = 0``), and they are inferred with the other
+hyperparameters by MAP or NUTS; each draw conditions the GP on its own warped
+data.
+
+Predictions are of ``u``'s units (``y``'s, or ``log y``'s under
+``transform="log"``): :meth:`WarpedGP.quantiles` maps each draw's Gaussian
+quantiles back exactly through the monotone warp and mixes the draws by
+bisection on the mixture's CDF; :meth:`WarpedGP.predict` gives the mean and
+variance by Gauss-Hermite quadrature per draw; :meth:`WarpedGP.sample` warps
+each sample back with its own draw's warp. An optimisation loop does not take a
+warped component yet.
+
+Example
+-------
+>>> import numpy as np
+>>> import pp_decomp as ppd
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(size=(30, 1))
+>>> y = np.exp(np.sin(6 * X[:, 0]) + 0.1 * rng.standard_normal(30))
+>>> gp = ppd.ComponentGP("matern52", warp="sinh-arcsinh").fit(X, y, seed=1)
+>>> gp.hyper_names()[-4:]
+['warp_skew', 'warp_tail', 'warp_loc', 'warp_scale']
+>>> lo, hi = gp.quantiles(X[:3], [0.025, 0.975])
+>>> bool(np.all(lo < hi))
+True
+"""
+
+from __future__ import annotations
+
+from functools import cached_property, partial
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from pp_decomp.components.gp.gp import ComponentGP, general
+from pp_decomp.components.gp.pymc_model import ComponentModel, JitteredCenter
+from pp_decomp.components.gp.warped_density import (
+    N_WARP,
+    warped_log_densities,
+    warped_log_density,
+    warped_logp,
+)
+from pp_decomp.components.inference.compiled import compiled, penalty
+from pp_decomp.components.inference.map_objective import map_problem
+from pp_decomp.components.inference.native import NutsModel, _check_xy, _Expand
+from pp_decomp.components.output_warps import sinh_arcsinh, sinh_arcsinh_inverse
+from pp_decomp.components.posterior.batched import JITTER, GPPosterior
+from pp_decomp.components.posterior.draws import HyperDraws
+from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
+from pp_decomp.prior import Prior, as_prior
+from pp_decomp.validate import as_generator
+
+WARPS = ("sinh-arcsinh",)
+WARP_NAMES = ("warp_skew", "warp_tail", "warp_loc", "warp_scale")
+WARP_PRIORS = {
+    "skew": Prior("LogNormal", mu=0.0, sigma=0.5),
+    "tail": Prior("LogNormal", mu=0.0, sigma=0.5),
+    "loc": Prior("Normal", mu=0.0, sigma=1.0),
+    "scale": Prior("LogNormal", mu=0.0, sigma=1.0),
+}
+# the MAP search's box of (log κ, log δ, c, log s): a tail δ of e^-3 already maps
+# v = 3 to 1.1, and c within 5 standard deviations of the outputs' mean
+WARP_BOX = [(-3.0, 3.0), (-3.0, 3.0), (-5.0, 5.0), (-3.0, 3.0)]
+HERMITE = np.polynomial.hermite_e.hermegauss(64)  # E f(Z), Z ~ N(0, 1), by 64 nodes
+
+
+def _warp_prior(prior, what: str, name: str) -> Prior:
+    real = what == "loc"
+    default = WARP_PRIORS[what]
+    prior = default if prior is None else as_prior(prior, f"component {name!r}: {what}")
+    if not (prior.is_native and prior.positive != real):
+        kind = "a real prior (Normal)" if real else "a positive prior (LogNormal, Gamma, ...)"
+        raise ValueError(
+            f"component {name!r}: {what} must be {kind} of a family the density evaluates "
+            f"natively; got {prior!r}"
+        )
+    return prior
+
+
+def warp_arguments(draws: HyperDraws, idx=slice(None), ndim: int = 1) -> tuple:
+    """``(ε, δ, c, s)`` of the draws ``idx``, each shaped ``(S', 1, ...)`` to broadcast
+    against ``ndim`` trailing axes."""
+    shape = (-1,) + (1,) * ndim
+    return tuple(
+        np.asarray(v)[idx].reshape(shape)
+        for v in (np.log(draws.warp_skew), draws.warp_tail, draws.warp_loc, draws.warp_scale)
+    )
+
+
+def warp_forward(u, eps, tail, loc, scale):
+    """``w(u) = sinh(δ arcsinh((u - c) / s) - ε)``, broadcast over the arguments."""
+    return sinh_arcsinh((u - loc) / scale, eps, tail)
+
+
+def warp_inverse(y, eps, tail, loc, scale):
+    """``w⁻¹(y) = c + s sinh((arcsinh(y) + ε) / δ)``, broadcast over the arguments."""
+    return loc + scale * sinh_arcsinh_inverse(y, eps, tail)
+
+
+def simulate(
+    X, rng: np.random.Generator, *, skew: float, tail: float, noise: float, ls: float = 0.3
+) -> np.ndarray:
+    """Outputs of a warped GP with a known warp, ``y = w⁻¹(f(X) + ε)``: ``f`` a draw of a
+    unit-amplitude Matérn 5/2 GP with lengthscale ``ls`` at the rows of ``X (n, d)``,
+    ``ε ~ N(0, noise²)``, ``w⁻¹(z) = sinh((arcsinh(z) + log skew) / tail)``: (n,).
+
+    On ``y``'s standardised ``u = (y - ȳ) / s_y`` the warp is :class:`WarpedGP`'s with
+    ``κ = skew``, ``δ = tail``, ``c = -ȳ / s_y`` and ``s = 1 / s_y`` (the checks of
+    ``benchmarks/studies/warped_recovery.py`` and the tests)."""
+    X = np.asarray(X, dtype=float)
+    n, d = X.shape
+    K = kernel_matrix("matern52", X, X, np.full((1, d), float(ls)), np.ones(1))[0]
+    f = np.linalg.cholesky(K + 1e-8 * np.eye(n)) @ rng.standard_normal(n)
+    return sinh_arcsinh_inverse(f + noise * rng.standard_normal(n), np.log(skew), tail)
+
+
+class WarpedGP(ComponentGP):
+    """``ComponentGP`` with a learned sinh-arcsinh output warp (see the module
+    docstring); made by ``ComponentGP(kernel, warp="sinh-arcsinh", skew=, tail=,
+    loc=, scale=)``, the last four the priors of ``κ``, ``δ``, ``c`` and ``s``
+    (default ``LogNormal(0, 0.5)``, ``LogNormal(0, 0.5)``, ``Normal(0, 1)``,
+    ``LogNormal(0, 1)``: the bend's scale relative to the outputs' standard
+    deviation, which heavy tails inflate by an order of magnitude)."""
+
+    @staticmethod
+    def takes(kernel, priors, noise, build, warp) -> bool:
+        """Whether ``ComponentGP(..., warp=)`` is a ``WarpedGP``: a warp is given."""
+        return warp is not None
+
+    def __init__(
+        self,
+        kernel=DEFAULT_KERNEL,
+        input_dim=None,
+        *,
+        warp: str = "sinh-arcsinh",
+        skew: Prior | None = None,
+        tail: Prior | None = None,
+        loc: Prior | None = None,
+        scale: Prior | None = None,
+        build=None,
+        **kwargs,
+    ):
+        name = str(kwargs.get("name", "f"))
+        if build is not None:
+            raise ValueError(
+                f"component {name!r}: warp={warp!r} takes the built-in kernels, not a "
+                f"from_pymc model; got build={build!r}"
+            )
+        if warp not in WARPS:
+            raise ValueError(f"component {name!r}: warp must be one of {WARPS}; got {warp!r}")
+        if general(kernel, kwargs.get("priors"), kwargs.get("noise")):
+            raise ValueError(
+                f"component {name!r}: warp={warp!r} takes the built-in kernels "
+                f"('se', 'matern52', 'matern32', 'rq' with the built-in priors); got {kernel!r}"
+            )
+        transform, standardize = kwargs.get("transform", "standardize"), kwargs.get("standardize")
+        if transform is None or standardize is False:
+            raise ValueError(
+                f"component {name!r}: warp={warp!r} acts on standardised outputs; "
+                f"got transform={transform!r}, standardize={standardize!r}"
+            )
+        given = {"skew": skew, "tail": tail, "loc": loc, "scale": scale}
+        self.warp = warp
+        self.warp_priors = {k: _warp_prior(p, k, name) for k, p in given.items()}
+        super().__init__(kernel, input_dim, **kwargs)
+        self.template = {**self.template, "warp": warp, **given}
+
+    @property
+    def warp_prm(self) -> np.ndarray:
+        """The encoded priors of ``κ``, ``δ``, ``c`` and ``s``: (4, 3)."""
+        return np.array([p.encoded() for p in self.warp_priors.values()])
+
+    def hyper_names(self) -> list[str]:
+        return [*super().hyper_names(), *WARP_NAMES]
+
+    def _compiled(self):
+        base = super()._compiled()
+        prm = self.warp_prm
+        key = ("warped", self.warp, base.kernel, base.input_dim, base.priors, prm.tobytes())
+        return compiled(key, lambda: WarpedModel(base, prm))
+
+    def _check_draws(self, draws: HyperDraws) -> None:
+        super()._check_draws(draws)
+        if any(getattr(draws, n) is None for n in WARP_NAMES):
+            raise ValueError(f"draws of a warped component need {WARP_NAMES}; got {draws!r}")
+
+    def sample_prior(self, S: int, rng: np.random.Generator) -> HyperDraws:
+        """``S`` independent draws of the hyperparameters and the warp from their priors."""
+        draws = super().sample_prior(S, rng)
+        return _with_warp(draws, self._warp_draws(S, rng), log=True)
+
+    def _warp_draws(self, S: int, rng: np.random.Generator) -> np.ndarray:
+        """``(log κ, log δ, c, log s)`` drawn from their priors: (S, 4)."""
+        import pymc as pm
+
+        values = [
+            pm.draw(p.to_pymc_dist(), draws=S, random_seed=rng) for p in self.warp_priors.values()
+        ]
+        out = np.column_stack(values).astype(float)
+        out[:, [0, 1, 3]] = np.log(out[:, [0, 1, 3]])
+        return out
+
+    def _unconstrained(self, init: HyperDraws, cm) -> np.ndarray:
+        names = [n for n in self.hyper_names() if n != "warp_loc"]
+        parts = {f"{n}_log__": np.log(getattr(init, n)) for n in names}
+        return cm.flatten_rows({**parts, "warp_loc": init.warp_loc})
+
+    def numpy_density(self):
+        """``(log_posterior, to_draws)`` of the sampler in its unconstrained space
+        (:func:`~pp_decomp.components.inference.refresh.sampler_density`)."""
+        cm = self._compiled()
+
+        def to_draws(Z):
+            Z = np.atleast_2d(Z)
+            k = Z.shape[1] - N_WARP
+            base = super(WarpedGP, self)._compiled().unflatten(Z[:, :k])
+            named = {n.removesuffix("_log__"): np.exp(v) for n, v in base.items()}
+            return _with_warp(HyperDraws(**named), Z[:, k:], log=True)
+
+        return cm.log_posterior, to_draws
+
+    def _map_problem(self, Xs, ys, restarts, rng, init):
+        _, starts, bounds, to_draws = map_problem(self, Xs, ys, restarts, rng, None)
+        k = len(bounds)
+        # the first start: init's mean in z, or the priors' centre and the identity warp
+        cm = self._compiled()
+        first = np.r_[starts[0], np.zeros(N_WARP)] if init is None else None
+        first = self._unconstrained(init, cm).mean(0) if init is not None else first
+        drawn = self._warp_draws(len(starts) - 1, rng)
+        starts = [first] + [np.r_[s, w] for s, w in zip(starts[1:], drawn, strict=True)]
+        objective = WarpedMapObjective(cm, Xs, ys)
+
+        def warped_draws(z):
+            return _with_warp(to_draws(z[:k]), z[None, k:], log=True)
+
+        return objective, starts, [*bounds, *WARP_BOX], warped_draws
+
+    def _make_posterior(self, Xs, ys, draws: HyperDraws) -> GPPosterior:
+        Y = warp_forward(ys[None, :], *warp_arguments(draws))
+        return GPPosterior(self.kernel, Xs, Y, draws, JITTER, self.mean_var)
+
+    # -------------------------------------------------------------- prediction
+    def _latent(self, Xnew, pred_noise: bool):
+        mean, var = self.posterior.per_draw(self._Xnew(Xnew))
+        if pred_noise:
+            var = var + self.posterior.noise_var[:, None]
+        return mean, np.sqrt(var)
+
+    def quantiles(self, Xnew, q, pred_noise: bool = False) -> np.ndarray:
+        """The ``q``-quantiles of the posterior predictive at ``Xnew (m, d)``, in ``y``'s
+        units (``log y``'s under ``transform="log"``): (len(q), m).
+
+        Each draw's quantile is ``w⁻¹(μ_s + σ_s Φ⁻¹(q))`` exactly; the mixture's lies
+        between the draws' and is found by bisection on ``(1/S) Σ_s Φ((w(u) - μ_s) / σ_s)``.
+        ``pred_noise`` adds the noise, which is Gaussian on the warped scale.
+        """
+        q = np.atleast_1d(np.asarray(q, dtype=float))
+        if np.any(~((q > 0) & (q < 1))):
+            raise ValueError(f"q must lie in (0, 1); got {q!r}")
+        mean, sd = self._latent(Xnew, pred_noise)
+        args = warp_arguments(self.draws, ndim=2)
+        z = ndtri(q)[None, :, None]
+        each = warp_inverse(mean[:, None] + sd[:, None] * z, *args)  # (S, Q, m)
+        lo, hi = each.min(0), each.max(0)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            cdf = ndtr((warp_forward(mid[None], *args) - mean[:, None]) / sd[:, None]).mean(0)
+            below = cdf < q[:, None]
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        return self.y_mean + self.y_std * 0.5 * (lo + hi)
+
+    def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture posterior mean and variance at ``Xnew`` (m, d) in ``y``'s units, by
+        Gauss-Hermite quadrature (64 nodes) of ``w⁻¹`` per draw: (m,) each."""
+        mean, sd = self._latent(Xnew, pred_noise)
+        t, w = HERMITE
+        w = w / w.sum()
+        u = warp_inverse(mean[..., None] + sd[..., None] * t, *warp_arguments(self.draws, ndim=2))
+        u = self.y_mean + self.y_std * u  # (S, m, nodes)
+        first = (u * w).sum(-1).mean(0)
+        second = (u**2 * w).sum(-1).mean(0)
+        return first, np.maximum(second - first**2, 0.0)
+
+    def sample(self, Xnew, n_samples: int, seed=None, joint: bool = False, pred_noise=False):
+        """Posterior samples at ``Xnew`` in ``y``'s units: (n_samples, m), each warped
+        back by the warp of the draw it was sampled from."""
+        z, s_idx = self.posterior.sample_with_draws(
+            self._Xnew(Xnew), n_samples, as_generator(seed), joint, pred_noise
+        )
+        return self.y_mean + self.y_std * warp_inverse(z, *warp_arguments(self.draws, s_idx))
+
+    def predict_per_draw(self, Xnew, pred_noise: bool = False):
+        raise NotImplementedError(self._latent_only)
+
+    def joint_predict_per_draw(self, Xnew, idx=None):
+        raise NotImplementedError(self._latent_only)
+
+    def predict_per_draw_grad(self, Xnew):
+        raise NotImplementedError(self._latent_only)
+
+    @property
+    def _latent_only(self) -> str:
+        return (
+            f"component {self.name!r}: a warped GP's per-draw Gaussian moments are on the "
+            "warped scale; use predict, quantiles or sample"
+        )
+
+    def model_dict(self) -> dict:
+        out = super().model_dict()
+        t = self.template
+        priors = {k: None if t[k] is None else p.to_dict() for k, p in self.warp_priors.items()}
+        out["warp"] = {"family": self.warp, **priors}
+        return out
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("ComponentGP(", f"WarpedGP({self.warp!r}, ", 1)
+
+
+def _with_warp(draws: HyperDraws, W: np.ndarray, log: bool) -> HyperDraws:
+    """``draws`` with the warp's rows ``W (S, 4)``: ``(log κ, log δ, c, log s)``."""
+    W = np.atleast_2d(W)
+    skew, tail, loc, scale = (np.exp(W[:, q]) if q != 2 else W[:, q] for q in range(N_WARP))
+    warp = dict(zip(WARP_NAMES, (skew, tail, loc, scale), strict=True))
+    return HyperDraws(**{**draws.__dict__, **warp})
+
+
+class WarpedMapObjective:
+    """``z -> (-log p, -∇)`` of a warped component without the Jacobian, ``z = (log θ,
+    log κ, log δ, c, log s)``
+    (:func:`~pp_decomp.components.gp.warped_density.warped_log_density`)."""
+
+    def __init__(self, model: WarpedModel, X, u):
+        self.X = np.ascontiguousarray(X, dtype=float)
+        self.u = np.ascontiguousarray(u, dtype=float)
+        self.prm, self.warp = model.prm, model.warp
+
+    def __call__(self, z) -> tuple[float, np.ndarray]:
+        z = np.ascontiguousarray(z, dtype=float)
+        value, grad = warped_log_density(z, self.X, self.u, self.prm, self.warp, False)
+        if not np.isfinite(value):
+            return penalty(z)
+        return -value, -grad
+
+
+def _chain_logp(X, y, *, prm, warp, k):
+    return partial(warped_logp, X, y, prm, warp, np.zeros(k))
+
+
+class _WarpExpand:
+    """One chain's ``z -> {value names: z's parts, names: their values}`` in the order
+    ``order``: the built-in coordinates and ``log κ``, ``log δ``, ``log s``
+    exponentiated, ``c`` as it is (views of buffers of its own; nutpie copies them
+    at once)."""
+
+    def __init__(self, names, shapes, order):
+        self.inner, self.order = _Expand(names, shapes), order
+        at = names.index("warp_loc")
+        self.at = int(sum(int(np.prod(s)) for s in shapes[:at]))
+
+    def __call__(self, z: np.ndarray) -> dict:
+        out = self.inner(z)
+        loc = self.inner.z[self.at : self.at + 1].reshape(())
+        return {n: loc if n == "warp_loc" else out[n] for n in self.order}
+
+
+class WarpedModel(ComponentModel):
+    """The NUTS model of a warped component structure: the built-in structure's
+    coordinates, then ``log κ``, ``log δ``, ``c`` and ``log s``; ``y`` holds the
+    standardised ``u``."""
+
+    def __init__(self, base: ComponentModel, warp: np.ndarray):
+        super().__init__(base.kernel, base.input_dim, base.priors)
+        self.warp = np.ascontiguousarray(warp, dtype=float)
+        self.label = f"warped {self.label}"
+
+    @property
+    def value_names(self) -> list[str]:
+        warp = [n if n == "warp_loc" else f"{n}_log__" for n in WARP_NAMES]
+        return [*super().value_names, *warp]
+
+    @cached_property
+    def nutpie_model(self):
+        names = [n.removesuffix("_log__") for n in self.value_names]
+        sizes = [self.input_dim] + [1] * (len(names) - 1)
+        shapes = [(s,) if n == "ls" else () for n, s in zip(names, sizes, strict=True)]
+        k = int(sum(sizes))
+        center = np.r_[self.priors.log_center(self.kernel, self.input_dim), np.zeros(N_WARP)]
+        natural = [(n, s) for n, s in zip(names, shapes, strict=True) if n != "warp_loc"]
+        order = (*self.value_names, *[n for n, _ in natural])
+        return NutsModel(
+            ndim=k,
+            make_logp=partial(_chain_logp, prm=self.prm, warp=self.warp, k=k),
+            make_expand=partial(_WarpExpand, names, shapes, order),
+            names=order,
+            shapes=(*shapes, *[s for _, s in natural]),
+            shared_data={"X": np.zeros((3, self.input_dim)), "y": np.zeros(3)},
+            initial_point=JitteredCenter(center),
+            check=_check_xy,
+        )
+
+    def log_posterior(self, Z: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        Z = np.ascontiguousarray(Z, dtype=float)
+        X, y = np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(y, dtype=float)
+        return warped_log_densities(Z, X, y, self.prm, self.warp)
