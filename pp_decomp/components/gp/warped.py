@@ -201,7 +201,7 @@ class WarpedGP(ComponentGP):
     def sample_prior(self, S: int, rng: np.random.Generator) -> HyperDraws:
         """``S`` independent draws of the hyperparameters and the warp from their priors."""
         draws = super().sample_prior(S, rng)
-        return _with_warp(draws, self._warp_draws(S, rng), log=True)
+        return _with_warp(draws, self._warp_draws(S, rng))
 
     def _warp_draws(self, S: int, rng: np.random.Generator) -> np.ndarray:
         """``(log κ, log δ, c, log s)`` drawn from their priors: (S, 4)."""
@@ -225,27 +225,28 @@ class WarpedGP(ComponentGP):
         cm = self._compiled()
 
         def to_draws(Z):
-            Z = np.atleast_2d(Z)
-            k = Z.shape[1] - N_WARP
-            base = super(WarpedGP, self)._compiled().unflatten(Z[:, :k])
-            named = {n.removesuffix("_log__"): np.exp(v) for n, v in base.items()}
-            return _with_warp(HyperDraws(**named), Z[:, k:], log=True)
+            parts = cm.unflatten(np.atleast_2d(Z)).items()
+            named = {
+                n.removesuffix("_log__"): np.exp(v) if n.endswith("_log__") else v for n, v in parts
+            }
+            return HyperDraws(**named)
 
         return cm.log_posterior, to_draws
 
     def _map_problem(self, Xs, ys, restarts, rng, init):
         _, starts, bounds, to_draws = map_problem(self, Xs, ys, restarts, rng, None)
         k = len(bounds)
-        # the first start: init's mean in z, or the priors' centre and the identity warp
         cm = self._compiled()
-        first = np.r_[starts[0], np.zeros(N_WARP)] if init is None else None
-        first = self._unconstrained(init, cm).mean(0) if init is not None else first
+        if init is None:  # the priors' centre and the identity warp
+            first = np.r_[starts[0], np.zeros(N_WARP)]
+        else:  # init's mean in z
+            first = self._unconstrained(init, cm).mean(0)
         drawn = self._warp_draws(len(starts) - 1, rng)
         starts = [first] + [np.r_[s, w] for s, w in zip(starts[1:], drawn, strict=True)]
         objective = WarpedMapObjective(cm, Xs, ys)
 
         def warped_draws(z):
-            return _with_warp(to_draws(z[:k]), z[None, k:], log=True)
+            return _with_warp(to_draws(z[:k]), z[None, k:])
 
         return objective, starts, [*bounds, *WARP_BOX], warped_draws
 
@@ -330,7 +331,7 @@ class WarpedGP(ComponentGP):
         return super().__repr__().replace("ComponentGP(", f"WarpedGP({self.warp!r}, ", 1)
 
 
-def _with_warp(draws: HyperDraws, W: np.ndarray, log: bool) -> HyperDraws:
+def _with_warp(draws: HyperDraws, W: np.ndarray) -> HyperDraws:
     """``draws`` with the warp's rows ``W (S, 4)``: ``(log κ, log δ, c, log s)``."""
     W = np.atleast_2d(W)
     skew, tail, loc, scale = (np.exp(W[:, q]) if q != 2 else W[:, q] for q in range(N_WARP))
