@@ -105,8 +105,9 @@ class Criticism:
 
 def loo_per_draw(L_inv: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-draw LOO log densities and PIT values of ``r`` from ``L⁻¹`` of
-    ``K = L Lᵀ``: ``L_inv (S, n, n)``, ``r (n,)`` → ``(S, n)`` each."""
-    z = L_inv @ r
+    ``K = L Lᵀ``: ``L_inv (S, n, n)``, ``r (n,)`` or one row per draw ``(S, n)``
+    → ``(S, n)`` each."""
+    z = L_inv @ r if r.ndim == 1 else (L_inv @ r[..., None])[..., 0]
     alpha = np.einsum("sji,sj->si", L_inv, z)  # K⁻¹ r
     c = np.einsum("sji,sji->si", L_inv, L_inv)  # diag K⁻¹: column sums of squares
     log_p = -0.5 * np.log(2 * np.pi) + 0.5 * np.log(c) - 0.5 * alpha**2 / c
@@ -122,16 +123,20 @@ def loo_gaussian(
     ----------
     L_inv : (S, n, n) array
         ``L⁻¹`` of each draw's ``K = L Lᵀ`` (kernel, noise and jitter).
-    r : (n,) array
-        The observations as the factors model them (standardised residuals).
+    r : (n,) array, or (S, n)
+        The observations as the factors model them (standardised residuals; a row
+        per draw where each draw has its own, as under a learned output warp).
     log_w : (S,) array, optional
         Log weights of the draws (unnormalised; default equal).
-    log_jacobian : float or (n,) array
+    log_jacobian : float, (n,) or (S, n) array
         ``log |dr_i / dy_i|``: adds to each ``log p(y_i | y_{-i})`` so that
-        ``elpd_loo`` is in the units of ``y`` (``-log s_y`` for standardisation).
+        ``elpd_loo`` is in the units of ``y`` (``-log s_y`` for standardisation);
+        per draw, it enters each draw's density before the draws are mixed.
     """
     log_p, pit_s = loo_per_draw(np.asarray(L_inv, dtype=float), np.asarray(r, dtype=float))
     S, n = log_p.shape
+    if np.ndim(log_jacobian) == 2:
+        log_p, log_jacobian = log_p + log_jacobian, 0.0
     if S == 1:
         elpd_i, pit, k_max = log_p[0], pit_s[0], float("nan")
     else:
@@ -238,4 +243,5 @@ def loo_data_of(model) -> LooData | None:
 def criticise_data(data: LooData, outcome_log: bool = False) -> Criticism:
     """:func:`criticise` of a model's :class:`LooData`."""
     jacobian = np.asarray(data.log_jacobian, dtype=float) - (data.y if outcome_log else 0.0)
+    # data.y (n,) broadcasts against a per-draw (S, n) Jacobian
     return loo_gaussian(data.L_inv, data.r, data.log_w, jacobian)

@@ -21,8 +21,9 @@ Predictions are of ``u``'s units (``y``'s, or ``log y``'s under
 quantiles back exactly through the monotone warp and mixes the draws by
 bisection on the mixture's CDF; :meth:`WarpedGP.predict` gives the mean and
 variance by Gauss-Hermite quadrature per draw; :meth:`WarpedGP.sample` warps
-each sample back with its own draw's warp. An optimisation loop does not take a
-warped component yet.
+each sample back with its own draw's warp; :meth:`WarpedGP.loo_data` gives
+PSIS-LOO each draw's log-slope, so ``elpd_loo`` is in ``y``'s units and compares
+with an unwarped fit's. An optimisation loop does not take a warped component yet.
 
 Example
 -------
@@ -46,6 +47,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from pp_decomp.components.criticism import LooData, marginal_loo_data
 from pp_decomp.components.gp.gp import ComponentGP, general
 from pp_decomp.components.gp.pymc_model import ComponentModel, JitteredCenter
 from pp_decomp.components.gp.warped_density import (
@@ -57,7 +59,11 @@ from pp_decomp.components.gp.warped_density import (
 from pp_decomp.components.inference.compiled import compiled, penalty
 from pp_decomp.components.inference.map_objective import map_problem
 from pp_decomp.components.inference.native import NutsModel, _check_xy, _Expand
-from pp_decomp.components.output_warps import sinh_arcsinh, sinh_arcsinh_inverse
+from pp_decomp.components.output_warps import (
+    sinh_arcsinh,
+    sinh_arcsinh_inverse,
+    sinh_arcsinh_log_slope,
+)
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
@@ -251,8 +257,22 @@ class WarpedGP(ComponentGP):
         return objective, starts, [*bounds, *WARP_BOX], warped_draws
 
     def _make_posterior(self, Xs, ys, draws: HyperDraws) -> GPPosterior:
+        self._u_train = np.asarray(ys, dtype=float)  # the data before the warp
         Y = warp_forward(ys[None, :], *warp_arguments(draws))
         return GPPosterior(self.kernel, Xs, Y, draws, JITTER, self.mean_var)
+
+    def loo_data(self) -> LooData | None:
+        """:func:`~pp_decomp.components.criticism.criticise`'s factors, with each draw's
+        warped data and its Jacobian ``log w_s'(u_i) - log s_y`` (``- log y_i`` more
+        under ``transform="log"``), so that ``elpd_loo`` is in ``y``'s units and
+        compares with an unwarped model's."""
+        data = marginal_loo_data(self)
+        if data is None:
+            return None
+        eps, tail, loc, scale = warp_arguments(self.draws)
+        u = (self._u_train - loc) / scale
+        slope = sinh_arcsinh_log_slope(u, eps, tail) - np.log(scale)
+        return data._replace(log_jacobian=slope + data.log_jacobian)
 
     # -------------------------------------------------------------- prediction
     def _latent(self, Xnew, pred_noise: bool):
