@@ -419,3 +419,30 @@ def test_a_file_that_names_a_build_by_main_takes_a_top_level_modules_build_of_th
         elsewhere = {"a": ppd.ComponentGP.from_pymc(_named(build_plain, module, qualname))}
         with pytest.raises(ValueError, match="component 'a''s model"):
             ppd.Optimizer.resume(path, problem, components=elsewhere)
+
+
+def test_a_new_build_never_gets_a_dead_builds_compiled_model():
+    """A CI failure: the compiled cache keyed a build by ``id``, and a build made after
+    an earlier one was collected could take its id, and with it its model (a notebook
+    redefining ``build`` is the user's case)."""
+    import gc
+
+    def make(lognormal: bool):
+        def build(X, y, input_dim):
+            with pm.Model() as model:
+                if lognormal:
+                    ls = pm.LogNormal("ls", 0.0, 1.0, shape=input_dim)
+                else:
+                    ls = pm.InverseGamma("ls", 3.0, 0.6, shape=input_dim)
+                gp = pm.gp.Marginal(cov_func=pm.gp.cov.Matern52(input_dim, ls=ls))
+                gp.marginal_likelihood("y", X=X, y=y, sigma=pm.HalfNormal("sigma", 0.3))
+            return model, gp
+
+        return build
+
+    for i in range(20):  # the id was reused within 4 builds before the fix
+        gp = ppd.ComponentGP.from_pymc(make(i % 2 == 0), input_dim=1)
+        family = str(gp.model.root["ls"].owner.op)
+        assert ("lognormal" if i % 2 == 0 else "invgamma") in family, (i, family)
+        del gp
+        gc.collect()

@@ -376,7 +376,9 @@ class PyMCGP(ComponentGP):
         """The built model (built on first use, once per structure)."""
         if self.input_dim is None:
             raise RuntimeError(f"component {self.name!r}: the input dimension is not known yet")
-        key = ("pymc", id(self.build), self.input_dim, self.name)
+        # the function itself, not its id: the cache holds it, so a later build (a
+        # notebook's redefinition) cannot take a dead one's id and its stale model
+        key = ("pymc", self.build, self.input_dim, self.name)
         return compiled(key, lambda: PyMCModel(self.build, self.input_dim, self.name))
 
     def _compiled(self) -> PyMCModel:
