@@ -61,6 +61,7 @@ SMOKE_TESTS = {
     "studies/inducing_points.py": "test_inducing_points",
     "studies/loo_choice.py": "test_loo_choice",
     "studies/output_warp_coverage.py": "test_output_warp_coverage",
+    "studies/warped_recovery.py": "test_warped_recovery",
     "studies/nuts_convergence.py": "test_nuts_convergence",
     "studies/perceived_diagnosis.py": "test_perceived_diagnosis",
     "studies/prior_sweep.py": "test_prior_sweep",
@@ -638,6 +639,25 @@ def test_output_warp_coverage(script, tmp_path):
     (seed0, _) = report["runs"]["flu"]
     assert set(seed0["12"]) == {"package", "none", "sas"}
     assert len(seed0["12"]["sas"]["lml"]) == 5
+
+
+def test_warped_recovery(script, tmp_path):
+    out = script(
+        "studies/warped_recovery.py --datasets 2 --n 30 --held-out 40 --draws 40 --tune 60 --out",
+        tmp_path / "r.json",
+    )
+    lines = matches(
+        r"dataset \d: coverage warped {n} plain {n}; top fifth warped {n} plain {n}; "
+        r"intervals holding the truth: \[.*\]",
+        out,
+    )
+    assert len(lines) == 2 and all(0 <= c <= 1 for line in lines for c in line)
+    for key in ("warped", "plain", "warped_top", "plain_top"):
+        assert matches(rf"{key}: {{n}} ± {{n}}", out)
+    held = match(r"95% intervals holding the truth: {n} of {n}", out)
+    assert held[1] == 8 and 0 <= held[0] <= 8
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["datasets"]) == 2 and len(report["datasets"][0]["warp_loc"]) == 4
 
 
 def test_nuts_convergence(script):
