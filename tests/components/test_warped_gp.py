@@ -1,5 +1,7 @@
 """The learned sinh-arcsinh output warp: its density, fits, predictions and bad input."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import ndtr
@@ -10,6 +12,7 @@ from pp_decomp.components.gp.density import constants, log_density
 from pp_decomp.components.gp.priors import Priors
 from pp_decomp.components.gp.warped import WarpedGP, simulate
 from pp_decomp.components.gp.warped_density import warped_log_densities, warped_log_density
+from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.output_warps import sinh_arcsinh, sinh_arcsinh_inverse
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.prior import Prior
@@ -68,6 +71,17 @@ def test_each_draw_conditions_on_its_own_warped_data():
     assert post.y.shape == (1, 30)
     v = (u - d.warp_loc[0]) / d.warp_scale[0]
     assert post.y[0] == pytest.approx(sinh_arcsinh(v, np.log(d.warp_skew[0]), d.warp_tail[0]))
+
+
+def test_the_sampler_density_maps_its_rows_back_to_the_draws_with_a_real_warp_loc():
+    # warp_loc is the one real parameter: exponentiating it would turn c < 0 into c > 0
+    X, y = warped_gp_data(np.random.default_rng(3), 20, 1.5, 0.8)
+    gp = ppd.ComponentGP("se", warp="sinh-arcsinh").fit(X, y, seed=0)
+    draws = replace(gp.draws, warp_loc=np.array([-0.7]))
+    _, to_draws = sampler_density(gp)
+    back = to_draws(gp._unconstrained(draws, gp._compiled()))
+    for name in gp.hyper_names():
+        assert getattr(back, name) == pytest.approx(getattr(draws, name)), name
 
 
 def test_predictions_are_in_the_outputs_units_and_agree_with_each_other():

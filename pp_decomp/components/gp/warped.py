@@ -225,20 +225,6 @@ class WarpedGP(ComponentGP):
         parts = {f"{n}_log__": np.log(getattr(init, n)) for n in names}
         return cm.flatten_rows({**parts, "warp_loc": init.warp_loc})
 
-    def numpy_density(self):
-        """``(log_posterior, to_draws)`` of the sampler in its unconstrained space
-        (:func:`~pp_decomp.components.inference.refresh.sampler_density`)."""
-        cm = self._compiled()
-
-        def to_draws(Z):
-            parts = cm.unflatten(np.atleast_2d(Z)).items()
-            named = {
-                n.removesuffix("_log__"): np.exp(v) if n.endswith("_log__") else v for n, v in parts
-            }
-            return HyperDraws(**named)
-
-        return cm.log_posterior, to_draws
-
     def _map_problem(self, Xs, ys, restarts, rng, init):
         _, starts, bounds, to_draws = map_problem(self, Xs, ys, restarts, rng, None)
         k = len(bounds)

@@ -101,8 +101,11 @@ def sampler_density(gp):
         return None
 
     def to_draws(Z):
-        parts = cm.unflatten(Z).items()
-        return gp.draws_type(**{n.removesuffix("_log__"): np.exp(v) for n, v in parts})
+        parts = cm.unflatten(np.atleast_2d(Z)).items()
+        named = {
+            n.removesuffix("_log__"): np.exp(v) if n.endswith("_log__") else v for n, v in parts
+        }
+        return gp.draws_type(**named)
 
     return cm.log_posterior, to_draws
 
