@@ -243,7 +243,6 @@ class WarpedGP(ComponentGP):
         return objective, starts, [*bounds, *WARP_BOX], warped_draws
 
     def _make_posterior(self, Xs, ys, draws: HyperDraws) -> GPPosterior:
-        self._u_train = np.asarray(ys, dtype=float)  # the data before the warp
         Y = warp_forward(ys[None, :], *warp_arguments(draws))
         return GPPosterior(self.kernel, Xs, Y, draws, JITTER, self.mean_var)
 
@@ -256,7 +255,7 @@ class WarpedGP(ComponentGP):
         if data is None:
             return None
         eps, tail, loc, scale = warp_arguments(self.draws)
-        u = (self._u_train - loc) / scale
+        u = ((self.y_train - self.y_mean) / self.y_std - loc) / scale  # before the warp
         slope = sinh_arcsinh_log_slope(u, eps, tail) - np.log(scale)
         return data._replace(log_jacobian=slope + data.log_jacobian)
 
