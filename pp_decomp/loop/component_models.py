@@ -185,13 +185,21 @@ def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws:
 
 
 def model_from_dict(data: dict) -> ComponentGP | dict:
-    """A template ``ComponentGP`` from :meth:`ComponentGP.model_dict`; a PyMC model's
-    description stays as it is (its ``build`` function is the user's, not stored)."""
+    """A template ``ComponentGP`` from :meth:`ComponentGP.model_dict`, with its learned
+    output warp and the warp's priors where it has one; a PyMC model's description
+    stays as it is (its ``build`` function is the user's, not stored)."""
     if "pymc" in data:
         return data
+    warp = dict(data.get("warp") or {})
+    if warp:
+        family = warp.pop("family")
+        warp = {"warp": family} | {
+            k: None if v is None else Prior.from_dict(v) for k, v in warp.items()
+        }
     return ComponentGP(
         Kernel.from_dict(data["kernel"]),
         priors=None if data.get("priors") is None else Priors(**data["priors"]),
         noise=None if data.get("noise") is None else Prior.from_dict(data["noise"]),
         transform=data.get("transform", "standardize"),
+        **warp,
     )

@@ -1,5 +1,6 @@
 """The learned sinh-arcsinh output warp: its density, fits, predictions and bad input."""
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +16,7 @@ from pp_decomp.components.gp.warped_density import warped_log_densities, warped_
 from pp_decomp.components.inference.refresh import sampler_density
 from pp_decomp.components.output_warps import sinh_arcsinh, sinh_arcsinh_inverse
 from pp_decomp.components.posterior.draws import HyperDraws
+from pp_decomp.loop.component_models import model_from_dict
 from pp_decomp.prior import Prior
 
 
@@ -241,3 +243,12 @@ def test_a_warped_component_is_a_component_gp_with_its_warp_recorded():
     }
     warp = ["warp_skew", "warp_tail", "warp_loc", "warp_scale"]
     assert gp.hyper_names() == ["ls", "eta", "sigma", *warp]
+
+
+def test_a_warped_components_description_rebuilds_it_with_its_warp_and_priors():
+    tail = Prior("LogNormal", mu=0.0, sigma=0.3)
+    gp = ppd.ComponentGP("matern32", warp="sinh-arcsinh", tail=tail)
+    back = model_from_dict(json.loads(json.dumps(gp.model_dict())))
+    assert isinstance(back, WarpedGP)
+    assert back.model_dict() == gp.model_dict()
+    assert back.warp_prm == pytest.approx(gp.warp_prm)
