@@ -142,6 +142,14 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_probabilities(value, name: str) -> np.ndarray:
+    """Return ``value`` as a 1-d float array of levels in ``(0, 1)`` or raise naming ``name``."""
+    q = np.atleast_1d(as_float_array(value, name))
+    if q.ndim != 1 or not np.all((q > 0) & (q < 1)):
+        raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
+    return q
+
+
 def check_positive(value, name: str) -> float:
     """Return ``value`` as a finite float ``> 0`` or raise naming ``name``."""
     try:

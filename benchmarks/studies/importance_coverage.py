@@ -20,7 +20,7 @@ the training outputs). At each ``n`` of ``--n`` the same data are fitted twice:
 
 Each fit's central intervals of the noise-free ``f`` at the test points are the
 quantiles of its Gaussian mixture over the draws
-(:func:`pp_decomp.loop.predict.mixture_quantiles`), at 0.5, 0.9 and 0.95, and
+(:func:`pp_decomp.components.posterior.batched.mixture_quantiles`), at 0.5, 0.9 and 0.95, and
 their coverage is the share of the ``m`` test points whose true ``f`` they hold.
 The truth is drawn from the model's own prior, so exact Bayesian intervals cover
 at the nominal level on average over datasets. Prints one line per dataset and
@@ -59,7 +59,7 @@ D = 2
 def coverage(gp, Xt: np.ndarray, f: np.ndarray) -> dict:
     """Coverage of ``f (m,)`` by ``gp``'s central mixture intervals at ``LEVELS``, and
     the mean width of the last level's."""
-    from pp_decomp.loop.predict import mixture_quantiles
+    from pp_decomp.components.posterior.batched import mixture_quantiles
 
     mean_s, var_s = gp.predict_per_draw(Xt)
     q = np.array([(1 - v) / 2 for v in LEVELS] + [(1 + v) / 2 for v in LEVELS])

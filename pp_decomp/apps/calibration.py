@@ -19,7 +19,7 @@ from pp_decomp.loop.records import criticism_record
 from pp_decomp.loop.setup import RunSetup
 from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.step_bound import objective_samples, ucb_bound
-from pp_decomp.validate import as_float_array, check_finite, check_positive_int
+from pp_decomp.validate import as_float_array, check_finite, check_positive_int, check_probabilities
 
 
 def ucb_coverage(mean, sd, truth, levels=(0.5, 0.68, 0.8, 0.9, 0.95, 0.99)) -> xr.Dataset:
@@ -47,9 +47,7 @@ def ucb_coverage(mean, sd, truth, levels=(0.5, 0.68, 0.8, 0.9, 0.95, 0.99)) -> x
         )
     if np.any(sd < 0):
         raise ValueError(f"sd must be >= 0; got min {sd.min()!r}")
-    q = check_finite(np.atleast_1d(as_float_array(levels, "levels")), "levels")
-    if np.any((q <= 0) | (q >= 1)):
-        raise ValueError(f"levels must lie in (0, 1); got {q.tolist()}")
+    q = check_probabilities(levels, "levels")
     z = norm.ppf(q)
     covered = truth[None, :] <= mean[None, :] + z[:, None] * sd[None, :]
     n = len(truth)
@@ -214,9 +212,7 @@ def _checked_seeds_levels(seeds, levels) -> tuple[list[int], np.ndarray]:
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed; got none")
-    q = np.asarray(levels, dtype=float)
-    if q.ndim != 1 or np.any((q <= 0) | (q >= 1)):
-        raise ValueError(f"levels must lie in (0, 1); got {q.tolist()}")
+    q = check_probabilities(levels, "levels")
     return seeds, q
 
 

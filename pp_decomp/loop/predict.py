@@ -36,10 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy.stats import norm
 
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
-from pp_decomp.components.posterior.batched import mixture_moments
+from pp_decomp.components.posterior.batched import mixture_moments, mixture_quantiles
 from pp_decomp.loop.records import VIEW_STREAM, FitNotes
 from pp_decomp.loop.settings import RunSettings
 from pp_decomp.loop.setup import RunSetup
@@ -48,21 +47,13 @@ from pp_decomp.loop.step_bound import objective_samples, ucb_bound
 from pp_decomp.loop.updaters import loop_data
 from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.problem import is_identity
-from pp_decomp.validate import SeedLike, as_generator, check_positive_int, check_X
-
-
-def mixture_quantiles(mean_s: np.ndarray, sd_s: np.ndarray, q) -> np.ndarray:
-    """Quantiles ``q (k,)`` of the equal-weight Gaussian mixtures ``N(mean_s, sd_s²)``
-    along axis 0 of ``(S, m)``: ``(k, m)``, by bisection to 1e-10 of the range."""
-    q = np.asarray(q, dtype=float)[:, None]
-    sd_s = np.maximum(sd_s, 1e-300)
-    lo = np.broadcast_to((mean_s - 9 * sd_s).min(0), (len(q), mean_s.shape[1])).copy()
-    hi = np.broadcast_to((mean_s + 9 * sd_s).max(0), lo.shape).copy()
-    for _ in range(int(np.ceil(np.log2(1e10))) + 2):
-        mid = (lo + hi) / 2
-        below = norm.cdf((mid[:, None, :] - mean_s) / sd_s).mean(1) < q
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return (lo + hi) / 2
+from pp_decomp.validate import (
+    SeedLike,
+    as_generator,
+    check_positive_int,
+    check_probabilities,
+    check_X,
+)
 
 
 def predict(
@@ -88,9 +79,7 @@ def predict(
     problem, strategy = setup.problem, setup.strategy
     X = check_X(X, "X", input_dim=problem.dim)
     n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
-    q = np.atleast_1d(np.asarray(quantiles, dtype=float))
-    if q.ndim != 1 or not np.all((q > 0) & (q < 1)):
-        raise ValueError(f"quantiles must lie in (0, 1); got {quantiles!r}")
+    q = check_probabilities(quantiles, "quantiles")
     if "composed" not in models and "additive" in models:
         raise ValueError(f"predict does not cover the additive strategies ({strategy.name})")
     rng = as_generator(seed)

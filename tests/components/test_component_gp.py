@@ -2,6 +2,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from pp_decomp import ComponentGP, HyperDraws
 from pp_decomp.components.diagnostics import DiagnosticsWarning, FitDiagnostics, warn_if_bad
@@ -28,6 +29,28 @@ def test_map_fit_predicts_and_is_reproducible(rng):
     # The noise prior keeps σ away from zero (docs/design.md, "Stack facts").
     assert gp.draws.sigma[0] > 1e-3
     assert "sigma" in gp.idata.posterior
+
+
+def test_quantiles_solve_the_mixture_over_draws_in_the_outputs_units(rng):
+    X, y, _ = _data(rng)
+    draws = HyperDraws(
+        ls=[[0.3, 1.0], [0.8, 2.0], [0.2, 0.5]], eta=[1.0, 0.5, 2.0], sigma=[0.1] * 3
+    )
+    gp = ComponentGP("matern52", 2).condition(10.0 + 3.0 * X, 5.0 * y, draws)
+    Xt = 10.0 + 3.0 * rng.uniform(size=(7, 2))
+    q = [0.025, 0.5, 0.975]
+    for noise in (False, True):
+        x = gp.quantiles(Xt, q, pred_noise=noise)
+        mean, var = gp.predict_per_draw(Xt, pred_noise=noise)
+        cdf = norm.cdf((x[:, None, :] - mean) / np.sqrt(var)).mean(1)
+        np.testing.assert_allclose(cdf, np.broadcast_to(np.array(q)[:, None], cdf.shape), atol=1e-8)
+    assert np.all(np.diff(gp.quantiles(Xt, q), axis=0) > 0)
+    one = ComponentGP("matern52", 2).condition(X, y, draws.subset([0]))
+    mean, var = one.predict(Xt)
+    lo, hi = one.quantiles(Xt, [0.025, 0.975])
+    np.testing.assert_allclose(hi, mean + norm.ppf(0.975) * np.sqrt(var), rtol=1e-8)
+    with pytest.raises(ValueError, match=r"q must lie in \(0, 1\); got \[0.5, 1.0\]"):
+        gp.quantiles(Xt, [0.5, 1.0])
 
 
 def test_map_fit_respects_bounds_scaling(rng):

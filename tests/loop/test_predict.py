@@ -7,8 +7,8 @@ import pytest
 from scipy.stats import norm
 
 import pp_decomp as ppd
+from pp_decomp.components.posterior.batched import mixture_quantiles
 from pp_decomp.composition.core import residual_correlation
-from pp_decomp.loop.predict import mixture_quantiles
 from pp_decomp.models import get_problem
 
 

@@ -29,7 +29,11 @@ from pp_decomp.components.inference.nuts import (
     reweighted_summary,
     run_nutpie,
 )
-from pp_decomp.components.posterior.batched import DrawPosterior, mixture_moments
+from pp_decomp.components.posterior.batched import (
+    DrawPosterior,
+    mixture_moments,
+    mixture_quantiles,
+)
 from pp_decomp.components.posterior.draws import Draws
 from pp_decomp.components.posterior.tree import from_draws
 from pp_decomp.validate import (
@@ -38,6 +42,7 @@ from pp_decomp.validate import (
     check_bounds,
     check_choice,
     check_positive_int,
+    check_probabilities,
     check_X,
     check_y,
 )
@@ -76,8 +81,7 @@ class MarginalGP:
         self.standardize = bool(standardize)
         self.name = str(name)
         self.max_draws = check_positive_int(max_draws, "max_draws")
-        self.idata = None
-        self.draws = None
+        self.idata = self.draws = None
         self.diagnostics: FitDiagnostics | None = None
         self._posterior: DrawPosterior | None = None
 
@@ -234,8 +238,7 @@ class MarginalGP:
         return self._posterior
 
     def loo_data(self):
-        """The training data's factors for :func:`~pp_decomp.components.criticism.criticise`
-        (:func:`~pp_decomp.components.criticism.marginal_loo_data`), or ``None``."""
+        """:func:`~pp_decomp.components.criticism.marginal_loo_data` of the fit, or ``None``."""
         return marginal_loo_data(self)
 
     def _Xnew(self, Xnew):
@@ -266,13 +269,15 @@ class MarginalGP:
         return self.y_mean + self.y_std * mean, self.y_std**2 * cov
 
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture posterior mean and variance at ``Xnew`` (m, d) in original units.
-
-        Returns
-        -------
-        mean, var : (m,) arrays; ``var = E_s σ_s² + Var_s μ_s`` (plus noise if ``pred_noise``).
-        """
+        """Mixture posterior mean and variance at ``Xnew (m, d)`` in original units: (m,)
+        each, ``var = E_s σ_s² + Var_s μ_s`` (plus the noise with ``pred_noise``)."""
         return mixture_moments(*self.predict_per_draw(Xnew, pred_noise))
+
+    def quantiles(self, Xnew, q, pred_noise: bool = False) -> np.ndarray:
+        """The ``q``-quantiles of the mixture ``(1/S) Σ_s N(μ_s, σ_s²)`` at ``Xnew (m, d)``
+        in original units: ``(len(q), m)``, exact to 1e-10 of its range (bisection)."""
+        mean, var = self.predict_per_draw(Xnew, pred_noise)
+        return mixture_quantiles(mean, np.sqrt(var), check_probabilities(q, "q"))
 
     def sample(
         self,

@@ -68,7 +68,7 @@ from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
 from pp_decomp.prior import Prior, as_prior
-from pp_decomp.validate import as_generator
+from pp_decomp.validate import as_generator, check_probabilities
 
 WARPS = ("sinh-arcsinh",)
 WARP_NAMES = ("warp_skew", "warp_tail", "warp_loc", "warp_scale")
@@ -274,9 +274,7 @@ class WarpedGP(ComponentGP):
         between the draws' and is found by bisection on ``(1/S) Σ_s Φ((w(u) - μ_s) / σ_s)``.
         ``pred_noise`` adds the noise, which is Gaussian on the warped scale.
         """
-        q = np.atleast_1d(np.asarray(q, dtype=float))
-        if np.any(~((q > 0) & (q < 1))):
-            raise ValueError(f"q must lie in (0, 1); got {q!r}")
+        q = check_probabilities(q, "q")
         mean, sd = self._latent(Xnew, pred_noise)
         args = warp_arguments(self.draws, ndim=2)
         z = ndtri(q)[None, :, None]

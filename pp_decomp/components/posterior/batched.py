@@ -26,6 +26,7 @@ import copy
 
 import numpy as np
 from scipy.linalg import lapack
+from scipy.special import ndtr
 
 from pp_decomp.components.posterior.draws import HyperDraws
 from pp_decomp.components.posterior.gradient import (
@@ -172,6 +173,20 @@ def mixture_moments(mean_s: np.ndarray, var_s: np.ndarray) -> tuple[np.ndarray, 
     mean = mean_s.mean(axis=0)
     var = var_s.mean(axis=0) + mean_s.var(axis=0)
     return mean, var
+
+
+def mixture_quantiles(mean_s: np.ndarray, sd_s: np.ndarray, q) -> np.ndarray:
+    """Quantiles ``q (k,)`` of the equal-weight Gaussian mixtures ``N(mean_s, sd_s²)``
+    along axis 0 of ``(S, m)``: ``(k, m)``, by bisection to 1e-10 of the range."""
+    q = np.asarray(q, dtype=float)[:, None]
+    sd_s = np.maximum(sd_s, 1e-300)
+    lo = np.broadcast_to((mean_s - 9 * sd_s).min(0), (len(q), mean_s.shape[1])).copy()
+    hi = np.broadcast_to((mean_s + 9 * sd_s).max(0), lo.shape).copy()
+    for _ in range(int(np.ceil(np.log2(1e10))) + 2):
+        mid = (lo + hi) / 2
+        below = ndtr((mid[:, None, :] - mean_s) / sd_s).mean(1) < q
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
 
 
 def mixture_moments_grad(
