@@ -433,10 +433,20 @@ def model_problem(problem: Problem, name: str) -> Problem:
     name = check_outcome_transform(name)
     if is_identity(name):
         return problem
+    g = problem.g
+    return opaque(problem, lambda F, X: g(inverse(name, F), X))
+
+
+def opaque(problem: Problem, g=None) -> Problem:
+    """A copy of ``problem`` on the same domain, components and sign whose ``g``
+    (``problem.g`` by default) is a general function: no weights or linear form,
+    Lipschitz constants bounded numerically when asked for, no ``components``
+    function and no known kernels. What the component GPs see where their outputs
+    enter ``g`` through a map of their own (an outcome transform, a learned warp)."""
     # a copy, not a new Problem: g was checked on the system's outputs, and a new
     # Problem would check g ∘ t⁻¹ on random values g may not accept
-    g, out = problem.g, copy.copy(problem)
-    out.g = lambda F, X: g(inverse(name, F), X)
+    out = copy.copy(problem)
+    out.g = problem.g if g is None else g
     out.components = out.weights = out.linear = out.lipschitz = out.known_kernels = None
     out.offset = out.weights_grad = None
     out.metadata = dict(problem.metadata)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import erfcx, expit, log_expit, log_ndtr, logsumexp
 
-from pp_decomp.acquisition.mc_gradient import every_sample_gradient, samples_and_gradients
+from pp_decomp.acquisition.mc_gradient import every_sample_gradient
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.ucb import mc_block_rows
 from pp_decomp.components.posterior.batched import mixture_moments
@@ -150,7 +150,7 @@ class _Improvement:
         (:mod:`~pp_decomp.acquisition.mc_gradient`), ``u_k = (h_k - h* - ξ) / τ`` and
         ``a = log mean_k e^{L(u_k)}``, ``∂a = Σ_k share_k L'(u_k) ∂h_k / τ``."""
         normals = self.model.normals(self.z)
-        F, dF = samples_and_gradients(*self.model.used_per_draw(X, self.draw_idx, True), normals)
+        F, dF = self.model.samples_and_gradients(X, self.draw_idx, normals)
         u = (self.model.h(F, X) - self.best - self.xi) / self.tau  # (n, m)
         per = self._log_smoothed(u)
         share = np.exp(per - logsumexp(per, axis=0))

@@ -14,7 +14,6 @@ from scipy.stats import norm
 from pp_decomp.acquisition.mc_gradient import (
     quantile_terms,
     sample_gradient,
-    samples_and_gradients,
 )
 from pp_decomp.acquisition.surrogate import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.composition.core import (
@@ -455,7 +454,7 @@ class MonteCarloUCB:
         component has no input gradient."""
         X = np.asarray(X, dtype=float)
         normals = self.model.normals(self.z)
-        F, dF = samples_and_gradients(*self.model.used_per_draw(X, self.draw_idx, True), normals)
+        F, dF = self.model.samples_and_gradients(X, self.draw_idx, normals)
         h = self.model.h(F, X)  # (n, m)
         G = max(self.groups, 1)
         per, rows = len(self.z) // G, np.arange(len(X))

@@ -318,7 +318,8 @@ def ucb_level(beta: float) -> float:
 
 
 def whitened_residuals(component) -> tuple[np.ndarray, np.ndarray]:
-    """``L⁻¹ (y - m)`` of one fitted component GP, averaged over its draws (n,), and
+    """``L⁻¹ (y - m)`` of one fitted component GP, averaged over its draws (n,) (a warped
+    GP's on its warped scale, each draw's data warped by its own warp), and
     the (scaled) inputs it was fitted at (n, d).
 
     With ``K`` factorised in the order of the observations, entry ``i`` is the
@@ -335,7 +336,8 @@ def whitened_residuals(component) -> tuple[np.ndarray, np.ndarray]:
             f"the copula needs component GPs fitted on their own data; got "
             f"{type(component).__name__}"
         )
-    return np.einsum("sij,j->si", post.L_inv, post.y).mean(axis=0), post.X
+    y = np.broadcast_to(post.y, post.L_inv.shape[:2])  # a warped GP's: per draw (S, n)
+    return np.einsum("sij,sj->si", post.L_inv, y).mean(axis=0), post.X
 
 
 def residual_correlation(components: Sequence) -> np.ndarray:

@@ -26,7 +26,10 @@ from pp_decomp.components.gp.priors import Priors
 from pp_decomp.kernels import Kernel, WarpedFamily
 from pp_decomp.network import problem_network
 from pp_decomp.prior import Prior
-from pp_decomp.problem import check_outcome_transform
+from pp_decomp.problem import check_outcome_transform, model_problem, opaque
+from pp_decomp.strategies import STRATEGIES
+
+WARP_ARGUMENTS = ("warp", "skew", "tail", "loc", "scale")  # a warped GP's template keys
 
 
 def component_models(problem, value) -> tuple:
@@ -86,6 +89,47 @@ def component_transforms(transform, components: tuple, problem):
     return per[0] if len(set(per)) == 1 and isinstance(transform, str) else tuple(per)
 
 
+def warped_components(components: tuple) -> list[str]:
+    """The names of the ``(name, ComponentGP)`` pairs whose GP learns an output warp."""
+    return [name for name, gp in components if gp.template.get("warp") is not None]
+
+
+def as_modelled(problem, transform, components: tuple):
+    """The problem as the component GPs see it: :func:`~pp_decomp.problem.model_problem`
+    under the outcome ``transform``, and a general ``g``
+    (:func:`~pp_decomp.problem.opaque`) where a component learns an output warp, whose
+    samples enter ``g`` through each draw's own warp."""
+    out = model_problem(problem, transform)
+    return opaque(out) if warped_components(components) and out is problem else out
+
+
+def takes_warped(strategy) -> bool:
+    """Whether ``strategy`` takes warped components: it composes the components
+    through their samples (a decomposed strategy on their joint posterior without a
+    linear form), which a warped GP maps to its outputs draw by draw."""
+    needs = strategy.needs
+    return strategy.surrogate == "decomposed" and needs.joint and not needs.linear_g
+
+
+def _check_warped(components: tuple, strategy, kw: dict) -> None:
+    """Refuse, naming the component, a warped GP in a run that cannot take it."""
+    bent = warped_components(components)
+    if not bent:
+        return
+    name, warp = bent[0], dict(components)[bent[0]].template["warp"]
+    if not takes_warped(strategy):
+        takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
+        raise ValueError(
+            f"components[{name!r}]: warp={warp!r} needs a strategy that samples the "
+            f"components through g ({', '.join(takers)}); got strategy {strategy.name!r}"
+        )
+    if kw.get("fast"):
+        raise ValueError(
+            f"components[{name!r}]: warp={warp!r} is refitted at every step; the fast "
+            "path's reweighting does not carry a warp: leave fast unset or False"
+        )
+
+
 def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
     """``components``, refused where the run has no component or node GPs to give them
     and each checked on the problem (its kernel's dimensions and parameters on the
@@ -109,14 +153,9 @@ def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:
         raise ValueError("components= needs inference 'map' or 'nuts': known kernels are fixed")
     priors = kw.get("priors") or Priors()
     network = problem_network(problem) if strategy.surrogate == "network" else None
+    _check_warped(components, strategy, kw)
     out = []
     for name, gp in components:
-        if gp.template.get("warp") is not None:
-            raise ValueError(
-                f"components[{name!r}]: warp={gp.template['warp']!r} is not taken by an "
-                "optimisation loop yet (the composition needs Gaussian per-draw moments); "
-                "fit the warped GP on its own, or leave the warp out"
-            )
         args = loop_arguments(gp, priors, problem, name, 1)
         if network is not None:  # a node's GP reads Z_k, scaled at each refit
             node = network.nodes[network.index(name)]
@@ -163,6 +202,7 @@ def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws:
     ``template``: its kernel, priors and noise; the problem's dimension and bounds.
     A log transform is the loop's (an outcome transform), so the GP standardises."""
     t = template.template
+    warp = {} if t.get("warp") is None else {k: t[k] for k in WARP_ARGUMENTS}
     if "build" in t:
         return dict(
             build=t["build"],
@@ -181,6 +221,7 @@ def loop_arguments(template: ComponentGP, priors, problem, name: str, max_draws:
         bounds=problem.domain.bounds,
         name=name,
         max_draws=max_draws,
+        **warp,
     )
 
 

@@ -22,6 +22,7 @@ from pp_decomp.apps.report_pictures import RunView, report_of
 from pp_decomp.loop import checkpoint as ckpt
 from pp_decomp.loop.ask import Decision, decisions
 from pp_decomp.loop.checkpoint import attach, check_resume, loop_state, named_as_stored, restore
+from pp_decomp.loop.component_models import as_modelled
 from pp_decomp.loop.evaluate import ErrorPolicy
 from pp_decomp.loop.nodes import (
     NodeAsk,
@@ -42,7 +43,7 @@ from pp_decomp.loop.state import LoopState
 from pp_decomp.loop.updaters import Updater
 from pp_decomp.loop.updaters.factory import make_updater
 from pp_decomp.network import problem_network
-from pp_decomp.problem import Problem, model_problem
+from pp_decomp.problem import Problem
 from pp_decomp.results import build_dataset
 from pp_decomp.strategies import get_strategy
 from pp_decomp.validate import as_float_array, check_positive, check_positive_int, check_X
@@ -178,7 +179,7 @@ def _as_modelled(problem: Problem, strategy, settings) -> Problem:
     transform, so that the children read the nodes in the system's units."""
     if strategy.surrogate == "network":
         return problem
-    return model_problem(problem, settings.model.outcome_transform)
+    return as_modelled(problem, settings.model.outcome_transform, settings.model.components)
 
 
 class Optimizer(_Views, _NodeSteps):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pp_decomp.acquisition.surrogate import decomposed_surrogate
+from pp_decomp.acquisition.surrogate import decomposed_surrogate, warped
 from pp_decomp.components.posterior.batched import mixture_moments, mixture_quantiles
 from pp_decomp.loop.records import VIEW_STREAM, FitNotes
 from pp_decomp.loop.settings import RunSettings
@@ -134,11 +134,9 @@ def _decomposed(
     ds = xr.Dataset(coords={"component": list(names)})
     ds["component_draws"] = (("sample", "point", "component"), comps)
     if is_identity(transform):
-        per = [m.predict_per_draw(X) for m in models]
-        moments = [mixture_moments(mu, v) for mu, v in per]
-        mean = np.stack([m for m, _ in moments], -1)
-        sd = np.sqrt(np.stack([v for _, v in moments], -1))
-        quant = np.stack([mixture_quantiles(mu, np.sqrt(v), q) for mu, v in per], -1)
+        exact = [_exact(m, X, q) for m in models]
+        mean, var, quant = (np.stack([e[k] for e in exact], -1) for k in range(3))
+        sd = np.sqrt(var)
         ds.attrs["component_method"] = "analytic"
     else:
         mean, sd, quant = comps.mean(0), comps.std(0), np.quantile(comps, q, axis=0)
@@ -154,6 +152,15 @@ def _decomposed(
     else:
         obj = _sampled(problem.sign * h, q)
     return ds.merge(obj, combine_attrs="no_conflicts"), h
+
+
+def _exact(gp, X, q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A component's mixture mean and variance (m,) and quantiles (k, m) at ``X``: a
+    warped GP's by its own quadrature and exact quantiles."""
+    if warped(gp):
+        return *gp.predict(X), gp.quantiles(X, q)
+    mu, v = gp.predict_per_draw(X)
+    return *mixture_moments(mu, v), mixture_quantiles(mu, np.sqrt(v), q)
 
 
 def _network(

@@ -23,7 +23,9 @@ bisection on the mixture's CDF; :meth:`WarpedGP.predict` gives the mean and
 variance by Gauss-Hermite quadrature per draw; :meth:`WarpedGP.sample` warps
 each sample back with its own draw's warp; :meth:`WarpedGP.loo_data` gives
 PSIS-LOO each draw's log-slope, so ``elpd_loo`` is in ``y``'s units and compares
-with an unwarped fit's. An optimisation loop does not take a warped component yet.
+with an unwarped fit's. In an optimisation loop the component's samples are drawn
+on the warped scale (:meth:`WarpedGP.latent_per_draw`) and mapped to ``y`` by their
+own draw's warp (:meth:`WarpedGP.from_latent`), so it enters ``g`` by Monte Carlo.
 
 Example
 -------
@@ -50,6 +52,7 @@ from scipy.special import ndtr, ndtri
 from pp_decomp.components.criticism import LooData, marginal_loo_data
 from pp_decomp.components.gp.gp import ComponentGP, general
 from pp_decomp.components.gp.pymc_model import ComponentModel, JitteredCenter
+from pp_decomp.components.gp.scaling import gradients_in_units
 from pp_decomp.components.gp.warped_density import (
     N_WARP,
     warped_log_densities,
@@ -105,6 +108,15 @@ def warp_arguments(draws: HyperDraws, idx=slice(None), ndim: int = 1) -> tuple:
         np.asarray(v)[idx].reshape(shape)
         for v in (np.log(draws.warp_skew), draws.warp_tail, draws.warp_loc, draws.warp_scale)
     )
+
+
+def warp_at(draws: HyperDraws, s: np.ndarray, ndim: int) -> tuple:
+    """``(ε, δ, c, s)`` of draw ``s[i...]`` for each entry of the index array ``s``,
+    shaped ``s.shape`` plus ``ndim`` axes of length 1 to broadcast against."""
+    s = np.asarray(s)
+    shape = s.shape + (1,) * ndim
+    values = (np.log(draws.warp_skew), draws.warp_tail, draws.warp_loc, draws.warp_scale)
+    return tuple(np.asarray(v)[s].reshape(shape) for v in values)
 
 
 def warp_forward(u, eps, tail, loc, scale):
@@ -307,6 +319,31 @@ class WarpedGP(ComponentGP):
         )
         return self.y_mean + self.y_std * warp_inverse(z, *warp_arguments(self.draws, s_idx))
 
+    # ------------------------------------------- the warped scale, where draws are Gaussian
+    def latent_per_draw(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw means and variances ``(S, m)`` at ``Xnew (m, d)`` on the warped scale,
+        where draw ``s`` is Gaussian and ``y = from_latent(z, s)``."""
+        mean, sd = self._latent(Xnew, pred_noise)
+        return mean, sd**2
+
+    def latent_per_draw_grad(self, Xnew) -> tuple[np.ndarray, ...]:
+        """:meth:`latent_per_draw` and its gradients in ``Xnew (m, d)``: (S, m), (S, m),
+        (S, m, d), (S, m, d)."""
+        moments = self.posterior.per_draw_grad(self._Xnew(Xnew))
+        return gradients_in_units(moments, 0.0, 1.0, self.bounds)
+
+    def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Warped-scale values ``Z`` in ``y``'s units, ``ȳ + s_y w_s⁻¹(Z)``, entry by entry
+        under the draws ``s`` (an index array of ``Z``'s leading shape)."""
+        args = warp_at(self.draws, s, Z.ndim - np.ndim(s))
+        return self.y_mean + self.y_std * warp_inverse(Z, *args)
+
+    def from_latent_slope(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """``∂ from_latent / ∂Z``: ``s_y s cosh((arcsinh Z + ε) / δ) / (δ √(1 + Z²))``."""
+        eps, tail, _, scale = warp_at(self.draws, s, Z.ndim - np.ndim(s))
+        inner = (np.arcsinh(Z) + eps) / tail
+        return self.y_std * scale * np.cosh(inner) / (tail * np.hypot(1.0, Z))
+
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         raise NotImplementedError(self._latent_only)
 
@@ -320,7 +357,7 @@ class WarpedGP(ComponentGP):
     def _latent_only(self) -> str:
         return (
             f"component {self.name!r}: a warped GP's per-draw Gaussian moments are on the "
-            "warped scale; use predict, quantiles or sample"
+            "warped scale; use predict, quantiles, sample or latent_per_draw"
         )
 
     def model_dict(self) -> dict:

@@ -20,17 +20,18 @@ from pp_decomp.additive import AdditiveSettings
 from pp_decomp.choices import INFERENCE_METHODS
 from pp_decomp.components import KnownKernels, Priors
 from pp_decomp.loop.component_models import (
+    as_modelled,
     check_components,
     component_models,
     component_transforms,
     model_from_dict,
+    warped_components,
 )
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
 from pp_decomp.loop.settings.checks import check_transform, known_kernels_for
 from pp_decomp.loop.settings.fast import FastSettings
 from pp_decomp.loop.settings.inference import FAST_OWNED, InferenceSettings
 from pp_decomp.loop.settings.model import ModelSettings
-from pp_decomp.problem import model_problem
 from pp_decomp.space import CandidateSet
 from pp_decomp.strategies import check_strategy, default_strategy, get_strategy
 from pp_decomp.validate import canonical_choice, check_positive_int
@@ -97,7 +98,9 @@ class RunSettings:
             raise TypeError(f"unknown setting(s) {unknown}; the settings are {cls.keywords()}")
         components = component_models(problem, kw.get("components"))
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
-        problem = model_problem(problem, transform)  # what the strategy and its GPs see
+        problem = as_modelled(problem, transform, components)  # what the strategy and GPs see
+        if warped_components(components) and kw.get("fast") is None:
+            kw = {**kw, "fast": False}  # a warp is refitted; the fast path does not carry it
         method = canonical_choice(kw.get("inference", "map"), "inference", INFERENCE_METHODS)
         s = get_strategy(strategy or _default_strategy(problem, method, kw))
         components = check_components(components, s, problem, kw)
