@@ -1,4 +1,4 @@
-"""The names users choose among (kernels, inference methods, outcome transforms)
+"""The names users choose among (kernels, inference methods, outcome transforms, warps)
 and the defaults: plain constants without dependencies, so that the command
 line's parser names them without loading numpy or PyMC, and the modules that act
 on a choice read the same names.
@@ -21,3 +21,5 @@ INFERENCE_METHODS = (*FITTED_INFERENCE, "fixed")
 # how the regression study has them: the generating kernels, or learned
 STUDY_INFERENCE = ("true", *FITTED_INFERENCE)
 OUTCOME_TRANSFORMS = ("none", "log")
+# the output warps a component GP learns (ComponentGP(warp=...), Optimizer(output_warp=...))
+OUTPUT_WARPS = ("sinh-arcsinh",)

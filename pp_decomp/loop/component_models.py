@@ -94,13 +94,25 @@ def warped_components(components: tuple) -> list[str]:
     return [name for name, gp in components if gp.template.get("warp") is not None]
 
 
-def as_modelled(problem, transform, components: tuple):
+def as_modelled(problem, transform, components: tuple, output_warp=None):
     """The problem as the component GPs see it: :func:`~pp_decomp.problem.model_problem`
     under the outcome ``transform``, and a general ``g``
-    (:func:`~pp_decomp.problem.opaque`) where a component learns an output warp, whose
-    samples enter ``g`` through each draw's own warp."""
+    (:func:`~pp_decomp.problem.opaque`) where a component learns an output warp (its
+    own model's, or the run's ``output_warp``), whose samples enter ``g`` through each
+    draw's own warp."""
     out = model_problem(problem, transform)
-    return opaque(out) if warped_components(components) and out is problem else out
+    bent = warped_components(components) or output_warp is not None
+    return opaque(out) if bent and out is problem else out
+
+
+def warped_names(model, names) -> list[str]:
+    """The components of ``names`` whose loop GP learns an output warp under the run's
+    model settings ``model``: their own model's, or the run's ``output_warp``."""
+    own = dict(model.components)
+    bent = set(warped_components(model.components))
+    if model.output_warp is not None:
+        bent |= {n for n in names if n not in own}
+    return [n for n in names if n in bent]
 
 
 def takes_warped(strategy) -> bool:

@@ -179,7 +179,8 @@ def _as_modelled(problem: Problem, strategy, settings) -> Problem:
     transform, so that the children read the nodes in the system's units."""
     if strategy.surrogate == "network":
         return problem
-    return as_modelled(problem, settings.model.outcome_transform, settings.model.components)
+    m = settings.model
+    return as_modelled(problem, m.outcome_transform, m.components, m.output_warp)
 
 
 class Optimizer(_Views, _NodeSteps):
@@ -207,9 +208,11 @@ class Optimizer(_Views, _NodeSteps):
     refit_every, warm_start : int, bool
         Refit every this many new observations (the last draws conditioned in between);
         MAP refits search once from the last fit's mode (Ax's ``warm_start_refit``).
-    kernel, priors, beta, input_warping :
+    kernel, priors, beta, input_warping, output_warp :
         Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``;
-        the kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`, default off).
+        the kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`, default off);
+        a learned output warp of every component GP (``"sinh-arcsinh"``,
+        :class:`~pp_decomp.components.gp.warped.WarpedGP`; default ``None``).
     components : list or dict, optional
         Each component's (or network node's) own model: a ComponentGP, a kernel or a
         shorthand, one per component or by name (:mod:`pp_decomp.loop.component_models`).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pp_decomp._runtime import bar_context, status
-from pp_decomp.loop.component_models import warped_components
+from pp_decomp.loop.component_models import warped_names
 from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
@@ -19,7 +19,7 @@ def _check_workers(setup: RunSetup, workers, scheduler) -> None:
                 f"workers={workers}: correlated=True chooses one input at a time after "
                 "the design; run with workers=1, or with independent components"
             )
-        bent = warped_components(setup.settings.model.components)
+        bent = warped_names(setup.settings.model, setup.problem.component_names)
         if workers > 1 and bent:
             raise ValueError(
                 f"workers={workers}: component(s) {bent} learn an output warp, and a warped "

@@ -9,7 +9,7 @@ import pytest
 
 import pp_decomp as ppd
 from pp_decomp.acquisition.surrogate import DecomposedSurrogate
-from pp_decomp.components.gp.warped import simulate
+from pp_decomp.components.gp.warped import WarpedGP, simulate
 
 
 def _system(calls=None):
@@ -153,3 +153,54 @@ def test_parallel_evaluation_of_a_warped_run_is_refused_before_any_evaluation():
     opt.ask()
     with pytest.raises(ValueError, match=r"\['rate'\] learn an output warp.*tell their results"):
         opt.ask(2)
+
+
+def test_output_warp_gives_every_component_without_its_own_model_the_warp(tmp_path):
+    problem = _system()
+    own = ppd.ComponentGP("se")
+    opt = ppd.Optimizer(
+        problem,
+        output_warp="sinh-arcsinh",
+        components={"level": own},
+        seed=1,
+        n_init=5,
+        checkpoint=tmp_path / "o.nc",
+    )
+    opt.run(7)
+    assert opt.settings.model.output_warp == "sinh-arcsinh"
+    assert isinstance(opt.models["rate"], WarpedGP) and opt.models["rate"].kernel == "matern32"
+    assert not isinstance(opt.models["level"], WarpedGP)  # its own model, as given
+    assert not isinstance(opt.models["composed"], WarpedGP)  # the GP of g is not a component
+    resumed = ppd.Optimizer.resume(tmp_path / "o.nc", problem)
+    assert resumed.settings.model.output_warp == "sinh-arcsinh"
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (
+            {"output_warp": "box-cox"},
+            r"output_warp must be None or one of \('sinh-arcsinh',\); got 'box-cox'",
+        ),
+        (
+            {"output_warp": "sinh-arcsinh", "input_warping": True},
+            r"input_warping=True .* choose one",
+        ),
+        (
+            {"output_warp": "sinh-arcsinh", "strategy": "d-gpucb-lipschitz"},
+            r"got strategy 'd-gpucb-lipschitz'",
+        ),
+        (
+            {"output_warp": "sinh-arcsinh", "inference": "nuts", "fast": True},
+            r"fast path's reweighting",
+        ),
+        ({"output_warp": "sinh-arcsinh", "correlated": True}, r"correlated=True"),
+    ],
+)
+def test_a_bad_output_warp_is_refused_naming_it_before_any_evaluation(kw, match):
+    calls = []
+    problem = _system(calls)
+    calls.clear()
+    with pytest.raises(ValueError, match=match):
+        ppd.Optimizer(problem, seed=0, **kw)
+    assert calls == []

@@ -147,6 +147,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
             want["copula"] = task.copula
             want["warm_start"] = task.warm_start
             want["input_warping"] = task.input_warping
+            want["output_warp"] = task.output_warp
             # runs stored before these settings existed ran without them
             unset = {
                 "correlated": False,
@@ -154,6 +155,7 @@ def _check_existing_runs(tasks: list[Task], out: Path) -> None:
                 "copula": False,
                 "warm_start": False,
                 "input_warping": False,
+                "output_warp": None,
             }
             got = {k: settings.get(k, unset.get(k)) for k in want}
             differ = [k for k in want if got[k] != want[k]]

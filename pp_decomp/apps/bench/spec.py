@@ -60,6 +60,7 @@ class Task:
     copula: bool = False  # their errors correlated by a Gaussian copula (decomposed, network)
     warm_start: bool = False  # MAP refits from the last mode (component and composed GPs)
     input_warping: bool = False  # the GPs' kernel on warped inputs (component, composed, node GPs)
+    output_warp: str | None = None  # a learned warp of the component GPs' outputs (decomposed)
 
     @property
     def seed(self) -> int:
@@ -88,6 +89,7 @@ class Task:
             copula=self.copula,
             warm_start=self.warm_start,
             input_warping=self.input_warping,
+            output_warp=self.output_warp,
         )
 
     def path(self, out: Path) -> Path:
@@ -125,6 +127,9 @@ class BenchSpec:
     warm_start: bool = False
     # the component, composed and node GPs' kernel on warped inputs (Optimizer(input_warping=True))
     input_warping: bool = False
+    # a learned warp of the component GPs' outputs (Optimizer(output_warp=); decomposed
+    # strategies, the others run without it)
+    output_warp: str | None = None
     # the summary's paired comparison: these strategies against the baseline
     # (default: the decomposed ``d-*`` strategies against GP-UCB)
     baseline: str = "gp-ucb"
@@ -186,6 +191,7 @@ class BenchSpec:
             self.copula if surrogate in COPULA_SURROGATES else False,
             self.warm_start and surrogate in ("decomposed", "composed"),
             self.input_warping and surrogate in ("decomposed", "composed", "network"),
+            self.output_warp if decomposed else None,
         )
         try:
             settings = RunSettings.build(problem, **task.optimizer_kwargs(problem))

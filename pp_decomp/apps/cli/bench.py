@@ -47,6 +47,7 @@ def cmd_bench(args) -> int:
         copula=args.copula,
         warm_start=args.warm_start,
         input_warping=args.input_warping,
+        output_warp=args.output_warp,
     )
     if args.additive is not None:
         base = PRESETS[args.preset].get("additive", {}) if args.preset else {}

@@ -38,6 +38,7 @@ def cmd_calibration(args) -> int:
         **({"outcome_transform": args.outcome_transform} if args.outcome_transform else {}),
         **({"copula": args.copula} if args.copula is not None else {}),
         **({"input_warping": True} if args.input_warping else {}),
+        **({"output_warp": args.output_warp} if args.output_warp else {}),
     )
     out = Path(args.out)
     ds.to_netcdf(made_folder(out))

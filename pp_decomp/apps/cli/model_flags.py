@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from argparse import BooleanOptionalAction
 
-from pp_decomp.choices import DEFAULT_KERNEL, KERNEL_ALIASES, KERNELS, OUTCOME_TRANSFORMS
+from pp_decomp.choices import (
+    DEFAULT_KERNEL,
+    KERNEL_ALIASES,
+    KERNELS,
+    OUTCOME_TRANSFORMS,
+    OUTPUT_WARPS,
+)
 
 
 def add_kernel_flag(parser) -> None:
@@ -73,6 +79,18 @@ def add_input_warping_flag(parser) -> None:
         help="the GPs' kernel on Kumaraswamy-warped inputs, two shapes per input inferred "
         "with the other hyperparameters (K.Warped; component and composed GPs, and a network "
         "node's own inputs)",
+    )
+
+
+def add_output_warp_flag(parser) -> None:
+    """``--output-warp``: a learned output warp of every component GP."""
+    parser.add_argument(
+        "--output-warp",
+        choices=OUTPUT_WARPS,
+        default=None,
+        help="a learned monotone warp of every component GP's outputs, inferred with its "
+        "hyperparameters (ComponentGP(warp=...); strategies that sample the components "
+        "through g: d-gpucb-mc, d-gpucb-mc-min, d-ei, d-pi, d-thompson)",
     )
 
 

@@ -30,6 +30,7 @@ _FLAGS = {
     "outcome_transform": "--outcome-transform",
     "copula": "--copula",
     "input_warping": "--input-warping",
+    "output_warp": "--output-warp",
     "components": "--component-kernel",
 }
 
@@ -89,6 +90,7 @@ def _given(args, problem) -> dict:
         "outcome_transform": args.outcome_transform,
         "copula": args.copula,
         "input_warping": args.input_warping,
+        "output_warp": args.output_warp,
         "priors": Priors(**prior_fields(args.prior)) if args.prior else None,
         "components": component_kernels(args.component_kernel, problem),
     }

@@ -49,6 +49,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from pp_decomp.choices import OUTPUT_WARPS
 from pp_decomp.components.criticism import LooData, marginal_loo_data
 from pp_decomp.components.gp.gp import ComponentGP, general
 from pp_decomp.components.gp.pymc_model import ComponentModel, JitteredCenter
@@ -73,7 +74,7 @@ from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
 from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import as_generator, check_probabilities
 
-WARPS = ("sinh-arcsinh",)
+WARPS = OUTPUT_WARPS
 WARP_NAMES = ("warp_skew", "warp_tail", "warp_loc", "warp_scale")
 WARP_PRIORS = {
     "skew": Prior("LogNormal", mu=0.0, sigma=0.5),

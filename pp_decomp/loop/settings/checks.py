@@ -1,8 +1,8 @@
 """Checks across settings: which combinations of strategy, problem, inference, kernel,
-correlated components, copula, outcome transform and warm start a run accepts, each refused
-by name before any work. A setting the strategy or the problem cannot take is an
-:class:`~pp_decomp.strategies.UnsupportedSetting`; settings that contradict each other
-are a plain ValueError."""
+correlated components, copula, outcome transform, output warp and warm start a run
+accepts, each refused by name before any work. A setting the strategy or the problem
+cannot take is an :class:`~pp_decomp.strategies.UnsupportedSetting`; settings that
+contradict each other are a plain ValueError."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import warnings
 from pp_decomp.choices import FITTED_INFERENCE
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
+from pp_decomp.components.gp.warped import WARPS
+from pp_decomp.loop.component_models import takes_warped
 from pp_decomp.problem import is_identity
-from pp_decomp.strategies import UnsupportedSetting
+from pp_decomp.strategies import STRATEGIES, UnsupportedSetting
 
 # the strategies' surrogates whose GPs a copula can couple: a decomposed strategy's
 # components and a network strategy's nodes
@@ -79,6 +81,40 @@ def check_input_warping(warping, strategy, known, correlated: bool, components: 
             f"{strategy.name!r} models {strategy.surrogate!r}"
         )
     return True
+
+
+def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bool, fast):
+    """``output_warp``: ``None``, or a learned output warp (``"sinh-arcsinh"``) for every
+    component GP without a model of its own, refused by name where those GPs are not
+    the loop's independent, fitted ones or the strategy does not sample them."""
+    if warp is None:
+        return None
+    if warp not in WARPS:
+        raise ValueError(f"output_warp must be None or one of {WARPS}; got {warp!r}")
+    if known is not None:
+        raise ValueError(f"output_warp={warp!r} is learned; inference='fixed' has known kernels")
+    if correlated:
+        raise ValueError(
+            f"output_warp={warp!r} warps independent component GPs; correlated=True fits one "
+            "coregionalised GP: choose one"
+        )
+    if input_warping:
+        raise ValueError(
+            f"output_warp={warp!r} takes the built-in kernels and input_warping=True makes "
+            "the kernel an expression: choose one"
+        )
+    if not takes_warped(strategy):
+        takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
+        raise UnsupportedSetting(
+            f"output_warp={warp!r} needs a strategy that samples the components through g "
+            f"({', '.join(takers)}); got strategy {strategy.name!r}"
+        )
+    if fast:
+        raise ValueError(
+            f"output_warp={warp!r} is refitted at every step; the fast path's reweighting "
+            "does not carry a warp: leave fast unset or False"
+        )
+    return warp
 
 
 def copula_applies(strategy, problem, correlated: bool, inference: str) -> bool:

@@ -12,6 +12,7 @@ from pp_decomp.loop.settings.checks import (
     check_copula,
     check_correlated,
     check_input_warping,
+    check_output_warp,
     known_kernels_for,
 )
 
@@ -46,6 +47,10 @@ class ModelSettings:
         hyperparameters (default off); the ``components`` with their own models
         keep them as given (warp those in their own kernels). A network node warps
         its own inputs only (:func:`~pp_decomp.loop.updaters.network.warped_node_kernel`).
+    output_warp : str or None
+        A learned output warp (``"sinh-arcsinh"``,
+        :class:`~pp_decomp.components.gp.warped.WarpedGP`) for every component GP
+        without a model of its own in ``components`` (default ``None``: none).
 
     Example
     -------
@@ -63,6 +68,7 @@ class ModelSettings:
     components: tuple = ()
     additive: AdditiveSettings = field(default_factory=AdditiveSettings)
     input_warping: bool = False
+    output_warp: str | None = None
 
     @classmethod
     def build(
@@ -99,4 +105,7 @@ class ModelSettings:
             components=components,
             additive=additive,
             input_warping=warping,
+            output_warp=check_output_warp(
+                kw.get("output_warp"), strategy, known, correlated, warping, kw.get("fast")
+            ),
         )

@@ -49,6 +49,7 @@ KEYWORDS = {
         "components",
         "additive_settings",
         "input_warping",
+        "output_warp",
     ),
     "inference": (
         "inference",
@@ -98,8 +99,9 @@ class RunSettings:
             raise TypeError(f"unknown setting(s) {unknown}; the settings are {cls.keywords()}")
         components = component_models(problem, kw.get("components"))
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
-        problem = as_modelled(problem, transform, components)  # what the strategy and GPs see
-        if warped_components(components) and kw.get("fast") is None:
+        warp = kw.get("output_warp")
+        problem = as_modelled(problem, transform, components, warp)  # what the GPs see
+        if (warped_components(components) or warp is not None) and kw.get("fast") is None:
             kw = {**kw, "fast": False}  # a warp is refitted; the fast path does not carry it
         method = canonical_choice(kw.get("inference", "map"), "inference", INFERENCE_METHODS)
         s = get_strategy(strategy or _default_strategy(problem, method, kw))
@@ -165,6 +167,7 @@ class RunSettings:
             "correlated": m.correlated,
             "copula": m.copula,
             "input_warping": m.input_warping,
+            "output_warp": m.output_warp,
             "warm_start": i.warm_start,
             "outcome_transform": (
                 m.outcome_transform
@@ -223,6 +226,7 @@ class RunSettings:
             outcome_transform=s.get("outcome_transform", "none"),
             copula=s.get("copula", False),
             input_warping=s.get("input_warping", False),
+            output_warp=s.get("output_warp"),
             warm_start=s.get("warm_start", False),
             components={n: model_from_dict(m) for n, m in s.get("components", {}).items()} or None,
         )

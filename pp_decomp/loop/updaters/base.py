@@ -72,13 +72,15 @@ def loop_data(setup: RunSetup, state: LoopState) -> LoopData:
 
 def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
     """``ComponentGP`` keyword arguments of the loop's GP ``name``, from the run settings
-    (and the component's own model, where ``components=`` gave one)."""
+    (and the component's own model, where ``components=`` gave one); a component's
+    GP learns the run's ``output_warp``, a GP of the composed output does not."""
     own = dict(settings.model.components).get(name)
     if own is not None:
         return loop_arguments(own, settings.model.priors, problem, name, max_draws)
     kernel = settings.model.kernel
     if settings.model.input_warping:
         kernel = Warped(family_expression(kernel, settings.model.priors, problem.dim))
+    warp = settings.model.output_warp
     return dict(
         kernel=kernel,
         input_dim=problem.dim,
@@ -86,6 +88,7 @@ def gp_arguments(settings, problem, name: str, max_draws: int) -> dict:
         bounds=problem.domain.bounds,
         name=name,
         max_draws=max_draws,
+        **({"warp": warp} if warp is not None and name in problem.component_names else {}),
     )
 
 

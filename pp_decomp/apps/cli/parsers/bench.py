@@ -9,6 +9,7 @@ from pp_decomp.apps.cli.model_flags import (
     add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
+    add_output_warp_flag,
     add_prior_flag,
     add_warm_start_flag,
 )
@@ -53,6 +54,7 @@ def add_parsers(sub) -> None:
     add_copula_flag(b)
     add_warm_start_flag(b)
     add_input_warping_flag(b)
+    add_output_warp_flag(b)
     b.add_argument("--out", required=True, help="folder of runs, bench.nc, summary.md, plots")
     b.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     b.add_argument("--workers", type=int, default=None, help="embedded Dask LocalCluster size")

@@ -9,6 +9,7 @@ from pp_decomp.apps.cli.model_flags import (
     add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
+    add_output_warp_flag,
     add_prior_flag,
 )
 from pp_decomp.choices import INFERENCE_METHODS
@@ -47,6 +48,7 @@ def add_parsers(sub) -> None:
     add_outcome_transform_flag(c)
     add_copula_flag(c)
     add_input_warping_flag(c)
+    add_output_warp_flag(c)
     c.add_argument(
         "--correlated",
         action="store_true",

@@ -11,6 +11,7 @@ from pp_decomp.apps.cli.model_flags import (
     add_input_warping_flag,
     add_kernel_flag,
     add_outcome_transform_flag,
+    add_output_warp_flag,
     add_prior_flag,
     add_warm_start_flag,
 )
@@ -138,6 +139,7 @@ def _add_model_flags(u) -> None:
     add_outcome_transform_flag(u)
     add_copula_flag(u)
     add_input_warping_flag(u)
+    add_output_warp_flag(u)
 
 
 def _add_plot_parser(sub) -> None:
