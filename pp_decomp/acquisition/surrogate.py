@@ -66,8 +66,13 @@ def draw_moments(component, X: np.ndarray, grad: bool) -> tuple[np.ndarray, ...]
     """``component``'s per-draw moments at ``X`` (with ``grad``, and their input
     gradients; ``NotImplementedError`` where it has none): a warped component's on
     its warped scale, where each draw is Gaussian (``latent_per_draw``)."""
+    if warped(component) and not grad:
+        return component.latent_per_draw(X)
     if warped(component):
-        return component.latent_per_draw_grad(X) if grad else component.latent_per_draw(X)
+        own = getattr(component, "latent_per_draw_grad", None)
+        if own is None:
+            raise NotImplementedError(f"{type(component).__name__} has no input gradient")
+        return own(X)
     if not grad:
         return component.predict_per_draw(X)
     own = getattr(component, "predict_per_draw_grad", None)
@@ -487,10 +492,18 @@ class HallucinatedGP:
         self.P = np.atleast_2d(np.asarray(P, dtype=float))
         self._noise_P = self._noise(self.P)
 
+    def _gp_per_draw(self, X, pred_noise: bool = False):
+        """The GP's own per-draw moments, where each draw is Gaussian."""
+        return self.gp.predict_per_draw(X, pred_noise)
+
+    def _gp_joint(self, X, idx):
+        """The GP's own per-draw joint moments of the draws ``idx``."""
+        return self.gp.joint_predict_per_draw(X, idx)
+
     def _noise(self, X: np.ndarray) -> np.ndarray:
         """Each draw's observation-noise variance at ``X``: (S, m)."""
-        _, var_f = self.gp.predict_per_draw(X)
-        _, var_y = self.gp.predict_per_draw(X, pred_noise=True)
+        _, var_f = self._gp_per_draw(X)
+        _, var_y = self._gp_per_draw(X, pred_noise=True)
         return np.maximum(var_y - var_f, 0.0)
 
     @property
@@ -501,7 +514,7 @@ class HallucinatedGP:
         """Means (S', m), prior-to-hallucination covariances (S', m, m) and the
         hallucinated covariance reduction ``Vᵀ V`` factor ``V`` (S', k, m) at ``X``."""
         k = len(self.P)
-        mean, C = self.gp.joint_predict_per_draw(np.vstack([self.P, X]), idx)
+        mean, C = self._gp_joint(np.vstack([self.P, X]), idx)
         A = C[:, :k, :k]
         diag = np.arange(k)
         A[:, diag, diag] += self._noise_P[idx]
@@ -517,7 +530,7 @@ class HallucinatedGP:
     def predict_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw means (unchanged) and hallucinated variances at ``Xnew``: (S, m) each."""
         X = np.asarray(Xnew, dtype=float)
-        mean, var = self.gp.predict_per_draw(X, pred_noise)
+        mean, var = self._gp_per_draw(X, pred_noise)
         return mean, self._reduced(X, np.arange(self.n_draws), var)
 
     def predict_draws(self, X: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -529,7 +542,7 @@ class HallucinatedGP:
         if own is not None:
             mean, var = own(X, idx)
         else:
-            mean, var = (a[idx] for a in self.gp.predict_per_draw(X))
+            mean, var = (a[idx] for a in self._gp_per_draw(X))
         return mean, self._reduced(X, idx, var)
 
     def _reduced(self, X: np.ndarray, idx: np.ndarray, var: np.ndarray) -> np.ndarray:
@@ -549,20 +562,78 @@ class HallucinatedGP:
         self, Xnew, n_samples: int, seed=None, joint: bool = False, pred_noise: bool = False
     ) -> np.ndarray:
         """Samples of the hallucinated posterior at ``Xnew``: (n_samples, m)."""
+        return self._samples(Xnew, n_samples, seed, joint, pred_noise)[0]
+
+    def _samples(self, Xnew, n_samples, seed, joint, pred_noise):
+        """:meth:`sample`'s samples, each of the draw it names: (n_samples, m), (n_samples,)."""
         n_samples = check_positive_int(n_samples, "n_samples")
         rng = as_generator(seed)
         X = np.asarray(Xnew, dtype=float)
         s_idx = rng.integers(0, self.n_draws, size=n_samples)
         z = rng.standard_normal((n_samples, len(X)))
         if not joint:
-            mean, var = self.predict_per_draw(X, pred_noise)
-            return mean[s_idx] + np.sqrt(var[s_idx]) * z
+            mean, var = HallucinatedGP.predict_per_draw(self, X, pred_noise)
+            return mean[s_idx] + np.sqrt(var[s_idx]) * z, s_idx
         uniq, inverse = np.unique(s_idx, return_inverse=True)
-        mean, cov = self.joint_predict_per_draw(X, uniq)
+        mean, cov = HallucinatedGP.joint_predict_per_draw(self, X, uniq)
         diag = np.arange(len(X))
         scale = np.abs(cov[:, diag, diag]).max(axis=1, keepdims=True)
         noise = self._noise(X)[uniq] if pred_noise else None
-        return joint_samples(mean, cov, inverse, z, 1e-6 * np.maximum(scale, 1e-12), noise)
+        jitter = 1e-6 * np.maximum(scale, 1e-12)
+        return joint_samples(mean, cov, inverse, z, jitter, noise), s_idx
+
+
+_LATENT_ONLY = (
+    "component {!r}: a warped GP's per-draw Gaussian moments are on the warped scale; "
+    "use latent_per_draw, predict or sample"
+)
+
+
+class HallucinatedWarpedGP(HallucinatedGP):
+    """:class:`HallucinatedGP` of a warped GP
+    (:class:`~pp_decomp.components.gp.warped.WarpedGP`): its pending inputs observed
+    at their posterior mean on the warped scale, where each draw is Gaussian (the
+    reduction of :class:`HallucinatedGP` there); its samples and predictions map to
+    the outputs by each draw's warp."""
+
+    def _gp_per_draw(self, X, pred_noise: bool = False):
+        return self.gp.latent_per_draw(X, pred_noise)
+
+    def _gp_joint(self, X, idx):
+        return self.gp.latent_joint_per_draw(X, idx)
+
+    def latent_per_draw(self, Xnew, pred_noise: bool = False):
+        """Per-draw means (unchanged) and hallucinated variances on the warped scale."""
+        return HallucinatedGP.predict_per_draw(self, Xnew, pred_noise)
+
+    def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return self.gp.from_latent(Z, s)
+
+    def from_latent_slope(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return self.gp.from_latent_slope(Z, s)
+
+    def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance in the outputs' units (the warped GP's quadrature)."""
+        mean, var = self.latent_per_draw(Xnew, pred_noise)
+        return self.gp.output_moments(mean, np.sqrt(var))
+
+    def sample(self, Xnew, n_samples: int, seed=None, joint: bool = False, pred_noise=False):
+        """Samples in the outputs' units, each mapped by its own draw's warp."""
+        z, s_idx = self._samples(Xnew, n_samples, seed, joint, pred_noise)
+        return self.gp.from_latent(z, s_idx)
+
+    def predict_per_draw(self, Xnew, pred_noise: bool = False):
+        raise NotImplementedError(_LATENT_ONLY.format(self.name))
+
+    def joint_predict_per_draw(self, Xnew, idx=None):
+        raise NotImplementedError(_LATENT_ONLY.format(self.name))
+
+    def predict_draws(self, X, idx):
+        raise NotImplementedError(_LATENT_ONLY.format(self.name))
+
+
+def _hallucinated(component, P: np.ndarray) -> HallucinatedGP:
+    return (HallucinatedWarpedGP if warped(component) else HallucinatedGP)(component, P)
 
 
 def hallucinate(surrogate, P: np.ndarray):
@@ -570,23 +641,16 @@ def hallucinate(surrogate, P: np.ndarray):
     (the surrogate itself when ``P`` is empty)."""
     if surrogate is None or not len(P):
         return surrogate
-    bent = [c.name for c in getattr(surrogate, "components", ()) if warped(c)]
-    if bent:
-        raise ValueError(
-            f"component(s) {bent} are warped, and a warped GP's pending inputs are not "
-            f"hallucinated: {len(P)} input(s) are pending; tell their results (or run "
-            "with workers=1) first"
-        )
     if isinstance(surrogate, CorrelatedSurrogate):
         raise ValueError(
             f"correlated=True chooses one input at a time after the design: {len(P)} "
             "input(s) are pending; tell their results (or run with workers=1) first"
         )
     if isinstance(surrogate, CopulaSurrogate):  # C stays that of the observed data
-        comps = [HallucinatedGP(c, P) for c in surrogate.components]
+        comps = [_hallucinated(c, P) for c in surrogate.components]
         return CopulaSurrogate(comps, surrogate.problem, surrogate.correlation)
     if isinstance(surrogate, DecomposedSurrogate):
-        comps = [HallucinatedGP(c, P) for c in surrogate.components]
+        comps = [_hallucinated(c, P) for c in surrogate.components]
         return DecomposedSurrogate(comps, surrogate.problem)
     if isinstance(surrogate, ComposedSurrogate):
         return ComposedSurrogate(HallucinatedGP(surrogate.gp, P))

@@ -23,7 +23,6 @@ from pp_decomp._runtime import warn
 from pp_decomp.acquisition import ComposedSurrogate, DecomposedSurrogate
 from pp_decomp.acquisition.surrogate import decomposed_surrogate
 from pp_decomp.acquisition.surrogate import hallucinate as hallucinate_pending
-from pp_decomp.loop.component_models import warped_names
 from pp_decomp.loop.records import (
     ACQ_STREAM,
     FIT_STREAM,
@@ -100,13 +99,6 @@ def _check_batch(setup: RunSetup, state: LoopState, q: int, new: int) -> None:
             f"correlated=True chooses one input at a time after the design: ask(q={q}) "
             f"with {pending} pending input(s) would choose with inputs pending; "
             "tell their results first (independent components support batches)"
-        )
-    bent = warped_names(setup.settings.model, setup.problem.component_names)
-    if pending + new > 1 and new > state.design_left and bent:
-        raise ValueError(
-            f"component(s) {bent} learn an output warp, and a warped GP's pending inputs "
-            f"are not hallucinated: ask(q={q}) with {pending} pending input(s) would "
-            "choose with inputs pending; tell their results first"
         )
     if (q > 1 or pending) and not s.needs.batch:
         raise ValueError(

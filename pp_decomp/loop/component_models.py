@@ -105,16 +105,6 @@ def as_modelled(problem, transform, components: tuple, output_warp=None):
     return opaque(out) if bent and out is problem else out
 
 
-def warped_names(model, names) -> list[str]:
-    """The components of ``names`` whose loop GP learns an output warp under the run's
-    model settings ``model``: their own model's, or the run's ``output_warp``."""
-    own = dict(model.components)
-    bent = set(warped_components(model.components))
-    if model.output_warp is not None:
-        bent |= {n for n in names if n not in own}
-    return [n for n in names if n in bent]
-
-
 def takes_warped(strategy) -> bool:
     """Whether ``strategy`` takes warped components: it composes the components
     through their samples (a decomposed strategy on their joint posterior without a

@@ -211,8 +211,7 @@ class Optimizer(_Views, _NodeSteps):
     kernel, priors, beta, input_warping, output_warp :
         Kernel (default ``"matern32"``), :class:`~pp_decomp.Priors`, schedule ``t -> β_t``;
         the kernel on Kumaraswamy-warped inputs (:func:`~pp_decomp.kernels.Warped`, default off);
-        a learned output warp of every component GP (``"sinh-arcsinh"``,
-        :class:`~pp_decomp.components.gp.warped.WarpedGP`; default ``None``).
+        every component GP's learned output warp (``"sinh-arcsinh"``, default ``None``).
     components : list or dict, optional
         Each component's (or network node's) own model: a ComponentGP, a kernel or a
         shorthand, one per component or by name (:mod:`pp_decomp.loop.component_models`).

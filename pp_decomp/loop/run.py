@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pp_decomp._runtime import bar_context, status
-from pp_decomp.loop.component_models import warped_names
 from pp_decomp.loop.evaluate import ErrorPolicy, Outcomes, evaluate_with_policy
 from pp_decomp.loop.setup import RunSetup, Steps
 from pp_decomp.loop.state import LoopState
@@ -18,12 +17,6 @@ def _check_workers(setup: RunSetup, workers, scheduler) -> None:
             raise ValueError(
                 f"workers={workers}: correlated=True chooses one input at a time after "
                 "the design; run with workers=1, or with independent components"
-            )
-        bent = warped_names(setup.settings.model, setup.problem.component_names)
-        if workers > 1 and bent:
-            raise ValueError(
-                f"workers={workers}: component(s) {bent} learn an output warp, and a warped "
-                "GP's pending inputs are not hallucinated; run with workers=1"
             )
         if workers > 1 and not setup.strategy.needs.batch:
             raise ValueError(

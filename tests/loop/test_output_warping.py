@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pp_decomp as ppd
-from pp_decomp.acquisition.surrogate import DecomposedSurrogate
+from pp_decomp.acquisition.surrogate import DecomposedSurrogate, hallucinate
 from pp_decomp.components.gp.warped import WarpedGP, simulate
 
 
@@ -147,17 +147,31 @@ def test_a_run_that_cannot_take_a_warped_component_is_refused_before_any_evaluat
     assert calls == []
 
 
-def test_parallel_evaluation_of_a_warped_run_is_refused_before_any_evaluation():
-    calls = []
-    opt = ppd.Optimizer(_system(calls), components={"rate": _warped()}, seed=0)
-    calls.clear()
-    with pytest.raises(ValueError, match=r"\['rate'\] learn an output warp.*workers=1"):
-        opt.run(8, workers=2)
-    assert calls == [] and opt.n == 0
-    opt.run(6)
-    opt.ask()
-    with pytest.raises(ValueError, match=r"\['rate'\] learn an output warp.*tell their results"):
-        opt.ask(2)
+def test_pending_inputs_shrink_a_warped_components_spread_on_its_warped_scale(fitted):
+    bent, _ = fitted
+    P = np.array([[0.4, 0.4]])
+    hall = hallucinate(DecomposedSurrogate([bent], _system()), P).components[0]
+    X = np.array([[0.4, 0.4], [0.45, 0.4], [0.9, 0.1]])
+    mean0, var0 = bent.latent_per_draw(X)
+    mean, var = hall.latent_per_draw(X)
+    np.testing.assert_array_equal(mean, mean0)  # GP-BUCB: the means stay
+    assert np.all(var <= var0 + 1e-12) and np.all(var[:, 0] < 0.5 * var0[:, 0])
+    # its samples are in the outputs' units, by each draw's warp: their mean is the
+    # quadrature's (4 000 samples: within 4 standard errors)
+    draws = hall.sample(X, 4000, seed=0)
+    mu, v = hall.predict(X)
+    assert np.all(np.abs(draws.mean(0) - mu) < 4 * np.sqrt(v / 4000) + 1e-9)
+    with pytest.raises(NotImplementedError, match="warped scale"):
+        hall.predict_per_draw(X)
+
+
+def test_a_warped_run_asks_a_batch_with_its_pending_inputs_hallucinated():
+    opt = ppd.Optimizer(_system(), components={"rate": _warped()}, seed=0, n_init=5)
+    opt.run(7)
+    batch = opt.ask(3)
+    assert batch.shape == (3, 2) and len(np.unique(batch.round(6), axis=0)) == 3
+    opt.run(10)  # evaluates the pending inputs and goes on
+    assert opt.n == 10 and not len(opt.pending.X)
 
 
 def test_output_warp_gives_every_component_without_its_own_model_the_warp(tmp_path):

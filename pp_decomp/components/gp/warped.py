@@ -303,7 +303,12 @@ class WarpedGP(ComponentGP):
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Mixture posterior mean and variance at ``Xnew`` (m, d) in ``y``'s units, by
         Gauss-Hermite quadrature (64 nodes) of ``w⁻¹`` per draw: (m,) each."""
-        mean, sd = self._latent(Xnew, pred_noise)
+        return self.output_moments(*self._latent(Xnew, pred_noise))
+
+    def output_moments(self, mean: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance ``(m,)`` in ``y``'s units of the mixture over draws of
+        ``w_s⁻¹(N(mean_s, sd_s²))``, per-draw Gaussians on the warped scale ``(S, m)``
+        (:meth:`predict`'s quadrature)."""
         t, w = HERMITE
         w = w / w.sum()
         u = warp_inverse(mean[..., None] + sd[..., None] * t, *warp_arguments(self.draws, ndim=2))
@@ -332,6 +337,11 @@ class WarpedGP(ComponentGP):
         (S, m, d), (S, m, d)."""
         moments = self.posterior.per_draw_grad(self._Xnew(Xnew))
         return gradients_in_units(moments, 0.0, 1.0, self.bounds)
+
+    def latent_joint_per_draw(self, Xnew, idx=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-draw joint means (S', m) and covariances (S', m, m) at ``Xnew`` on the
+        warped scale, for the draws ``idx`` (default all)."""
+        return self.posterior.joint_per_draw(self._Xnew(Xnew), idx)
 
     def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         """Warped-scale values ``Z`` in ``y``'s units, ``ȳ + s_y w_s⁻¹(Z)``, entry by entry
