@@ -425,9 +425,12 @@ class CopulaSurrogate(DecomposedSurrogate):
         out = np.empty(Z.shape)
         for j, c in enumerate(self.components):
             s = rng.integers(getattr(c, "n_draws", 1))
-            mean, cov = c.joint_predict_per_draw(X, np.array([s]))
+            joint = c.latent_joint_per_draw if warped(c) else c.joint_predict_per_draw
+            mean, cov = joint(X, np.array([s]))
             lam, V = np.linalg.eigh(cov[0])
             out[:, j] = mean[0] + V @ (np.sqrt(np.maximum(lam, 0.0)) * (V.T @ Z[:, j]))
+            if warped(c):  # drawn on its warped scale, under draw s
+                out[:, j] = c.from_latent(out[:, j], np.full(len(X), s))
         return out
 
 
@@ -605,6 +608,10 @@ class HallucinatedWarpedGP(HallucinatedGP):
     def latent_per_draw(self, Xnew, pred_noise: bool = False):
         """Per-draw means (unchanged) and hallucinated variances on the warped scale."""
         return HallucinatedGP.predict_per_draw(self, Xnew, pred_noise)
+
+    def latent_joint_per_draw(self, Xnew, idx=None):
+        """Per-draw joint means and hallucinated covariances on the warped scale."""
+        return HallucinatedGP.joint_predict_per_draw(self, Xnew, idx)
 
     def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         return self.gp.from_latent(Z, s)

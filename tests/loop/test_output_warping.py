@@ -165,8 +165,9 @@ def test_pending_inputs_shrink_a_warped_components_spread_on_its_warped_scale(fi
         hall.predict_per_draw(X)
 
 
-def test_a_warped_run_asks_a_batch_with_its_pending_inputs_hallucinated():
-    opt = ppd.Optimizer(_system(), components={"rate": _warped()}, seed=0, n_init=5)
+@pytest.mark.parametrize("strategy", ["d-gpucb-mc-min", "d-gpucb-mc", "d-ei", "d-pi", "d-thompson"])
+def test_every_strategy_that_takes_a_warped_component_runs_it_and_asks_a_batch(strategy):
+    opt = ppd.Optimizer(_system(), strategy, components={"rate": _warped()}, seed=0, n_init=5)
     opt.run(7)
     batch = opt.ask(3)
     assert batch.shape == (3, 2) and len(np.unique(batch.round(6), axis=0)) == 3
