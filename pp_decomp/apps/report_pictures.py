@@ -231,7 +231,11 @@ def plot_hyperparameters(run: RunView, name: str, path) -> None:
 
     plt = FIGURES
     tree = run.posterior(name)
-    pc = arviz_plots.plot_dist(tree, backend="matplotlib")
+    # the model's own parameters, in its order: the sampler's unconstrained copies
+    # (``ls_log__``, ...) would show each positive one twice
+    names = dict.fromkeys(str(v).removesuffix("_log__") for v in tree["posterior"].data_vars)
+    shown = [v for v in names if v in tree["posterior"].data_vars]
+    pc = arviz_plots.plot_dist(tree, var_names=shown, backend="matplotlib")
     fig = pc.viz["figure"].item()
     from matplotlib.ticker import MaxNLocator  # matplotlib only where a picture is drawn
 

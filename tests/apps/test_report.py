@@ -127,11 +127,21 @@ def test_pictures_of_a_box_in_two_dimensions_and_of_a_composed_strategy(tmp_path
 
 
 def test_the_demo_shows_full_bayes_in_pictures_and_a_report(tmp_path, monkeypatch, capsys):
+    import arviz_plots
+
     from pp_decomp.apps.cli import tools
 
+    shown, plot_dist = [], arviz_plots.plot_dist
+
+    def spy(tree, **kw):  # which variables the hyperparameter picture draws
+        shown.append(kw.get("var_names"))
+        return plot_dist(tree, **kw)
+
+    monkeypatch.setattr(arviz_plots, "plot_dist", spy)
     monkeypatch.setitem(tools.DEMO, "iterations", 7)
     monkeypatch.setitem(tools.DEMO, "seeds", (0, 1))
     assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
+    assert shown == [["ls", "eta", "sigma"]]  # each once: not the sampler's ls_log__ too
     assert {p.name for p in tmp_path.glob("*.png")} == PICTURES | {"regret.png"}
     report = (tmp_path / "report.md").read_text()
     assert "d-gpucb vs gp-ucb (nuts) on synthetic" in report and "mean ± SE over 2 seeds" in report
