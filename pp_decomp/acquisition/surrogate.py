@@ -614,9 +614,11 @@ class HallucinatedWarpedGP(HallucinatedGP):
         return HallucinatedGP.joint_predict_per_draw(self, Xnew, idx)
 
     def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """The warped GP's map of warped-scale values ``Z`` under draws ``s`` to ``y``."""
         return self.gp.from_latent(Z, s)
 
     def from_latent_slope(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """``∂ from_latent / ∂Z``, the warped GP's."""
         return self.gp.from_latent_slope(Z, s)
 
     def predict(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
