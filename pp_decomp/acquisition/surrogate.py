@@ -66,16 +66,10 @@ def draw_moments(component, X: np.ndarray, grad: bool) -> tuple[np.ndarray, ...]
     """``component``'s per-draw moments at ``X`` (with ``grad``, and their input
     gradients; ``NotImplementedError`` where it has none): a warped component's on
     its warped scale, where each draw is Gaussian (``latent_per_draw``)."""
-    if warped(component) and not grad:
-        return component.latent_per_draw(X)
-    if warped(component):
-        own = getattr(component, "latent_per_draw_grad", None)
-        if own is None:
-            raise NotImplementedError(f"{type(component).__name__} has no input gradient")
-        return own(X)
+    kind = "latent_per_draw" if warped(component) else "predict_per_draw"
     if not grad:
-        return component.predict_per_draw(X)
-    own = getattr(component, "predict_per_draw_grad", None)
+        return getattr(component, kind)(X)
+    own = getattr(component, f"{kind}_grad", None)
     if own is None:
         raise NotImplementedError(f"{type(component).__name__} has no input gradient")
     return own(X)
@@ -86,6 +80,16 @@ def warped(component) -> bool:
     mapped to its outputs draw by draw (``from_latent``; a
     :class:`~pp_decomp.components.gp.warped.WarpedGP`)."""
     return hasattr(component, "from_latent")
+
+
+def to_outputs(components: Sequence, F: np.ndarray, draw_idx: np.ndarray) -> np.ndarray:
+    """``F (J, n, m)``, the components' samples under the draws ``draw_idx (n, J)``, with
+    each warped component's mapped in place from its warped scale to its outputs by its
+    draws' warps (:meth:`~pp_decomp.components.gp.warped.WarpedGP.from_latent`)."""
+    for j, c in enumerate(components):
+        if warped(c):
+            F[j] = c.from_latent(F[j], draw_idx[:, j] % c.n_draws)
+    return F
 
 
 def with_screen(acq):
@@ -287,10 +291,7 @@ class DecomposedSurrogate:
         perceived-temperature than interleaved ``(n, m, J)`` storage, same numbers.
         """
         out = draw_samples(per_draw, draw_idx, z)
-        for j, c in enumerate(self.components):
-            if warped(c):
-                out[j] = c.from_latent(out[j], draw_idx[:, j] % c.n_draws)
-        return out.transpose(1, 2, 0)
+        return to_outputs(self.components, out, draw_idx).transpose(1, 2, 0)
 
     def samples_and_gradients(self, X, draw_idx: np.ndarray, z: np.ndarray):
         """Samples ``F (n, m, J)`` at ``X (m, d)`` and ``dF(k)``, their input gradients

@@ -27,7 +27,7 @@ from pp_decomp.kernels import Kernel, WarpedFamily
 from pp_decomp.network import problem_network
 from pp_decomp.prior import Prior
 from pp_decomp.problem import check_outcome_transform, model_problem, opaque
-from pp_decomp.strategies import STRATEGIES
+from pp_decomp.strategies import STRATEGIES, UnsupportedSetting
 
 WARP_ARGUMENTS = ("warp", "skew", "tail", "loc", "scale")  # a warped GP's template keys
 
@@ -94,6 +94,12 @@ def warped_components(components: tuple) -> list[str]:
     return [name for name, gp in components if gp.template.get("warp") is not None]
 
 
+def learns_warp(components: tuple, output_warp=None) -> bool:
+    """Whether a run's component GPs learn an output warp: one of their own models
+    (``components``), or the run's ``output_warp``."""
+    return bool(warped_components(components)) or output_warp is not None
+
+
 def as_modelled(problem, transform, components: tuple, output_warp=None):
     """The problem as the component GPs see it: :func:`~pp_decomp.problem.model_problem`
     under the outcome ``transform``, and a general ``g``
@@ -101,8 +107,7 @@ def as_modelled(problem, transform, components: tuple, output_warp=None):
     own model's, or the run's ``output_warp``), whose samples enter ``g`` through each
     draw's own warp."""
     out = model_problem(problem, transform)
-    bent = warped_components(components) or output_warp is not None
-    return opaque(out) if bent and out is problem else out
+    return opaque(out) if learns_warp(components, output_warp) and out is problem else out
 
 
 def takes_warped(strategy) -> bool:
@@ -113,23 +118,29 @@ def takes_warped(strategy) -> bool:
     return strategy.surrogate == "decomposed" and needs.joint and not needs.linear_g
 
 
+def check_warp_run(what: str, strategy, fast) -> None:
+    """Refuse a learned output warp (``what``: how the user gave it) in a run that cannot
+    take it: a strategy that does not sample the components (an
+    :class:`~pp_decomp.strategies.UnsupportedSetting`), or ``fast=True``."""
+    if not takes_warped(strategy):
+        takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
+        raise UnsupportedSetting(
+            f"{what} needs a strategy that samples the components through g "
+            f"({', '.join(takers)}); got strategy {strategy.name!r}"
+        )
+    if fast:
+        raise ValueError(
+            f"{what} is refitted at every step; the fast path's reweighting does not carry "
+            "a warp: leave fast unset or False"
+        )
+
+
 def _check_warped(components: tuple, strategy, kw: dict) -> None:
     """Refuse, naming the component, a warped GP in a run that cannot take it."""
     bent = warped_components(components)
-    if not bent:
-        return
-    name, warp = bent[0], dict(components)[bent[0]].template["warp"]
-    if not takes_warped(strategy):
-        takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
-        raise ValueError(
-            f"components[{name!r}]: warp={warp!r} needs a strategy that samples the "
-            f"components through g ({', '.join(takers)}); got strategy {strategy.name!r}"
-        )
-    if kw.get("fast"):
-        raise ValueError(
-            f"components[{name!r}]: warp={warp!r} is refitted at every step; the fast "
-            "path's reweighting does not carry a warp: leave fast unset or False"
-        )
+    if bent:
+        warp = dict(components)[bent[0]].template["warp"]
+        check_warp_run(f"components[{bent[0]!r}]: warp={warp!r}", strategy, kw.get("fast"))
 
 
 def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from pp_decomp.acquisition import DGPUCB, UCB, ComposedSurrogate
-from pp_decomp.acquisition.surrogate import draw_moments, warped
+from pp_decomp.acquisition.surrogate import draw_moments, to_outputs
 from pp_decomp.components.correlated.view import shared_joint
 from pp_decomp.composition.core import coupled_normals, draw_samples, residual_correlation, ucb
 from pp_decomp.loop.ask import build_context
@@ -36,10 +36,7 @@ def component_samples(
         z = coupled_normals(rng.standard_normal((n_samples, len(X), J)), chol)
         out = np.empty(z.shape)  # (n, m, J), as the callers index it
         per_draw = [draw_moments(m, X, grad=False) for m in models]
-        draw_samples(per_draw, draw, z, out=out.transpose(2, 0, 1))
-        for j, m in enumerate(models):  # a warped GP's samples, from its warped scale
-            if warped(m):
-                out[..., j] = m.from_latent(out[..., j], draw[:, j] % m.n_draws)
+        to_outputs(models, draw_samples(per_draw, draw, z, out=out.transpose(2, 0, 1)), draw)
         return out
     return np.stack([m.sample(X, n_samples, seed=rng) for m in models], axis=-1)
 

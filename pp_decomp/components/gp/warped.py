@@ -74,7 +74,6 @@ from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
 from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import as_generator, check_probabilities
 
-WARPS = OUTPUT_WARPS
 WARP_NAMES = ("warp_skew", "warp_tail", "warp_loc", "warp_scale")
 WARP_PRIORS = {
     "skew": Prior("LogNormal", mu=0.0, sigma=0.5),
@@ -102,22 +101,12 @@ def _warp_prior(prior, what: str, name: str) -> Prior:
 
 
 def warp_arguments(draws: HyperDraws, idx=slice(None), ndim: int = 1) -> tuple:
-    """``(ε, δ, c, s)`` of the draws ``idx``, each shaped ``(S', 1, ...)`` to broadcast
-    against ``ndim`` trailing axes."""
-    shape = (-1,) + (1,) * ndim
-    return tuple(
-        np.asarray(v)[idx].reshape(shape)
-        for v in (np.log(draws.warp_skew), draws.warp_tail, draws.warp_loc, draws.warp_scale)
-    )
-
-
-def warp_at(draws: HyperDraws, s: np.ndarray, ndim: int) -> tuple:
-    """``(ε, δ, c, s)`` of draw ``s[i...]`` for each entry of the index array ``s``,
-    shaped ``s.shape`` plus ``ndim`` axes of length 1 to broadcast against."""
-    s = np.asarray(s)
-    shape = s.shape + (1,) * ndim
+    """``(ε, δ, c, s)`` of the draws ``idx`` (a slice, or an index array of any shape),
+    each shaped as ``idx`` picks them (``(S',)``, or ``idx.shape``) plus ``ndim`` axes of
+    length 1 to broadcast against."""
     values = (np.log(draws.warp_skew), draws.warp_tail, draws.warp_loc, draws.warp_scale)
-    return tuple(np.asarray(v)[s].reshape(shape) for v in values)
+    picked = [np.asarray(v)[idx] for v in values]
+    return tuple(p.reshape(p.shape + (1,) * ndim) for p in picked)
 
 
 def warp_forward(u, eps, tail, loc, scale):
@@ -179,8 +168,10 @@ class WarpedGP(ComponentGP):
                 f"component {name!r}: warp={warp!r} takes the built-in kernels, not a "
                 f"from_pymc model; got build={build!r}"
             )
-        if warp not in WARPS:
-            raise ValueError(f"component {name!r}: warp must be one of {WARPS}; got {warp!r}")
+        if warp not in OUTPUT_WARPS:
+            raise ValueError(
+                f"component {name!r}: warp must be one of {OUTPUT_WARPS}; got {warp!r}"
+            )
         if general(kernel, kwargs.get("priors"), kwargs.get("noise")):
             raise ValueError(
                 f"component {name!r}: warp={warp!r} takes the built-in kernels "
@@ -323,7 +314,7 @@ class WarpedGP(ComponentGP):
         z, s_idx = self.posterior.sample_with_draws(
             self._Xnew(Xnew), n_samples, as_generator(seed), joint, pred_noise
         )
-        return self.y_mean + self.y_std * warp_inverse(z, *warp_arguments(self.draws, s_idx))
+        return self.from_latent(z, s_idx)
 
     # ------------------------------------------- the warped scale, where draws are Gaussian
     def latent_per_draw(self, Xnew, pred_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -346,12 +337,12 @@ class WarpedGP(ComponentGP):
     def from_latent(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         """Warped-scale values ``Z`` in ``y``'s units, ``ȳ + s_y w_s⁻¹(Z)``, entry by entry
         under the draws ``s`` (an index array of ``Z``'s leading shape)."""
-        args = warp_at(self.draws, s, Z.ndim - np.ndim(s))
+        args = warp_arguments(self.draws, s, Z.ndim - np.ndim(s))
         return self.y_mean + self.y_std * warp_inverse(Z, *args)
 
     def from_latent_slope(self, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         """``∂ from_latent / ∂Z``: ``s_y s cosh((arcsinh Z + ε) / δ) / (δ √(1 + Z²))``."""
-        eps, tail, _, scale = warp_at(self.draws, s, Z.ndim - np.ndim(s))
+        eps, tail, _, scale = warp_arguments(self.draws, s, Z.ndim - np.ndim(s))
         inner = (np.arcsinh(Z) + eps) / tail
         return self.y_std * scale * np.cosh(inner) / (tail * np.hypot(1.0, Z))
 

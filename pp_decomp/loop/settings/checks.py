@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import warnings
 
-from pp_decomp.choices import FITTED_INFERENCE
+from pp_decomp.choices import FITTED_INFERENCE, OUTPUT_WARPS
 from pp_decomp.components import KnownKernels
 from pp_decomp.components.correlated.density import CORRELATED_KERNELS
-from pp_decomp.components.gp.warped import WARPS
-from pp_decomp.loop.component_models import takes_warped
+from pp_decomp.loop.component_models import check_warp_run
 from pp_decomp.problem import is_identity
-from pp_decomp.strategies import STRATEGIES, UnsupportedSetting
+from pp_decomp.strategies import UnsupportedSetting
 
 # the strategies' surrogates whose GPs a copula can couple: a decomposed strategy's
 # components and a network strategy's nodes
@@ -89,8 +88,8 @@ def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bo
     the loop's independent, fitted ones or the strategy does not sample them."""
     if warp is None:
         return None
-    if warp not in WARPS:
-        raise ValueError(f"output_warp must be None or one of {WARPS}; got {warp!r}")
+    if warp not in OUTPUT_WARPS:
+        raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}; got {warp!r}")
     if known is not None:
         raise ValueError(f"output_warp={warp!r} is learned; inference='fixed' has known kernels")
     if correlated:
@@ -103,17 +102,7 @@ def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bo
             f"output_warp={warp!r} takes the built-in kernels and input_warping=True makes "
             "the kernel an expression: choose one"
         )
-    if not takes_warped(strategy):
-        takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
-        raise UnsupportedSetting(
-            f"output_warp={warp!r} needs a strategy that samples the components through g "
-            f"({', '.join(takers)}); got strategy {strategy.name!r}"
-        )
-    if fast:
-        raise ValueError(
-            f"output_warp={warp!r} is refitted at every step; the fast path's reweighting "
-            "does not carry a warp: leave fast unset or False"
-        )
+    check_warp_run(f"output_warp={warp!r}", strategy, fast)
     return warp
 
 

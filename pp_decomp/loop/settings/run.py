@@ -24,8 +24,8 @@ from pp_decomp.loop.component_models import (
     check_components,
     component_models,
     component_transforms,
+    learns_warp,
     model_from_dict,
-    warped_components,
 )
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
 from pp_decomp.loop.settings.checks import check_transform, known_kernels_for
@@ -101,7 +101,7 @@ class RunSettings:
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
         warp = kw.get("output_warp")
         problem = as_modelled(problem, transform, components, warp)  # what the GPs see
-        if (warped_components(components) or warp is not None) and kw.get("fast") is None:
+        if learns_warp(components, warp) and kw.get("fast") is None:
             kw = {**kw, "fast": False}  # a warp is refitted; the fast path does not carry it
         method = canonical_choice(kw.get("inference", "map"), "inference", INFERENCE_METHODS)
         s = get_strategy(strategy or _default_strategy(problem, method, kw))
