@@ -119,31 +119,37 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 
 
 CONNECT_TIMEOUT = "5s"  # an unreachable address fails fast, before any evaluation
+# How long an embedded cluster keeps a nanny whose worker died and has not registered
+# again. Dask's 15 s default closed nannies on a loaded machine, where a restart took
+# 17 s: their workers never came back, and each one that registered just before its
+# nanny closed took an evaluation with it, which Dask then failed as KilledWorker
+# (session 97). The run's own WorkerWatch decides when a cluster has no worker.
+LOST_WORKER_TIMEOUT = "1h"
 
 
 @contextmanager
 def dask_client(scheduler: str | None, workers: int | None):
     """A ``dask.distributed.Client`` on ``scheduler`` (an address) or on a
     ``LocalCluster`` of ``workers`` one-thread processes, closed on exit
-    (an embedded cluster with it)."""
+    (an embedded cluster with it, its nannies kept through slow restarts:
+    :data:`LOST_WORKER_TIMEOUT`)."""
+    import dask
     from dask.distributed import Client, LocalCluster
 
     if scheduler is not None:
         try:
-            client, cluster = Client(scheduler, timeout=CONNECT_TIMEOUT), None
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as err:
             raise ConnectionError(
                 f"scheduler={scheduler!r}: no Dask scheduler answered there within "
                 f"{CONNECT_TIMEOUT} ({type(err).__name__}: {err})"
             ) from err
-    else:
+        with client:
+            yield client
+        return
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
-        client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        with cluster, Client(cluster) as client:
+            yield client

@@ -14,7 +14,8 @@ forgotten. A finished evaluation whose result cannot be fetched within
 rescheduling of it can wait forever) is submitted again, up to
 :data:`MAX_RESUBMITS` times; a cluster left with no worker for
 :data:`NO_WORKER_LIMIT` seconds stops the run with an error that says so, an
-embedded cluster's workers started afresh before that (:class:`WorkerWatch`).
+embedded cluster whose nannies all closed given new workers before that
+(:class:`WorkerWatch`).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ GATHER_TIMEOUT = 120.0
 MAX_RESUBMITS = 3  # then the evaluation is a failure under the run's on_error
 POLL = 5.0  # seconds between checks that the cluster still has a worker
 NO_WORKER_LIMIT = 600.0  # seconds with no worker alive before the run stops, said
-# Seconds with no worker before an embedded cluster's workers are started afresh: a
-# CI run's nannies, their workers killed, did not restart them (dask/distributed#7312)
+# Seconds with no worker before an embedded cluster whose nannies all closed gets new
+# workers: a nanny can close for good instead of restarting (dask/distributed#7312)
 REVIVE_AFTER = 30.0
 
 
@@ -114,17 +115,24 @@ def run_workers(
 
 
 def _reviver(cluster, workers: int):
-    """Starts ``workers`` new workers on an embedded cluster (``None`` on an existing
-    one, which is the user's to mend): scaling to 0 drops the dead workers' specs,
-    which scaling up alone would count as present."""
+    """Starts ``workers`` new workers on an embedded cluster whose nannies have all
+    closed (``None`` on an existing cluster, which is the user's to mend): scaling to
+    0 drops the closed nannies' specs, which scaling up alone would count as present.
+    A nanny still open is restarting its worker, and is left to it."""
     if cluster is None:
         return None
 
-    def revive() -> None:
+    def revive() -> bool:
+        if not all(nanny.status.name in CLOSED for nanny in cluster.workers.values()):
+            return False
         cluster.scale(0)
         cluster.scale(workers)
+        return True
 
     return revive
+
+
+CLOSED = {"stopping", "stopped", "closing", "closing_gracefully", "closed", "failed"}
 
 
 class WorkerWatch:
@@ -132,7 +140,8 @@ class WorkerWatch:
     worker: after :data:`REVIVE_AFTER` seconds ``revive()`` (an embedded cluster's)
     starts new workers, warned; after :data:`NO_WORKER_LIMIT` seconds with none the
     run stops, saying why. The inputs in flight stay pending in the checkpoint, and
-    a resumed run submits them again. ``alive()``: the workers alive now."""
+    a resumed run submits them again. ``alive()``: the workers alive now;
+    ``revive()``: whether it started workers (not while a nanny is restarting one)."""
 
     def __init__(self, alive, revive=None):
         self.alive, self.revive, self.idle_since, self.revived = alive, revive, None, None
@@ -157,12 +166,11 @@ class WorkerWatch:
         now = time.monotonic()
         self.idle_since = self.idle_since or now
         waited = now - (self.revived or self.idle_since)
-        if self.revive is not None and waited > REVIVE_AFTER:
+        if self.revive is not None and waited > REVIVE_AFTER and self.revive():
             warn(
-                f"the Dask cluster has had no worker for {waited:.0f} s (their nannies did "
-                "not restart them): new workers are started"
+                f"the Dask cluster has had no worker for {waited:.0f} s and its nannies "
+                "have closed: new workers are started"
             )
-            self.revive()
             self.revived = now
         if now - self.idle_since > NO_WORKER_LIMIT:
             raise RuntimeError(

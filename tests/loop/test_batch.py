@@ -292,6 +292,33 @@ def test_an_embedded_cluster_left_without_workers_gets_new_ones(monkeypatch):
         assert client.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
 
 
+def test_a_nanny_restarting_its_worker_is_left_to_it_not_replaced():
+    from types import SimpleNamespace
+
+    scaled: list[int] = []
+    nanny = lambda state: SimpleNamespace(status=SimpleNamespace(name=state))  # noqa: E731
+    cluster = SimpleNamespace(scale=scaled.append, workers={0: nanny("closed")})
+    cluster.workers[1] = nanny("running")  # its worker killed, being restarted
+    assert workers_mod._reviver(cluster, 2)() is False and scaled == []
+    cluster.workers[1] = nanny("closing")
+    assert workers_mod._reviver(cluster, 2)() is True and scaled == [0, 2]
+
+
+def test_an_embedded_cluster_keeps_a_nanny_whose_worker_is_slow_to_come_back():
+    import dask
+    from dask.utils import parse_timedelta
+
+    from pp_decomp._runtime import dask_client
+
+    default = dask.config.get("distributed.deploy.lost-worker-timeout")
+    with dask_client(None, 1) as client:
+        # read where the cluster reads it, when the scheduler reports a worker gone
+        patience = dask.config.get("distributed.deploy.lost-worker-timeout")
+        assert client.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
+    assert parse_timedelta(patience) > workers_mod.NO_WORKER_LIMIT
+    assert dask.config.get("distributed.deploy.lost-worker-timeout") == default
+
+
 # The driver kills its process group (itself and its Dask workers, SIGKILL) once its
 # 8th tell returned, with evaluations in flight: a kill at a chosen point, not after a
 # wall-clock wait, which on a busy machine may land anywhere or after the run ended.
