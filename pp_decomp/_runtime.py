@@ -132,7 +132,8 @@ def dask_client(scheduler: str | None, workers: int | None):
     """A ``dask.distributed.Client`` on ``scheduler`` (an address) or on a
     ``LocalCluster`` of ``workers`` one-thread processes, closed on exit
     (an embedded cluster with it, its nannies kept through slow restarts:
-    :data:`LOST_WORKER_TIMEOUT`)."""
+    :data:`LOST_WORKER_TIMEOUT`; a script it would run again refused first:
+    :func:`check_guarded_main`)."""
     import dask
     from dask.distributed import Client, LocalCluster
 
@@ -147,9 +148,31 @@ def dask_client(scheduler: str | None, workers: int | None):
         with client:
             yield client
         return
+    check_guarded_main(workers)
     with dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         with cluster, Client(cluster) as client:
             yield client
+
+
+def check_guarded_main(workers) -> None:
+    """Refuses, before any worker starts, a script whose top-level code every worker
+    of an embedded cluster would run again: a worker process imports the script it
+    was started from (multiprocessing's ``spawn``, Dask's way), so a script without
+    an ``if __name__ == "__main__":`` guard would start a run in each (seen: a
+    "Nanny failed to start" after each worker tried to open the run's checkpoint).
+    Notebooks and interactive sessions have no script, and pass."""
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not path or not path.endswith(".py") or not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        if "__main__" in fh.read():
+            return
+    raise RuntimeError(
+        f"workers={workers} starts worker processes that each import the script "
+        f"{path} as they start, and its top-level code has no "
+        '`if __name__ == "__main__":` guard, so every worker would run it again: put '
+        "the code that runs the optimiser under that guard"
+    )

@@ -292,6 +292,30 @@ def test_an_embedded_cluster_left_without_workers_gets_new_ones(monkeypatch):
         assert client.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
 
 
+UNGUARDED = textwrap.dedent(
+    """
+    import numpy as np
+    from pp_decomp import Box, Optimizer, Problem
+
+    def components(X):
+        return np.stack([np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])], axis=1)
+
+    problem = Problem(Box([[0, 1], [0, 1]]), components, n_components=2, weights=[1.0, 1.0])
+    Optimizer(problem, "d-gpucb", n_init=3, inference="map", seed=0).run(4, workers=2)
+    """
+)
+
+
+def test_a_script_every_worker_would_run_again_is_refused_before_a_worker_starts(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    proc = _run([sys.executable, str(script)])
+    assert proc.returncode == 1
+    assert f"import the script {script}" in proc.stderr
+    assert 'no `if __name__ == "__main__":` guard' in proc.stderr
+    assert "Nanny" not in proc.stderr  # refused before any worker started
+
+
 def test_a_nanny_restarting_its_worker_is_left_to_it_not_replaced():
     from types import SimpleNamespace
 
