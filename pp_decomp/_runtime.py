@@ -18,7 +18,9 @@
   OpenBLAS, so nothing is lost that a user could recover, docs/performance.md),
   and pp_decomp's own point at the user's line.
 * **Dask** (:func:`dask_client`): a client on an existing scheduler or on an
-  embedded ``LocalCluster`` (Dask is imported only there).
+  embedded ``LocalCluster`` (Dask is imported only there), whose nannies are kept
+  through slow worker restarts and which refuses a script its workers would run
+  again (:mod:`pp_decomp._main_guard`).
 
 Only the standard library is imported here: ``import pp_decomp`` and the command
 line's ``--help`` load nothing else.
@@ -33,6 +35,8 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
+
+from pp_decomp._main_guard import check_guarded_main
 
 _VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -119,23 +123,26 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 
 
 CONNECT_TIMEOUT = "5s"  # an unreachable address fails fast, before any evaluation
-# How long an embedded cluster keeps a nanny whose worker died and has not registered
-# again. Dask's 15 s default closed nannies on a loaded machine, where a restart took
-# 17 s: their workers never came back, and each one that registered just before its
-# nanny closed took an evaluation with it, which Dask then failed as KilledWorker
-# (session 97). The run's own WorkerWatch decides when a cluster has no worker.
-LOST_WORKER_TIMEOUT = "1h"
+# How long, at least, an embedded cluster keeps a nanny whose worker died and has not
+# registered again. Dask's 15 s default closed nannies on a loaded machine, where a
+# restart took 17-23 s: their workers never came back, and each one that registered
+# just before its nanny closed took an evaluation with it, which Dask then failed as
+# KilledWorker (session 97). The run's own WorkerWatch decides when a cluster has no
+# worker.
+LOST_WORKER_TIMEOUT = 3600.0
 
 
 @contextmanager
 def dask_client(scheduler: str | None, workers: int | None):
     """A ``dask.distributed.Client`` on ``scheduler`` (an address) or on a
     ``LocalCluster`` of ``workers`` one-thread processes, closed on exit
-    (an embedded cluster with it, its nannies kept through slow restarts:
-    :data:`LOST_WORKER_TIMEOUT`; a script it would run again refused first:
-    :func:`check_guarded_main`)."""
+    (an embedded cluster with it, its nannies kept through slow restarts for
+    :data:`LOST_WORKER_TIMEOUT` seconds or the user's Dask setting if longer; a
+    script its workers would run again refused first:
+    :func:`~pp_decomp._main_guard.check_guarded_main`)."""
     import dask
     from dask.distributed import Client, LocalCluster
+    from dask.utils import parse_timedelta
 
     if scheduler is not None:
         try:
@@ -148,31 +155,12 @@ def dask_client(scheduler: str | None, workers: int | None):
         with client:
             yield client
         return
-    check_guarded_main(workers)
-    with dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}):
+    check_guarded_main(workers, dask.config.get("distributed.worker.multiprocessing-method"))
+    key = "distributed.deploy.lost-worker-timeout"
+    patience = max(parse_timedelta(dask.config.get(key)), LOST_WORKER_TIMEOUT)
+    with dask.config.set({key: patience}):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         with cluster, Client(cluster) as client:
             yield client
-
-
-def check_guarded_main(workers) -> None:
-    """Refuses, before any worker starts, a script whose top-level code every worker
-    of an embedded cluster would run again: a worker process imports the script it
-    was started from (multiprocessing's ``spawn``, Dask's way), so a script without
-    an ``if __name__ == "__main__":`` guard would start a run in each (seen: a
-    "Nanny failed to start" after each worker tried to open the run's checkpoint).
-    Notebooks and interactive sessions have no script, and pass."""
-    path = getattr(sys.modules.get("__main__"), "__file__", None)
-    if not path or not path.endswith(".py") or not os.path.isfile(path):
-        return
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        if "__main__" in fh.read():
-            return
-    raise RuntimeError(
-        f"workers={workers} starts worker processes that each import the script "
-        f"{path} as they start, and its top-level code has no "
-        '`if __name__ == "__main__":` guard, so every worker would run it again: put '
-        "the code that runs the optimiser under that guard"
-    )

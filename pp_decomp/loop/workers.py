@@ -114,25 +114,32 @@ def run_workers(
                 refill()
 
 
+# The states of a nanny that will not restart its worker again; a nanny restarting
+# one stays "running" (distributed 2026.8)
+CLOSED = frozenset({"closing", "closing_gracefully", "closed", "failed"})
+
+
 def _reviver(cluster, workers: int):
     """Starts ``workers`` new workers on an embedded cluster whose nannies have all
     closed (``None`` on an existing cluster, which is the user's to mend): scaling to
     0 drops the closed nannies' specs, which scaling up alone would count as present.
-    A nanny still open is restarting its worker, and is left to it."""
+    A nanny still open is restarting its worker, and one the cluster is still
+    starting (in its spec, not yet among its workers) is on its way: both are left
+    to it."""
     if cluster is None:
         return None
 
     def revive() -> bool:
-        if not all(nanny.status.name in CLOSED for nanny in cluster.workers.values()):
+        nannies = list(cluster.workers.values())  # a copy: the cluster's thread edits it
+        if set(cluster.worker_spec) - set(cluster.workers):
+            return False
+        if not all(nanny.status.name in CLOSED for nanny in nannies):
             return False
         cluster.scale(0)
         cluster.scale(workers)
         return True
 
     return revive
-
-
-CLOSED = {"stopping", "stopped", "closing", "closing_gracefully", "closed", "failed"}
 
 
 class WorkerWatch:

@@ -311,36 +311,79 @@ def test_a_script_every_worker_would_run_again_is_refused_before_a_worker_starts
     script.write_text(UNGUARDED)
     proc = _run([sys.executable, str(script)])
     assert proc.returncode == 1
-    assert f"import the script {script}" in proc.stderr
-    assert 'no `if __name__ == "__main__":` guard' in proc.stderr
+    line = UNGUARDED.splitlines().index(UNGUARDED.strip().splitlines()[-1]) + 1
+    assert f"{script}, line {line}, runs the optimiser outside an" in proc.stderr
     assert "Nanny" not in proc.stderr  # refused before any worker started
+
+
+@pytest.mark.parametrize(
+    "source, line, guarded",
+    [
+        ("run()\n", 1, False),
+        ("# __main__ named in a comment\nrun()\n", 2, False),
+        ('if __name__ == "__main__":\n    run()\n', 2, True),
+        ('if "__main__" == __name__ and ok:\n    x = 1\n    run()\n', 3, True),
+        ('run()\nif __name__ == "__main__":\n    pass\n', 1, False),
+        ('if __name__ != "__main__":\n    run()\n', 2, False),
+        ('def f():\n    if __name__ == "__main__":\n        run()\n', 3, False),
+    ],
+)
+def test_a_run_is_guarded_only_in_the_body_of_a_top_level_main_test(source, line, guarded):
+    import ast
+
+    from pp_decomp._main_guard import guarded as is_guarded
+
+    assert is_guarded(ast.parse(source), line) is guarded
 
 
 def test_a_nanny_restarting_its_worker_is_left_to_it_not_replaced():
     from types import SimpleNamespace
 
+    from distributed.core import Status
+
+    assert {s.name for s in Status} >= workers_mod.CLOSED
     scaled: list[int] = []
-    nanny = lambda state: SimpleNamespace(status=SimpleNamespace(name=state))  # noqa: E731
-    cluster = SimpleNamespace(scale=scaled.append, workers={0: nanny("closed")})
-    cluster.workers[1] = nanny("running")  # its worker killed, being restarted
-    assert workers_mod._reviver(cluster, 2)() is False and scaled == []
-    cluster.workers[1] = nanny("closing")
-    assert workers_mod._reviver(cluster, 2)() is True and scaled == [0, 2]
+    nanny = lambda status: SimpleNamespace(status=status)  # noqa: E731
+    workers = {0: nanny(Status.closed), 1: nanny(Status.running)}  # 1 restarting its worker
+    cluster = SimpleNamespace(scale=scaled.append, workers=workers, worker_spec=dict(workers))
+    revive = workers_mod._reviver(cluster, 2)
+    assert revive() is False and scaled == []
+    workers[1] = nanny(Status.closing)
+    cluster.worker_spec[2] = {}  # a nanny the cluster is still starting
+    assert revive() is False and scaled == []
+    del cluster.worker_spec[2]
+    assert revive() is True and scaled == [0, 2]
 
 
-def test_an_embedded_cluster_keeps_a_nanny_whose_worker_is_slow_to_come_back():
+def test_the_watch_warns_only_when_new_workers_were_started(monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(workers_mod, "REVIVE_AFTER", 0.0)
+    answers = [False, True]
+    watch = workers_mod.WorkerWatch(lambda: 0, revive=lambda: answers.pop(0))
+    watch.check()  # the clock starts when the last worker is gone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        watch.check()  # a nanny restarting its worker: nothing started, nothing said
+    with pytest.warns(UserWarning, match="nannies have closed: new workers are started"):
+        watch.check()
+    assert answers == []
+
+
+def test_an_embedded_clusters_scheduler_keeps_a_lost_worker_an_hour_and_a_users_longer():
     import dask
     from dask.utils import parse_timedelta
 
     from pp_decomp._runtime import dask_client
 
-    default = dask.config.get("distributed.deploy.lost-worker-timeout")
-    with dask_client(None, 1) as client:
-        # read where the cluster reads it, when the scheduler reports a worker gone
-        patience = dask.config.get("distributed.deploy.lost-worker-timeout")
-        assert client.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
-    assert parse_timedelta(patience) > workers_mod.NO_WORKER_LIMIT
-    assert dask.config.get("distributed.deploy.lost-worker-timeout") == default
+    key = "distributed.deploy.lost-worker-timeout"
+    default = dask.config.get(key)
+    for mine, kept in ((None, 3600.0), ("2h", 7200.0)):
+        with dask.config.set({key: mine or default}), dask_client(None, 1) as client:
+            # read on the cluster's own thread, where a worker's removal reads it
+            patience = client.run_on_scheduler(lambda: dask.config.get(key))
+        assert parse_timedelta(patience) == kept > workers_mod.NO_WORKER_LIMIT
+    assert dask.config.get(key) == default
 
 
 # The driver kills its process group (itself and its Dask workers, SIGKILL) once its
