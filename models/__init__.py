@@ -122,6 +122,16 @@ PROBLEMS: dict[str, ProblemEntry] = {
         "pollutant spill model calibration: 4-D box, 12 outputs, g = -SSE to observed "
         "concentrations (Astudillo & Frazier 2019)",
     ),
+    "rates": ProblemEntry(
+        _lazy("rates", "rates"),
+        "a process's throughput (spanning 400x), a sharply peaked impurity and a smooth "
+        "energy cost on the unit cube: positive, skewed outputs (written for issue 66)",
+    ),
+    "front": ProblemEntry(
+        _lazy("front", "front"),
+        "a sharp front, a corner plume and a smooth background on the unit square: a "
+        "non-stationary field (written for issue 66)",
+    ),
     "branin": ProblemEntry(
         _lazy("classic", "branin_problem"), "negated Branin-Hoo, 2-D box (Contal 2014)"
     ),
