@@ -118,20 +118,15 @@ def takes_warped(strategy) -> bool:
     return strategy.surrogate == "decomposed" and needs.joint and not needs.linear_g
 
 
-def check_warp_run(what: str, strategy, fast) -> None:
+def check_warp_run(what: str, strategy) -> None:
     """Refuse a learned output warp (``what``: how the user gave it) in a run that cannot
     take it: a strategy that does not sample the components (an
-    :class:`~pp_decomp.strategies.UnsupportedSetting`), or ``fast=True``."""
+    :class:`~pp_decomp.strategies.UnsupportedSetting`)."""
     if not takes_warped(strategy):
         takers = [s.name for s in STRATEGIES.values() if takes_warped(s)]
         raise UnsupportedSetting(
             f"{what} needs a strategy that samples the components through g "
             f"({', '.join(takers)}); got strategy {strategy.name!r}"
-        )
-    if fast:
-        raise ValueError(
-            f"{what} is refitted at every step; the fast path's reweighting does not carry "
-            "a warp: leave fast unset or False"
         )
 
 
@@ -140,7 +135,7 @@ def _check_warped(components: tuple, strategy, kw: dict) -> None:
     bent = warped_components(components)
     if bent:
         warp = dict(components)[bent[0]].template["warp"]
-        check_warp_run(f"components[{bent[0]!r}]: warp={warp!r}", strategy, kw.get("fast"))
+        check_warp_run(f"components[{bent[0]!r}]: warp={warp!r}", strategy)
 
 
 def check_components(components: tuple, strategy, problem, kw: dict) -> tuple:

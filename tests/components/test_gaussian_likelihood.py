@@ -39,10 +39,21 @@ def test_the_input_is_kept_unless_overwriting_is_asked_and_other_layouts_are_tak
     np.testing.assert_allclose(np.tril(K[1]), np.linalg.cholesky(before[1]), rtol=1e-12)
 
 
+def test_residuals_of_their_own_per_matrix_are_each_matrixs_likelihood():
+    rng = np.random.default_rng(2)
+    K, R = _covariances(4, 5, rng), rng.normal(size=(4, 5))
+    each = [gaussian_log_likelihoods(K[s : s + 1], R[s])[0] for s in range(4)]
+    np.testing.assert_allclose(gaussian_log_likelihoods(K, R), each, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"got K \(4, 5, 5\) and r \(3, 5\)"):
+        gaussian_log_likelihoods(K, R[:3])
+
+
 def test_empty_batches_and_points_and_shapes_refused_by_name():
     assert gaussian_log_likelihoods(np.zeros((0, 3, 3)), np.zeros(3)).shape == (0,)
     np.testing.assert_array_equal(gaussian_log_likelihoods(np.zeros((2, 0, 0)), np.zeros(0)), 0.0)
-    with pytest.raises(ValueError, match=r"K must be \(S, n, n\) and r \(n,\); got K \(3, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"K must be \(S, n, n\) and r \(n,\) or \(S, n\); got K \(3, 3\)"
+    ):
         gaussian_log_likelihoods(np.eye(3), np.zeros(3))
     with pytest.raises(ValueError, match=r"got K \(1, 3, 3\) and r \(2,\)"):
         gaussian_log_likelihoods(np.eye(3)[None], np.zeros(2))

@@ -107,8 +107,8 @@ def test_the_weights_in_chunks_are_the_weights_at_once_and_a_short_pilot_stops_e
     chunked = importance.prior_log_weights(gp, Xs, ys, prior, 3000, n_keep=1)
     np.testing.assert_allclose(chunked, whole, rtol=1e-13)  # batch sizes move the last bit
     calls = []
-    real = importance.log_likelihood
-    monkeypatch.setattr(importance, "log_likelihood", lambda *a: calls.append(1) or real(*a))
+    real = importance.draw_log_likelihood
+    monkeypatch.setattr(importance, "draw_log_likelihood", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(importance, "PILOT", 500)
     # 30 points: the posterior is far narrower than the prior, its ESS nowhere near 2900
     assert importance.prior_log_weights(gp, Xs, ys, prior, 3000, n_keep=2900) is None

@@ -95,7 +95,7 @@ def test_a_model_without_a_numpy_density_is_left_at_its_mode(monkeypatch):
 def test_a_fast_first_fit_on_many_points_runs_no_nuts():
     X, y = _data(40)
     args = dict(kernel="matern32", input_dim=2, bounds=BOUNDS, name="f", max_draws=128)
-    gp = _refit(args, X, y, 0, None, 1.0, {}, (4096, 128, 0.7), False)
+    gp = _refit(args, X, y, 0, None, (0.0, 1.0), {}, (4096, 128, 0.7), False)
     assert gp.diagnostics.inference == "importance"
 
 

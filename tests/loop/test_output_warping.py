@@ -10,6 +10,7 @@ import pytest
 import pp_decomp as ppd
 from pp_decomp.acquisition.surrogate import DecomposedSurrogate, hallucinate
 from pp_decomp.components.gp.warped import WarpedGP, simulate
+from pp_decomp.loop.updaters.fast_warped import FastWarpedGPView
 
 
 def _system(calls=None):
@@ -116,7 +117,7 @@ def test_full_bayes_runs_a_warped_component_by_nuts_and_resumes_to_the_same_choi
     problem = _system()
     nuts = {"draws": 40, "tune": 60, "chains": 2}
     kw = {"components": {"rate": _warped()}, "inference": "nuts", "nuts_kwargs": nuts}
-    kw.update(seed=5, n_init=5)
+    kw.update(seed=5, n_init=5, fast=False)  # NUTS at every step (the fast path: test_fast_warped)
     full = ppd.Optimizer(problem, **kw).run(8)
     opt = ppd.Optimizer(problem, checkpoint=tmp_path / "n.nc", **kw)
     opt.run(6)
@@ -127,13 +128,38 @@ def test_full_bayes_runs_a_warped_component_by_nuts_and_resumes_to_the_same_choi
     assert {"warp_skew", "warp_loc"} <= set(rate.idata.posterior.data_vars)
 
 
+def test_a_warped_full_bayes_run_takes_the_fast_path_and_resumes_to_the_same_choices(tmp_path):
+    problem = _system()
+    kw = {"components": {"rate": _warped()}, "inference": "nuts", "seed": 5, "n_init": 5}
+    full = ppd.Optimizer(problem, **kw).run(10)
+    opt = ppd.Optimizer(problem, checkpoint=tmp_path / "f.nc", **kw)
+    assert opt.settings.inference.fast
+    opt.run(8)
+    resumed = ppd.Optimizer.resume(tmp_path / "f.nc", problem)
+    ds = resumed.run(10)
+    np.testing.assert_array_equal(ds["x"].values, full["x"].values)
+    rate = resumed.models["rate"]
+    assert isinstance(rate, FastWarpedGPView)
+    assert rate.comp.gp.draws.warp_skew is not None
+    kinds = set(ds["fit_draws"].sel(model="rate").values.astype(str)) - {""}
+    assert kinds - {"chains", "reweighted chains"}, kinds  # fits other than NUTS
+    X = np.array([[0.2, 0.3], [0.6, 0.6]])
+    post = resumed.predict(X, n_samples=400)
+    np.testing.assert_allclose(
+        post["component_quantile"].values[..., 0], rate.quantiles(X, post["quantile"].values)
+    )
+    lo, hi = rate.quantiles(X, [0.025, 0.975])
+    assert np.all(lo < hi)
+    with pytest.raises(NotImplementedError, match="warped scale"):
+        rate.predict_per_draw(X)
+
+
 @pytest.mark.parametrize(
     "strategy, kw, match",
     [
         ("d-gpucb-lipschitz", {}, r"warp='sinh-arcsinh' needs a strategy that samples"),
         ("d-gpucb", {}, r"needs a strategy that samples the components through g \(d-gpucb-mc"),
         ("d-gpucb-box-min", {}, r"got strategy .d-gpucb-box-min."),
-        (None, {"inference": "nuts", "fast": True}, r"the fast path's reweighting"),
     ],
 )
 def test_a_run_that_cannot_take_a_warped_component_is_refused_before_any_evaluation(
@@ -209,10 +235,6 @@ def test_output_warp_gives_every_component_without_its_own_model_the_warp(tmp_pa
         (
             {"output_warp": "sinh-arcsinh", "strategy": "d-gpucb-lipschitz"},
             r"got strategy 'd-gpucb-lipschitz'",
-        ),
-        (
-            {"output_warp": "sinh-arcsinh", "inference": "nuts", "fast": True},
-            r"fast path's reweighting",
         ),
         ({"output_warp": "sinh-arcsinh", "correlated": True}, r"correlated=True"),
     ],

@@ -70,6 +70,7 @@ from pp_decomp.components.output_warps import (
 )
 from pp_decomp.components.posterior.batched import JITTER, GPPosterior
 from pp_decomp.components.posterior.draws import HyperDraws
+from pp_decomp.components.posterior.incremental import log_likelihood
 from pp_decomp.kernels import DEFAULT_KERNEL, kernel_matrix
 from pp_decomp.prior import Prior, as_prior
 from pp_decomp.validate import as_generator, check_probabilities
@@ -117,6 +118,33 @@ def warp_forward(u, eps, tail, loc, scale):
 def warp_inverse(y, eps, tail, loc, scale):
     """``w⁻¹(y) = c + s sinh((arcsinh(y) + ε) / δ)``, broadcast over the arguments."""
     return loc + scale * sinh_arcsinh_inverse(y, eps, tail)
+
+
+def warped_data(u: np.ndarray, draws: HyperDraws) -> tuple[np.ndarray, np.ndarray]:
+    """Each draw's warped outputs ``w_s(u)`` of the standardised ``u (n,)`` and the
+    warp's log-slopes ``log w_s'(u) = log δ_s + log cosh a - ½ log(1 + v²) - log s_s``
+    (``v = (u - c_s) / s_s``): (S, n) each."""
+    eps, tail, loc, scale = warp_arguments(draws)
+    v = (u[None, :] - loc) / scale
+    return sinh_arcsinh(v, eps, tail), sinh_arcsinh_log_slope(v, eps, tail) - np.log(scale)
+
+
+def latent_observations(gp, u: np.ndarray, draws: HyperDraws):
+    """What ``gp``'s draws regress given its standardised outputs ``u`` (n,), with the
+    Jacobian from ``u`` to them: a warped GP's :func:`warped_data`, (S, n) each; any
+    other GP's ``u`` itself and ``None``."""
+    return warped_data(u, draws) if isinstance(gp, WarpedGP) else (u, None)
+
+
+def draw_log_likelihood(gp, Xs: np.ndarray, u: np.ndarray, draws: HyperDraws) -> np.ndarray:
+    """``log p(u | θ_s, ψ_s)`` of every draw on scaled ``Xs (n, d)`` and standardised
+    ``u (n,)``, the marginal likelihood on its own scale (a warped GP's on its warped
+    outputs, plus the warp's log-slopes): (S,), ``-inf`` where it is not finite."""
+    Y, slope = latent_observations(gp, u, draws)
+    out = log_likelihood(gp.posterior_kernel, Xs, Y, draws, gp.mean_var)
+    if slope is not None:
+        out = out + slope.sum(axis=1)
+    return np.where(np.isfinite(out), out, -np.inf)
 
 
 def simulate(
@@ -258,9 +286,7 @@ class WarpedGP(ComponentGP):
         data = marginal_loo_data(self)
         if data is None:
             return None
-        eps, tail, loc, scale = warp_arguments(self.draws)
-        u = ((self.y_train - self.y_mean) / self.y_std - loc) / scale  # before the warp
-        slope = sinh_arcsinh_log_slope(u, eps, tail) - np.log(scale)
+        _, slope = warped_data((self.y_train - self.y_mean) / self.y_std, self.draws)
         return data._replace(log_jacobian=slope + data.log_jacobian)
 
     # -------------------------------------------------------------- prediction
@@ -278,9 +304,14 @@ class WarpedGP(ComponentGP):
         between the draws' and is found by bisection on ``(1/S) Σ_s Φ((w(u) - μ_s) / σ_s)``.
         ``pred_noise`` adds the noise, which is Gaussian on the warped scale.
         """
+        return self.mixture_quantiles(*self._latent(Xnew, pred_noise), q)
+
+    def mixture_quantiles(self, mean, sd, q, idx=slice(None)) -> np.ndarray:
+        """The ``q``-quantiles (len(q), m) in ``y``'s units of the equal mixture of the
+        draws ``idx`` (default all), Gaussian ``N(mean_s, sd_s²)`` ``(S', m)`` on the
+        warped scale (:meth:`quantiles`'s bisection)."""
         q = check_probabilities(q, "q")
-        mean, sd = self._latent(Xnew, pred_noise)
-        args = warp_arguments(self.draws, ndim=2)
+        args = warp_arguments(self.draws, idx, ndim=2)
         z = ndtri(q)[None, :, None]
         each = warp_inverse(mean[:, None] + sd[:, None] * z, *args)  # (S, Q, m)
         lo, hi = each.min(0), each.max(0)
@@ -296,13 +327,16 @@ class WarpedGP(ComponentGP):
         Gauss-Hermite quadrature (64 nodes) of ``w⁻¹`` per draw: (m,) each."""
         return self.output_moments(*self._latent(Xnew, pred_noise))
 
-    def output_moments(self, mean: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance ``(m,)`` in ``y``'s units of the mixture over draws of
-        ``w_s⁻¹(N(mean_s, sd_s²))``, per-draw Gaussians on the warped scale ``(S, m)``
-        (:meth:`predict`'s quadrature)."""
+    def output_moments(
+        self, mean: np.ndarray, sd: np.ndarray, idx=slice(None)
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance ``(m,)`` in ``y``'s units of the equal mixture over the draws
+        ``idx`` (default all) of ``w_s⁻¹(N(mean_s, sd_s²))``, per-draw Gaussians on the
+        warped scale ``(S', m)`` (:meth:`predict`'s quadrature)."""
         t, w = HERMITE
         w = w / w.sum()
-        u = warp_inverse(mean[..., None] + sd[..., None] * t, *warp_arguments(self.draws, ndim=2))
+        args = warp_arguments(self.draws, idx, ndim=2)
+        u = warp_inverse(mean[..., None] + sd[..., None] * t, *args)
         u = self.y_mean + self.y_std * u  # (S, m, nodes)
         first = (u * w).sum(-1).mean(0)
         second = (u**2 * w).sum(-1).mean(0)

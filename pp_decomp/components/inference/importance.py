@@ -6,7 +6,8 @@ against 3-15 points makes it heavy-tailed or bimodal (short lengthscales that
 read the data as noise against long ones), and chains started apart disagree
 (r-hat 1.011-1.013 after four repairs on the synthetic problem). There the
 prior itself is a good proposal: ``M`` prior draws ``θ_m`` weighted by their
-likelihood ``w_m ∝ p(y | θ_m, X)`` are the posterior by importance sampling,
+likelihood ``w_m ∝ p(y | θ_m, X)`` (a warped GP's on its warped outputs, the
+warp's Jacobian included) are the posterior by importance sampling,
 and ``S`` of them resampled (sampling importance resampling, Rubin 1988) are
 draws of it, every mode in proportion.
 
@@ -30,7 +31,8 @@ import time
 import numpy as np
 
 from pp_decomp.components.diagnostics import FitDiagnostics
-from pp_decomp.components.posterior.incremental import ess, log_likelihood, pareto_k, resample
+from pp_decomp.components.gp.warped import draw_log_likelihood
+from pp_decomp.components.posterior.incremental import ess, pareto_k, resample
 
 CHUNK_BYTES = 64 * 2**20  # one chunk's (draws, n, n) covariances
 PILOT = 2048  # draws whose weights decide whether to compute the rest
@@ -75,7 +77,7 @@ def prior_log_weights(gp, Xs, ys, prior, n_prior: int, n_keep: int) -> np.ndarra
     for lo in range(0, n_prior, chunk):
         hi = min(lo + chunk, n_prior)
         part = prior.subset(slice(lo, hi))
-        logw[lo:hi] = log_likelihood(gp.posterior_kernel, Xs, ys, part, gp.mean_var)
+        logw[lo:hi] = draw_log_likelihood(gp, Xs, ys, part)
         pilot = hi >= min(PILOT, n_prior) and lo < min(PILOT, n_prior)
         if pilot and hi < n_prior and ess(logw[:hi]) * n_prior / hi < n_keep:
             return None

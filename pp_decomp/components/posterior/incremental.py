@@ -45,7 +45,10 @@ class IncrementalPosterior:
     ----------
     kernel : str or BoundKernel
         As :func:`~pp_decomp.components.posterior.batched.draws_cov` takes it.
-    X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs
+    X : (n, d) array, scaled inputs; y : (n,) array, standardised outputs, or (S, n)
+        where each draw regresses outputs of its own (an output warp's: the warped
+        outputs of each draw, :meth:`append` then given each draw's value and the
+        warp's log-slope)
     draws : HyperDraws (KernelDraws with a BoundKernel) with S draws
     Xc : (N, d) array of scaled candidates, or ``None`` (a box: predictions are
         computed at the inputs asked for, :meth:`at`)
@@ -77,7 +80,8 @@ class IncrementalPosterior:
         self._L = np.zeros((S, self._cap, self._cap))
         self._L[:, :n, :n] = L_inv
         every = np.arange(S)
-        self.z = lower_times(self._L, every, n, np.broadcast_to(self.y[:, None], (S, n, 1)))[..., 0]
+        Y = np.broadcast_to(self.y, (S, n))[:, :, None]
+        self.z = lower_times(self._L, every, n, Y)[..., 0]
         self._alphas = None
         self.logw = np.zeros(S)
         if self.Xc is not None:
@@ -116,8 +120,12 @@ class IncrementalPosterior:
             self._V = V
         self._cap = cap
 
-    def append(self, x: np.ndarray, y: float) -> None:
-        """Condition on one more scaled observation; reweight draws by its predictive density."""
+    def append(self, x: np.ndarray, y, log_slope=None) -> None:
+        """Condition on one more scaled observation; reweight draws by its predictive density.
+
+        ``y``: a float, or each draw's (S,) where the outputs are per draw; ``log_slope``
+        (S,): each draw's ``log w_s'`` at the observation, the warp's Jacobian, added
+        to the weights so that they weigh the observation on its own scale."""
         x = np.asarray(x, dtype=float).reshape(1, -1)
         n = len(self.X)
         if n == self._cap:
@@ -129,6 +137,8 @@ class IncrementalPosterior:
         d = np.sqrt(d2)
         mu = np.einsum("si,si->s", lk, self.z)
         self.logw += -0.5 * (np.log(2 * np.pi * d2) + (y - mu) ** 2 / d2)
+        if log_slope is not None:
+            self.logw += log_slope
         z_new = (y - mu) / d
         if self.Xc is not None:
             V = self._V[:, :n]
@@ -142,7 +152,10 @@ class IncrementalPosterior:
         self.z = np.concatenate([self.z, z_new[:, None]], axis=1)
         self._alphas = None
         self.X = np.vstack([self.X, x])
-        self.y = np.append(self.y, y)
+        if self.y.ndim == 2:
+            self.y = np.column_stack([self.y, np.broadcast_to(y, len(self.y))])
+        else:
+            self.y = np.append(self.y, y)
 
     @property
     def weights(self) -> np.ndarray:

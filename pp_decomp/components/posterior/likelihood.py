@@ -67,16 +67,17 @@ def log_normal_of_factor(L, r) -> float:
 
 
 @numba.njit(nogil=True, cache=True)
-def _log_likelihoods(K, r, out):
-    """``out[s] = log N(r; 0, K[s])``, each ``K[s]`` overwritten by its factor."""
+def _log_likelihoods(K, R, out):
+    """``out[s] = log N(R[s]; 0, K[s])``, each ``K[s]`` overwritten by its factor."""
     for s in range(K.shape[0]):
-        out[s] = log_normal_of_factor(K[s], r) if cholesky_in_place(K[s]) else -np.inf
+        out[s] = log_normal_of_factor(K[s], R[s]) if cholesky_in_place(K[s]) else -np.inf
 
 
 def gaussian_log_likelihoods(K: np.ndarray, r: np.ndarray, overwrite_K: bool = False) -> np.ndarray:
     """``log N(r; 0, K_s)`` for every matrix of ``K`` (S, n, n): (S,), ``-inf``
     where ``K_s`` is not positive definite, NaN where it or ``r`` holds NaN
-    (module docstring).
+    (module docstring). ``r`` is (n,), or (S, n) where each matrix has residuals
+    of its own (an output warp's draws).
 
     ``overwrite_K``: factorise ``K`` in place where it is already a C-ordered,
     writeable float64 array (its lower triangles then hold the factors); by
@@ -84,8 +85,12 @@ def gaussian_log_likelihoods(K: np.ndarray, r: np.ndarray, overwrite_K: bool = F
     """
     K = np.asarray(K)
     r = np.ascontiguousarray(r, dtype=np.float64)
-    if K.ndim != 3 or K.shape[1] != K.shape[2] or r.shape != K.shape[1:2]:
-        raise ValueError(f"K must be (S, n, n) and r (n,); got K {K.shape} and r {r.shape}")
+    shapes = (K.shape[1:2], K.shape[:2])
+    if K.ndim != 3 or K.shape[1] != K.shape[2] or r.shape not in shapes:
+        raise ValueError(
+            f"K must be (S, n, n) and r (n,) or (S, n); got K {K.shape} and r {r.shape}"
+        )
+    R = np.ascontiguousarray(np.broadcast_to(r, K.shape[:2]))
     if overwrite_K:
         K = np.require(K, dtype=np.float64, requirements=["C", "W"])
     else:
@@ -94,5 +99,5 @@ def gaussian_log_likelihoods(K: np.ndarray, r: np.ndarray, overwrite_K: bool = F
     if K.shape[1] == 0:  # LAPACK refuses a zero leading dimension
         out[:] = 0.0
     elif len(K):
-        _log_likelihoods(K, r, out)
+        _log_likelihoods(K, R, out)
     return out

@@ -82,7 +82,7 @@ def check_input_warping(warping, strategy, known, correlated: bool, components: 
     return True
 
 
-def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bool, fast):
+def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bool):
     """``output_warp``: ``None``, or a learned output warp (``"sinh-arcsinh"``) for every
     component GP without a model of its own, refused by name where those GPs are not
     the loop's independent, fitted ones or the strategy does not sample them."""
@@ -102,7 +102,7 @@ def check_output_warp(warp, strategy, known, correlated: bool, input_warping: bo
             f"output_warp={warp!r} takes the built-in kernels and input_warping=True makes "
             "the kernel an expression: choose one"
         )
-    check_warp_run(f"output_warp={warp!r}", strategy, fast)
+    check_warp_run(f"output_warp={warp!r}", strategy)
     return warp
 
 

@@ -106,6 +106,6 @@ class ModelSettings:
             additive=additive,
             input_warping=warping,
             output_warp=check_output_warp(
-                kw.get("output_warp"), strategy, known, correlated, warping, kw.get("fast")
+                kw.get("output_warp"), strategy, known, correlated, warping
             ),
         )

@@ -24,7 +24,6 @@ from pp_decomp.loop.component_models import (
     check_components,
     component_models,
     component_transforms,
-    learns_warp,
     model_from_dict,
 )
 from pp_decomp.loop.settings.acquisition import AcquisitionSettings
@@ -101,8 +100,6 @@ class RunSettings:
         transform = component_transforms(kw.get("outcome_transform", "none"), components, problem)
         warp = kw.get("output_warp")
         problem = as_modelled(problem, transform, components, warp)  # what the GPs see
-        if learns_warp(components, warp) and kw.get("fast") is None:
-            kw = {**kw, "fast": False}  # a warp is refitted; the fast path does not carry it
         method = canonical_choice(kw.get("inference", "map"), "inference", INFERENCE_METHODS)
         s = get_strategy(strategy or _default_strategy(problem, method, kw))
         components = check_components(components, s, problem, kw)

@@ -65,6 +65,7 @@ import numpy as np
 from pp_decomp._runtime import status, usable_cores
 from pp_decomp.components import ComponentGP, HyperDraws
 from pp_decomp.components.diagnostics import KEPT, FitDiagnostics, warn_if_bad
+from pp_decomp.components.gp.warped import WarpedGP, latent_observations
 from pp_decomp.components.inference.importance import prior_importance_fit
 from pp_decomp.components.inference.laplace import (
     GROW,
@@ -80,6 +81,7 @@ from pp_decomp.components.posterior.incremental import IncrementalPosterior, wei
 from pp_decomp.loop.records import fit_summary
 from pp_decomp.loop.updaters.base import Updater, gp_arguments
 from pp_decomp.loop.updaters.fast_view import FastGPView, candidate_index
+from pp_decomp.loop.updaters.fast_warped import FastWarpedGPView
 from pp_decomp.space import CandidateSet
 from pp_decomp.validate import as_generator, int_seed
 
@@ -118,7 +120,7 @@ class Route:
     mode: bool = False
 
 
-def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, route: Route):
+def _refit(gp_args: dict, X, y, seed: int, init, init_scale, nuts: dict, prior, route: Route):
     """One fit (in the background thread but for a GP's first): a fresh GP, so
     nothing is shared. By importance sampling from the prior if ``prior``
     ``(n_prior, n_keep, k_max)`` is given and the weights pass; else, for a first
@@ -130,7 +132,7 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     the fit's diagnostics saying ``inference="kept"`` where those fail too (its
     draws are not to be used); else by NUTS, warm-started at ``init``.
     ``init`` is on the model scale of a GP whose outputs were standardised by
-    ``init_y_std``, rescaled here to this fit's."""
+    ``init_scale = (ȳ, s_y)``, rescaled here to this fit's."""
     start = time.perf_counter()
     gp = ComponentGP(**gp_args)
     rng = as_generator(seed)
@@ -138,12 +140,13 @@ def _refit(gp_args: dict, X, y, seed: int, init, init_y_std, nuts: dict, prior, 
     if prior is not None and init is None:
         if _first_fit(gp, X, y, prior, n_keep, rng):
             return gp
-        init, init_y_std = gp.draws, gp.y_std  # NUTS starts at the mode
+        init, init_scale = gp.draws, (gp.y_mean, gp.y_std)  # NUTS starts at the mode
     elif prior is not None and prior_importance_fit(gp, X, y, *prior, rng):
         return gp
     if init is not None:
         gp._set_data(X, y)
-        init = rescaled(init, init_y_std / gp.y_std, gp)
+        mean, std = init_scale
+        init = rescaled(init, std / gp.y_std, gp, (mean - gp.y_mean) / gp.y_std)
     grow = GROW if route.mode else None
     if route.refresh and refresh_fit(gp, X, y, init, n_keep, rng, grow=grow):
         return gp
@@ -175,9 +178,14 @@ def _first_fit(gp, X, y, prior: tuple, n_keep: int, rng) -> bool:
     return mode is not None and laplace_fit(gp, X, y, n_keep, rng, mode)
 
 
-def rescaled(draws, factor: float, gp: ComponentGP):
+def rescaled(draws, factor: float, gp: ComponentGP, shift: float = 0.0):
     """``draws`` moved to where the posterior is after the outputs' standardisation
-    changed by ``factor`` (the old standard deviation of ``y`` over the new).
+    changed by ``factor`` (the old standard deviation of ``y`` over the new) and
+    ``shift`` (the old mean less the new, over the new standard deviation).
+
+    A learned output warp (draws with ``warp_loc``) absorbs the change exactly:
+    ``u_old = (u_new - shift) / factor``, so ``c ↦ shift + factor · c`` and ``s ↦
+    factor · s`` warp every output to the same value, and nothing else moves.
 
     The amplitude and noise are in standardised units, so their likelihood moves
     by ``factor``; their prior does not. In a Gaussian approximation of ``log θ``
@@ -191,6 +199,9 @@ def rescaled(draws, factor: float, gp: ComponentGP):
     off the posterior: on the synthetic problem 24 of its 36 attempts had an ESS
     under 20 (of 4096) and fell back to NUTS.
     """
+    if getattr(draws, "warp_loc", None) is not None:
+        loc, scale = shift + factor * draws.warp_loc, factor * draws.warp_scale
+        return replace(draws, warp_loc=loc, warp_scale=scale)
     moved = {}
     for name in _output_scaled(draws):
         values = getattr(draws, name)
@@ -224,6 +235,7 @@ class FastComponent:
             low_rank_mass_matrix=settings.inference.nuts.low_rank_mass_matrix,
         )
         self.post: IncrementalPosterior | None = None
+        self.u = np.empty(0)  # the standardised outputs conditioned on
         self.n_at_refit = 0
         self.job: RefitJob | None = None
         self.prior_proposal = True  # until a fit by importance sampling fails its checks
@@ -258,10 +270,12 @@ class FastComponent:
         ``L_inv``: the draws' factors on ``X`` where a fit already made them."""
         self.gp.y_mean, self.gp.y_std = y_mean, y_std
         self.gp.draws = draws  # the next refit warm-starts from these
+        self.u = self._standardise(y)
+        latent, _ = latent_observations(self.gp, self.u, draws)
         self.post = IncrementalPosterior(
             self.gp.posterior_kernel,
             self.gp.scale_X(X),
-            self._standardise(y),
+            latent,
             draws,
             self.Xc_scaled,
             self.gp.mean_var,
@@ -272,7 +286,11 @@ class FastComponent:
     def update(self, X, y) -> None:
         """Append the observations beyond those already conditioned on."""
         for i in range(len(self.post.X), len(X)):
-            self.post.append(self.gp.scale_X(X[i : i + 1])[0], self._standardise(y[i]))
+            u = self._standardise(y[i : i + 1])
+            self.u = np.append(self.u, u)
+            latent, slope = latent_observations(self.gp, u, self.gp.draws)
+            x = self.gp.scale_X(X[i : i + 1])[0]
+            self.post.append(x, latent[..., 0], None if slope is None else slope[:, 0])
 
     def adopt(self, fitted: ComponentGP, X, y) -> None:
         """Use a refit's draws: rebuilt on the data it saw, then appended the rest."""
@@ -331,12 +349,13 @@ class FastComponent:
         refresh = not repair and init is not None and self.refreshes < s.max_refreshes
         route = Route(refresh, mode=not repair and init is not None and len(X) >= s.mode_from)
         prior = None if repair else self.prior(len(X))
-        args = (X.copy(), y.copy(), seed, init, self.gp.y_std, self.nuts, prior, route)
+        scale = (self.gp.y_mean, self.gp.y_std)
+        args = (X.copy(), y.copy(), seed, init, scale, self.nuts, prior, route)
         self.job.future = pool.submit(_refit, self.args_at(len(X)), *args)
 
     def first_fit(self, X, y, seed: int, pool: ThreadPoolExecutor):
         """The GP's first fit, started now in ``pool`` (module docstring): its future."""
-        args = (X, y, seed, None, 1.0, self.nuts, self.prior(len(X)), Route(False))
+        args = (X, y, seed, None, (0.0, 1.0), self.nuts, self.prior(len(X)), Route(False))
         return pool.submit(_refit, self.args_at(len(X)), *args)
 
 
@@ -405,7 +424,8 @@ class FastUpdater(Updater):
             fc = self.components[name]
             notes.ess[name] = fc.post.ess
             notes.pareto_k[name] = fc.post.pareto_k
-            views[name] = FastGPView(fc, self.index, rng)
+            view = FastWarpedGPView if isinstance(fc.gp, WarpedGP) else FastGPView
+            views[name] = view(fc, self.index, rng)
         return views
 
     def _consume(self, fc: FastComponent, X, y, notes, repair_at: int | None = None) -> None:
