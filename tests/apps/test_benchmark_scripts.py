@@ -53,6 +53,7 @@ SMOKE_TESTS = {
     "speed/problem_eval_time.py": "test_problem_eval_time",
     "speed/refit_routes.py": "test_refit_routes",
     "speed/tb_ask.py": "test_tb_ask",
+    "speed/warped_fast_path.py": "test_warped_fast_path",
     "studies/async_gain.py": "test_async_gain",
     "studies/box_beta.py": "test_box_beta",
     "studies/fast_convergence.py": "test_fast_convergence",
@@ -299,6 +300,16 @@ def test_refit_routes(script):
     assert re.search(r"T=40 \+ 6 nuts +[\d.]+ s  passed=(True|False)  ESS nan  k nan", out)
     with pytest.raises(ValueError, match="routes: unknown \\['bfgs'\\]"):
         script("speed/refit_routes.py --T 20 --new 2 --routes bfgs")
+
+
+def test_warped_fast_path(script):
+    out = script("speed/warped_fast_path.py --iterations 6 --pairs 1")
+    fast = match(r"fast path: {n} s wall, {n} s CPU, peak so far {n} GB", out)
+    nuts = match(r"NUTS at every refit: {n} s wall, {n} s CPU, peak so far {n} GB", out)
+    assert min(fast + nuts) > 0
+    ratio = match(r"ratio fast / NUTS: {n}", out)[0]
+    assert ratio == pytest.approx(fast[0] / nuts[0], abs=0.01)
+    assert re.search(r"throughput: \{'(chains|reweighted chains|prior importance)", out)
 
 
 def test_maxsum_time(script):
