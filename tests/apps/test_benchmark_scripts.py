@@ -308,7 +308,9 @@ def test_warped_fast_path(script):
     nuts = match(r"NUTS at every refit: {n} s wall, {n} s CPU, peak so far {n} GB", out)
     assert min(fast + nuts) > 0
     ratio = match(r"ratio fast / NUTS: {n}", out)[0]
-    assert ratio == pytest.approx(fast[0] / nuts[0], abs=0.01)
+    # the printed walls are rounded to 0.1 s, the ratio to 0.01
+    assert (fast[0] - 0.05) / (nuts[0] + 0.05) - 0.005 <= ratio
+    assert ratio <= (fast[0] + 0.05) / (nuts[0] - 0.05) + 0.005
     assert re.search(r"throughput: \{'(chains|reweighted chains|prior importance)", out)
 
 
