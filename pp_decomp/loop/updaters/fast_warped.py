@@ -110,10 +110,7 @@ class FastWarpedGPView(FastGPView):
         """Refused: a warped GP's per-draw Gaussian moments are on its warped scale
         (``latent_per_draw``); its outputs' are ``predict``'s, ``quantiles``' or
         ``sample``'s."""
-        raise NotImplementedError(
-            f"component {self.name!r}: a warped GP's per-draw Gaussian moments are on the "
-            "warped scale; use latent_per_draw, predict or sample"
-        )
+        raise NotImplementedError(self.comp.gp._latent_only)
 
     predict_per_draw = predict_draws = predict_draws_grad = _latent_only
     predict_per_draw_grad = predict_grad = joint_predict_per_draw = _latent_only
